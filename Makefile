@@ -1,0 +1,42 @@
+# Two entry points, both idempotent: `make demo` and `make test`.
+# The venv is rebuilt only when pyproject.toml changes (the stamp file records the last install).
+SHELL := /bin/bash
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint format docs bench install clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+# torch is pinned and installed on its own first: an unpinned resolve would pull a multi-GB CUDA build.
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q torch==2.13.0
+	$(BIN)/python -m pip install -q -e '.[local,mcp,dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+test: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/python -m pytest
+
+# The demo grows with the products: lint a buggy script, train offline, drive the MCP server.
+demo: $(STAMP)
+	@echo "== trio-lint on examples/ (the skill's own code: expect no findings)"
+	$(BIN)/trio-lint examples/
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: $(STAMP)
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .trio_lint_cache

@@ -1,0 +1,1 @@
+"""trio-mcp: an MCP server with guarded train, sample and checkpoint tools."""

@@ -1,0 +1,1 @@
+"""trio-lint: a libcst linter with autofix for the PyTRIO pitfall catalogue."""

@@ -1,0 +1,1 @@
+"""trio-local: an offline PyTRIO service that the real SDK talks to."""
