@@ -715,10 +715,19 @@ class _Pass(ast.NodeVisitor):
     visit_Nonlocal = visit_Global
 
 
-def infer(tree: ast.Module, sdk_modules: Sequence[str] = ("pytrio",), version: str = "0.2"):
-    """Run the binding pass over `tree`; the result answers `type_of` for its expressions."""
+def infer(
+    tree: ast.Module,
+    sdk_modules: Sequence[str] = ("pytrio",),
+    version: str = "0.2",
+    seed: dict[str, str] | None = None,
+) -> Receivers:
+    """Run the binding pass over `tree`; the result answers `type_of` for its expressions.
+    `seed` maps names bound before this code runs (earlier notebook cells) to canonical names."""
     receivers = Receivers(sdk_modules, version)
-    _Pass(receivers).visit(tree)
+    inference = _Pass(receivers)
+    for name, qualname in (seed or {}).items():
+        inference.scope.bind(name, _Binding(qualname=qualname))
+    inference.visit(tree)
     return receivers
 
 
@@ -732,6 +741,7 @@ class ReceiverModel:
     def __init__(self, ctx: LintContext) -> None:
         self.ctx = ctx
         self._model: Receivers | None = None
+        self._pytrio_imported = False
 
     @property
     def model(self) -> Receivers:
@@ -740,18 +750,32 @@ class ReceiverModel:
             if not isinstance(tree, ast.Module):
                 tree = ast.parse(self.ctx.source)
             version = "0.1" if str(self.ctx.sdk_version).startswith("0.1") else "0.2"
-            self._model = infer(tree, self.ctx.sdk_modules, version)
+            module_scope = self.ctx.scopes[0] if self.ctx.scopes else {}
+            seed = {name: b.qualname for name, b in module_scope.items() if b is not None}
+            self._pytrio_imported = any(
+                b is not None and b.origin == "pytrio" for b in module_scope.values()
+            )
+            self._model = infer(tree, self.ctx.sdk_modules, version, seed)
         return self._model
 
+    def _hidden(self) -> bool:
+        """PyTRIO-only rules see no receivers in code that imports only another SDK (tinker)."""
+        model = self.model
+        return bool(self.ctx.pytrio_only) and not self._pytrio_imported and model is not None
+
     def type_of(self, node: ast.AST) -> SdkType | None:
-        return self.model.type_of(node)
+        return None if self._hidden() else self.model.type_of(node)
 
     def kind_of(self, node: ast.AST) -> Kind | None:
-        typ = self.model.type_of(node)
+        typ = self.type_of(node)
         return typ.kind if typ is not None else None
 
     def client_call(self, call: ast.Call) -> tuple[Kind, str] | None:
-        return self.model.client_call(call)
+        """(client kind, method) for a call on a PyTRIO client (see `Receivers.client_call`)."""
+        return None if self._hidden() else self.model.client_call(call)
+
+    def sdk_symbol(self, node: ast.AST) -> str | None:
+        return self.model.sdk_symbol(node)
 
     def method_returns(self, kind: Kind, name: str) -> SdkType | None:
         return self.model.methods.get(kind, {}).get(name)

@@ -1,0 +1,160 @@
+"""`[tool.trio-lint]` configuration: loading, validation with errors that name the key, and selection."""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+DEFAULT_SDK_VERSION = "0.2.9"
+DEFAULT_EXCLUDES = (
+    ".git",
+    ".hg",
+    ".svn",
+    ".venv",
+    "venv",
+    ".tox",
+    ".nox",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".trio_lint_cache",
+    "__pycache__",
+    "__pypackages__",
+    "build",
+    "dist",
+    "node_modules",
+    "site-packages",
+    ".eggs",
+    "*.egg-info",
+)
+
+
+class ConfigError(Exception):
+    """Bad configuration or option: the message names the key and how to fix it (exit code 2)."""
+
+
+class LintConfig(BaseModel):
+    """Settings after merging pyproject and command line. Field names are the snake_case of the keys."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+
+    select: tuple[str, ...] | None = None
+    extend_select: tuple[str, ...] = Field(default=(), alias="extend-select")
+    ignore: tuple[str, ...] = ()
+    per_file_ignores: dict[str, tuple[str, ...]] = Field(default_factory=dict, alias="per-file-ignores")
+    exclude: tuple[str, ...] = DEFAULT_EXCLUDES
+    extend_exclude: tuple[str, ...] = Field(default=(), alias="extend-exclude")
+    sdk_modules: tuple[str, ...] = Field(default=("pytrio",), alias="sdk-modules")
+    trainable_models: tuple[str, ...] = Field(default=(), alias="trainable-models")
+    target_version: str = Field(default=DEFAULT_SDK_VERSION, alias="target-version")
+    # Lint files even when they never mention an SDK module (skips the byte prefilter).
+    force_sdk: bool = Field(default=False, alias="force-sdk")
+    respect_gitignore: bool = Field(default=True, alias="respect-gitignore")
+    cache_dir: str = Field(default=".trio_lint_cache", alias="cache-dir")
+
+    def fingerprint(self) -> str:
+        """Stable hash of everything that changes findings (cache key part)."""
+        data = self.model_dump(mode="json", exclude={"exclude", "extend_exclude", "cache_dir"})
+        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+
+
+KNOWN_KEYS = sorted(
+    (field.alias or name) for name, field in LintConfig.model_fields.items()
+)
+
+
+def _suggest(word: str, choices: list[str]) -> str:
+    close = difflib.get_close_matches(word, choices, n=1)
+    return f" Did you mean `{close[0]}`?" if close else ""
+
+
+def config_from_mapping(data: dict[str, Any], *, origin: str) -> LintConfig:
+    """Validate a [tool.trio-lint] table; unknown keys, wrong types and unknown codes are ConfigErrors."""
+    for key in data:
+        if key not in KNOWN_KEYS:
+            raise ConfigError(
+                f"{origin}: unknown key `{key}` in [tool.trio-lint].{_suggest(key, KNOWN_KEYS)}"
+                f" Known keys: {', '.join(KNOWN_KEYS)}."
+            )
+    try:
+        config = LintConfig.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        key = ".".join(str(part) for part in first["loc"])
+        raise ConfigError(
+            f"{origin}: invalid value for `{key}`: {first['msg']} (got {first.get('input')!r})."
+        ) from None
+    validate_codes(config, origin=origin)
+    return config
+
+
+def validate_codes(config: LintConfig, *, origin: str) -> None:
+    from trio_lint.rules import is_known_selector, known_selectors
+
+    groups: list[tuple[str, tuple[str, ...]]] = [
+        ("select", config.select or ()),
+        ("extend-select", config.extend_select),
+        ("ignore", config.ignore),
+    ]
+    groups += [(f"per-file-ignores.{pattern}", codes) for pattern, codes in config.per_file_ignores.items()]
+    for key, codes in groups:
+        for code in codes:
+            if not is_known_selector(code):
+                raise ConfigError(
+                    f"{origin}: unknown rule code or prefix `{code}` in `{key}`."
+                    f"{_suggest(code, known_selectors())} See `trio-lint rule --all`."
+                )
+
+
+def find_pyproject(start: Path) -> Path | None:
+    start = start.resolve()
+    for directory in (start, *start.parents):
+        candidate = directory / "pyproject.toml"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_config(path: Path | None, *, search_from: Path | None = None) -> tuple[LintConfig, Path | None]:
+    """Read `path` (a pyproject.toml or a trio-lint .toml) or the nearest pyproject.toml.
+
+    Returns the config and the directory it applies from (the project root, for per-file-ignores
+    and the cache), or the defaults and None when no file configures trio-lint."""
+    explicit = path is not None
+    if path is None:
+        path = find_pyproject(search_from or Path.cwd())
+        if path is None:
+            return LintConfig(), None
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"--config: file not found: {path}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    if path.name == "pyproject.toml" or "tool" in data:
+        table = data.get("tool", {}).get("trio-lint")
+        if table is None:
+            if explicit:
+                raise ConfigError(f"{path}: no [tool.trio-lint] table.")
+            return LintConfig(), path.parent
+    else:
+        table = data  # a dedicated trio-lint.toml holds the keys at top level
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.trio-lint] must be a table.")
+    return config_from_mapping(table, origin=str(path)), path.parent
+
+
+def with_overrides(config: LintConfig, **overrides: Any) -> LintConfig:
+    """Apply command-line values (None means "not given")."""
+    given = {key: value for key, value in overrides.items() if value is not None}
+    if not given:
+        return config
+    merged = config.model_copy(update=given)
+    validate_codes(merged, origin="command line")
+    return merged

@@ -1,0 +1,331 @@
+"""One document from bytes to diagnostics (and fixed bytes): source -> parse -> rules -> noqa -> fixes."""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from trio_lint import noqa
+from trio_lint.config import LintConfig
+from trio_lint.diagnostics import Applicability, Diagnostic, Edit, FixInfo, Location, Severity
+from trio_lint.fixes import FixError, apply_fixes
+from trio_lint.parse import LineIndex, SourceError, parse
+from trio_lint.rules import rules_by_code
+from trio_lint.rules.base import Finding, NodeEdit, Rule, Span, safe_fix
+from trio_lint.semantics.names import Binding, prescan_module_imports
+from trio_lint.sources import Document, Unit, load_document
+
+SYNTAX_ERROR, IO_ERROR, UNUSED_NOQA = "PTR900", "PTR901", "PTR902"
+MAX_FIX_PASSES = 8
+
+
+@dataclass
+class FileOutcome:
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    new_bytes: bytes | None = None  # set when fixes (or --add-noqa) changed the file
+    fixed: list[Diagnostic] = field(default_factory=list)
+    skipped: bool = False  # the prefilter found no SDK module name
+
+
+def mentions_sdk(data: bytes, config: LintConfig) -> bool:
+    return config.force_sdk or any(module.encode() in data for module in config.sdk_modules)
+
+
+# --- one unit ---------------------------------------------------------------------------------
+
+
+@dataclass
+class UnitCheck:
+    findings: list[Finding]
+    bindings: dict[str, Binding]
+    index: LineIndex
+
+
+def check_unit(
+    code: str,
+    config: LintConfig,
+    rules: Sequence[type[Rule]],
+    seed: dict[str, Binding] | None = None,
+    *,
+    report_unused_noqa: bool = False,
+) -> UnitCheck:
+    """Findings of one unit after `# noqa` filtering; a syntax error is a PTR900 finding."""
+    from trio_lint.check import run_rules
+
+    index = LineIndex(code)
+    try:
+        tree = parse(code)
+    except SourceError as error:
+        byte_col = len(index.line_text(error.line)[: max(error.column - 1, 0)].encode())
+        span = Span(error.line, byte_col, error.line, byte_col)
+        finding = Finding(error.code, span, error.message, Severity.ERROR)
+        return UnitCheck([finding], dict(seed or {}), index)
+    findings = run_rules(tree, code, config, rules, seed)
+    bindings = dict(seed or {})
+    bindings.update(prescan_module_imports(tree, tuple(config.sdk_modules)))
+    kept: list[Finding] = []
+    used: dict[int, set[str]] = {}
+    for finding in findings:
+        directive = noqa.parse_line(index.line_text(finding.span.line), finding.span.line)
+        if directive is not None and directive.suppresses(finding.code):
+            used.setdefault(finding.span.line, set()).add(finding.code)
+            continue
+        kept.append(finding)
+    if report_unused_noqa and "noqa" in code.lower():
+        kept.extend(_unused_noqa(code, index, used))
+    return UnitCheck(kept, bindings, index)
+
+
+def _unused_noqa(code: str, index: LineIndex, used: dict[int, set[str]]) -> list[Finding]:
+    known = rules_by_code()
+    found: list[Finding] = []
+    try:
+        comments = [
+            tok for tok in tokenize.generate_tokens(io.StringIO(code).readline) if tok.type == tokenize.COMMENT
+        ]
+    except (tokenize.TokenError, SyntaxError):
+        return found
+    for tok in comments:
+        line, col = tok.start
+        directive = noqa.parse_line(tok.string, line)
+        if directive is None or directive.codes is None:
+            continue
+        unused = [c for c in directive.codes if c.startswith("PTR") and c not in used.get(line, set())]
+        if not unused:
+            continue
+        keep = [c for c in directive.codes if c not in unused]
+        text = index.line_text(line)
+        byte_col = len(text[:col].encode())
+        span = Span(line, byte_col, line, byte_col + len(tok.string.encode()))
+        unknown = [c for c in unused if c not in known]
+        detail = f"unknown code{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}" if unknown else ""
+        message = f"Unused `noqa` directive ({', '.join(unused)}{'; ' + detail if detail else ''})"
+        new_comment = _comment_without(tok.string, directive, keep)
+        ws_col = len(text[:col].rstrip().encode())
+        edit_span = Span(line, ws_col, line + 1, 0)
+        fix = safe_fix("Remove the unused codes", NodeEdit(edit_span, _trailing_kind(), _set_comment(new_comment)))
+        found.append(Finding(UNUSED_NOQA, span, message, Severity.WARNING, fix))
+    return found
+
+
+def _trailing_kind():
+    import libcst as cst
+
+    return cst.TrailingWhitespace
+
+
+def _set_comment(value: str | None):
+    import libcst as cst
+
+    def transform(node):
+        if value is None:
+            return node.with_changes(whitespace=cst.SimpleWhitespace(""), comment=None)
+        return node.with_changes(comment=cst.Comment(value))
+
+    return transform
+
+
+def _comment_without(comment: str, directive: noqa.Directive, keep: list[str]) -> str | None:
+    before = comment[: directive.start].rstrip()
+    after = comment[directive.end :]
+    replacement = f"# noqa: {', '.join(keep)}" if keep else ""
+    text = (before + ("  " if before and replacement else "") + replacement + after).rstrip()
+    return text or None
+
+
+def fix_unit(
+    code: str,
+    config: LintConfig,
+    rules: Sequence[type[Rule]],
+    seed: dict[str, Binding] | None,
+    *,
+    unsafe: bool,
+    report_unused_noqa: bool = False,
+) -> tuple[str, list[Finding], UnitCheck]:
+    """Apply fixes until nothing fixable remains (fixes converge). Returns (code, fixed, final check)."""
+    allowed = {Applicability.SAFE, Applicability.UNSAFE} if unsafe else {Applicability.SAFE}
+    fixed: list[Finding] = []
+    result = check_unit(code, config, rules, seed, report_unused_noqa=report_unused_noqa)
+    for _ in range(MAX_FIX_PASSES):
+        fixable = [f for f in result.findings if f.fix is not None and f.fix.applicability in allowed]
+        if not fixable:
+            break
+        try:
+            new_code, applied = apply_fixes(code, fixable)
+        except FixError:
+            break
+        if not applied or new_code == code:
+            break
+        fixed.extend(applied)
+        code = new_code
+        result = check_unit(code, config, rules, seed, report_unused_noqa=report_unused_noqa)
+    return code, fixed, result
+
+
+# --- whole documents ----------------------------------------------------------------------------
+
+
+def _edits_for(code: str, finding: Finding, document: Document, unit: Unit) -> tuple[Edit, ...]:
+    """The single text edit that `finding`'s fix makes (common prefix/suffix of before and after)."""
+    try:
+        after, applied = apply_fixes(code, [finding])
+    except FixError:
+        return ()
+    if not applied:
+        return ()
+    start = 0
+    limit = min(len(code), len(after))
+    while start < limit and code[start] == after[start]:
+        start += 1
+    end_before, end_after = len(code), len(after)
+    while end_before > start and end_after > start and code[end_before - 1] == after[end_after - 1]:
+        end_before -= 1
+        end_after -= 1
+
+    def location(offset: int) -> Location:
+        line = code.count("\n", 0, offset) + 1
+        column = offset - (code.rfind("\n", 0, offset) + 1) + 1
+        shown_line, shown_column, _ = document.display(unit, line, column)
+        return Location(row=shown_line, column=shown_column)
+
+    return (Edit(content=after[start:end_after], location=location(start), end_location=location(end_before)),)
+
+
+def to_diagnostics(
+    path: str,
+    document: Document,
+    unit: Unit,
+    check: UnitCheck,
+    *,
+    want_edits: bool = False,
+) -> list[Diagnostic]:
+    known = rules_by_code()
+    diagnostics = []
+    for finding in check.findings:
+        span = finding.span
+        column = check.index.char_column(span.line, span.col) + 1
+        end_column = check.index.char_column(span.end_line, span.end_col) + 1
+        line, column, cell = document.display(unit, span.line, column)
+        end_line, end_column, _ = document.display(unit, span.end_line, end_column)
+        fix_info = None
+        if finding.fix is not None:
+            edits = _edits_for(unit.code, finding, document, unit) if want_edits else ()
+            fix_info = FixInfo(applicability=finding.fix.applicability, message=finding.fix.message, edits=edits)
+        rule = known.get(finding.code)
+        diagnostics.append(
+            Diagnostic(
+                code=finding.code,
+                name=rule.name if rule else finding.code,
+                message=finding.message,
+                severity=finding.severity,
+                path=path,
+                line=line,
+                column=column,
+                end_line=end_line,
+                end_column=end_column,
+                cell=cell,
+                fix=fix_info,
+                noqa_row=line,
+            )
+        )
+    return diagnostics
+
+
+def lint_document(
+    path: str,
+    data: bytes,
+    config: LintConfig,
+    rules: Sequence[type[Rule]],
+    *,
+    fix: str | None = None,  # None | "safe" | "unsafe"
+    want_edits: bool = False,
+    add_noqa: bool = False,
+) -> FileOutcome:
+    """Everything for one file; never raises for bad input (it becomes a PTR900/PTR901 diagnostic)."""
+    outcome = FileOutcome()
+    if not mentions_sdk(data, config):
+        outcome.skipped = True
+        return outcome
+    selected = {rule.code for rule in rules}
+    try:
+        document = load_document(path, data)
+    except SourceError as error:
+        if error.code in selected:
+            outcome.diagnostics.append(_file_error(path, error))
+        return outcome
+    report_unused = UNUSED_NOQA in selected
+    seed: dict[str, Binding] = {}
+    new_codes: list[str] = []
+    for unit in document.units:
+        unit_seed = seed if unit.inherit_imports else None
+        if fix is not None:
+            code, fixed, check = fix_unit(
+                unit.code, config, rules, unit_seed, unsafe=fix == "unsafe", report_unused_noqa=report_unused
+            )
+            if fixed:
+                before = UnitCheck(fixed, {}, LineIndex(unit.code))
+                outcome.fixed.extend(to_diagnostics(path, document, unit, before))
+        else:
+            code = unit.code
+            check = check_unit(code, config, rules, unit_seed, report_unused_noqa=report_unused)
+        if add_noqa:
+            code = _add_noqa(code, check)
+            check = check_unit(code, config, rules, unit_seed, report_unused_noqa=report_unused)
+        new_codes.append(code)
+        shown_unit = Unit(code, unit.line_offset, unit.column_offset, unit.cell_lines, unit.inherit_imports)
+        check.findings = [f for f in check.findings if f.code in selected]
+        outcome.diagnostics.extend(to_diagnostics(path, document, shown_unit, check, want_edits=want_edits))
+        if unit.inherit_imports:
+            seed = check.bindings
+    if any(new != unit.code for new, unit in zip(new_codes, document.units, strict=True)):
+        try:
+            outcome.new_bytes = document.rebuild(new_codes)
+        except SourceError as error:
+            outcome.diagnostics.append(_file_error(path, error))
+            outcome.fixed = []
+    outcome.diagnostics.sort(key=Diagnostic.sort_key)
+    return outcome
+
+
+_NEWLINE_KEEP = re.compile(r"(\r\n|\r|\n)")
+
+
+def _add_noqa(code: str, check: UnitCheck) -> str:
+    by_line: dict[int, list[str]] = {}
+    for finding in check.findings:
+        if finding.code not in (SYNTAX_ERROR, IO_ERROR, UNUSED_NOQA):
+            by_line.setdefault(finding.span.line, []).append(finding.code)
+    if not by_line:
+        return code
+    parts = _NEWLINE_KEEP.split(code)  # [line, sep, line, sep, ..., line]
+    for line, codes in by_line.items():
+        position = (line - 1) * 2
+        if position < len(parts):
+            candidate = parts[:]
+            candidate[position] = noqa.add_codes(parts[position], codes)
+            try:
+                ast.parse("".join(candidate))
+            except (SyntaxError, ValueError):
+                continue  # the line ends inside a string: a comment there would change the code
+            parts = candidate
+    return "".join(parts)
+
+
+def _file_error(path: str, error: SourceError) -> Diagnostic:
+    known = rules_by_code()
+    rule = known.get(error.code)
+    return Diagnostic(
+        code=error.code,
+        name=rule.name if rule else error.code,
+        message=error.message,
+        severity=Severity.ERROR,
+        path=path,
+        line=error.line,
+        column=error.column,
+        end_line=error.line,
+        end_column=error.column,
+    )

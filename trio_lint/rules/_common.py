@@ -1,0 +1,138 @@
+"""Small helpers the catalogue's rules share: argument lookup, literals, SDK lines, fix builders.
+
+Not a rule module (the registry skips names that start with `_`).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from trio_lint.semantics.receivers import Kind, SdkType
+
+if TYPE_CHECKING:
+    from trio_lint.semantics.context import LintContext
+
+
+def sdk_line(ctx: LintContext) -> str:
+    """The SDK line the code targets: "0.1" or "0.2" (from `target-version`)."""
+    return "0.1" if str(ctx.sdk_version).startswith("0.1") else "0.2"
+
+
+def method_name(call: ast.Call) -> str | None:
+    return call.func.attr if isinstance(call.func, ast.Attribute) else None
+
+
+def keyword(call: ast.Call, name: str) -> ast.keyword | None:
+    for kw in call.keywords:
+        if kw.arg == name:
+            return kw
+    return None
+
+
+def argument(call: ast.Call, position: int | None, name: str) -> ast.expr | None:
+    """The expression passed for parameter `name` (positionally at `position`, or by keyword)."""
+    kw = keyword(call, name)
+    if kw is not None:
+        return kw.value
+    if position is not None and position < len(call.args):
+        arg = call.args[position]
+        if not any(isinstance(a, ast.Starred) for a in call.args[: position + 1]):
+            return arg
+    return None
+
+
+def has_splat(call: ast.Call) -> bool:
+    """`**kwargs` or `*args`: the call may pass anything, so absence checks must stay quiet."""
+    return any(kw.arg is None for kw in call.keywords) or any(
+        isinstance(a, ast.Starred) for a in call.args
+    )
+
+
+def int_literal(expr: ast.expr | None) -> int | None:
+    if isinstance(expr, ast.Constant) and type(expr.value) is int:
+        return expr.value
+    if (
+        isinstance(expr, ast.UnaryOp)
+        and isinstance(expr.op, ast.USub)
+        and isinstance(expr.operand, ast.Constant)
+        and type(expr.operand.value) is int
+    ):
+        return -expr.operand.value
+    return None
+
+
+def str_literal(expr: ast.expr | None) -> str | None:
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+        return expr.value
+    return None
+
+
+def walk_no_functions(node: ast.AST) -> Iterator[ast.AST]:
+    """ast.walk that does not descend into nested function or class bodies."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        for child in ast.iter_child_nodes(current):
+            if not isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                stack.append(child)
+
+
+def client_call(ctx: LintContext, call: ast.Call) -> tuple[Kind, str] | None:
+    """(client kind, method name) when `call` is a method call on a PyTRIO client."""
+    return ctx.receivers.client_call(call)
+
+
+def is_client_method(ctx: LintContext, call: ast.Call, kind: Kind, *names: str) -> bool:
+    found = client_call(ctx, call)
+    return found is not None and found[0] is kind and found[1] in names
+
+
+def type_of(ctx: LintContext, expr: ast.AST) -> SdkType | None:
+    return ctx.receivers.type_of(expr)
+
+
+def sdk_alias(ctx: LintContext) -> str:
+    """The local name of the SDK module for fixes that write `trio.X` (the convention's name)."""
+    return ctx.sdk_alias() or "trio"
+
+
+# ---- libcst fix builders -------------------------------------------------------------------
+
+
+def append_result_call(node: cst.CSTNode) -> cst.CSTNode:
+    """`x.m(...)` -> `x.m(...).result()`."""
+    assert isinstance(node, cst.BaseExpression)
+    return cst.Call(func=cst.Attribute(value=node, attr=cst.Name("result")))
+
+
+def wrap_in_call(callee: str):
+    """`E` -> `callee(E)`, keeping E's own text."""
+    func = cst.parse_expression(callee)
+
+    def transform(node: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(node, cst.BaseExpression)
+        return cst.Call(func=func, args=[cst.Arg(value=node)])
+
+    return transform
+
+
+def replace_string_value(new_text: str):
+    """A string literal -> the same quote style with new contents (no escapes needed)."""
+
+    def transform(node: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(node, cst.SimpleString)
+        prefix = node.prefix
+        quote = node.quote
+        return node.with_changes(value=f"{prefix}{quote}{new_text}{quote}")
+
+    return transform
+
+
+def remove_argument(node: cst.CSTNode) -> cst.CSTNode:
+    """For an `Arg` edit: drop the argument from its call."""
+    return cst.RemoveFromParent()  # type: ignore[return-value]

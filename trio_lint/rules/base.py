@@ -1,0 +1,186 @@
+"""The rule API: a rule is a class with metadata, documented examples and `visit_<ast node>` hooks.
+
+Detection runs on the `ast` tree (one walk for all rules, about 10x cheaper than a libcst parse);
+fixes run as libcst transformations of the nodes a finding points at, matched by exact position.
+See `trio_lint/rules/README.md` for how to add a rule.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import libcst as cst
+
+from trio_lint.diagnostics import Applicability, Severity
+
+if TYPE_CHECKING:
+    from trio_lint.semantics.context import LintContext
+
+# A fix step: receives the (already updated) libcst node at the reported position, returns its replacement.
+CstTransform = Callable[[cst.CSTNode], cst.CSTNode]
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """Where an ast node sits: 1-based lines, 0-based columns in UTF-8 bytes (as `ast` reports)."""
+
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+
+    @classmethod
+    def of(cls, node: ast.AST) -> Span:
+        return cls(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined,arg-type]
+
+
+@dataclass(frozen=True, slots=True)
+class NodeEdit:
+    """Replace the libcst node of type `kind` whose position equals `span` with `transform(node)`."""
+
+    span: Span
+    kind: type[cst.CSTNode]
+    transform: CstTransform
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    message: str
+    applicability: Applicability
+    edits: tuple[NodeEdit, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """A rule's raw report, before positions are mapped for display and noqa is applied."""
+
+    code: str
+    span: Span
+    message: str
+    severity: Severity
+    fix: Fix | None = None
+
+
+@dataclass(frozen=True)
+class Valid:
+    """Code the rule must not flag. `config` holds [tool.trio-lint] keys (e.g. {"sdk-modules": [...]})."""
+
+    code: str
+    config: dict[str, Any] = field(default_factory=dict)
+    path: str = "example.py"
+
+
+@dataclass(frozen=True)
+class Invalid:
+    """Code the rule must flag. `fixed` is the expected source after applying the rule's fixes (None:
+    the rule must offer no fix here). `line`/`column` (1-based) pin the first finding."""
+
+    code: str
+    fixed: str | None = None
+    line: int | None = None
+    column: int | None = None
+    message_contains: str | None = None
+    count: int | None = None
+    config: dict[str, Any] = field(default_factory=dict)
+    path: str = "example.py"
+    unsafe: bool = False  # the expected `fixed` needs --unsafe-fixes
+
+
+def _version_tuple(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split(".") if part.isdigit())
+
+
+class Rule:
+    """Base class of every rule. Subclasses set the metadata below and define hooks:
+
+    - `visit_<AstType>(self, node)` / `leave_<AstType>(self, node)` for any `ast` node class;
+    - `finish(self)` after the whole module was walked.
+    Inside hooks use `self.ctx` (semantics: qualified names, receivers, config) and `self.report(...)`.
+    A new instance is made for every module, so per-file state lives on `self`.
+    """
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    message: ClassVar[str]
+    severity: ClassVar[Severity] = Severity.WARNING
+    default_enabled: ClassVar[bool] = True
+    # The most permissive applicability any of this rule's fixes can have (documentation + rule --all).
+    fix_safety: ClassVar[Applicability] = Applicability.NONE
+    # True: only code written against `pytrio` itself; False: every module in `sdk-modules` (e.g. tinker).
+    pytrio_only: ClassVar[bool] = False
+    # SDK versions the rule applies to: min_sdk <= target-version < max_sdk (None: unbounded).
+    min_sdk: ClassVar[str | None] = None
+    max_sdk: ClassVar[str | None] = None
+    # ruff-style documentation: What it does / Why is this bad? / Example / Use instead / Fix safety / References.
+    doc: ClassVar[str] = ""
+    VALID: ClassVar[Sequence[Valid]] = ()
+    INVALID: ClassVar[Sequence[Invalid]] = ()
+
+    def __init__(self, ctx: LintContext) -> None:
+        self.ctx = ctx
+
+    @classmethod
+    def applies_to(cls, sdk_version: str) -> bool:
+        version = _version_tuple(sdk_version)
+        if cls.min_sdk is not None and version < _version_tuple(cls.min_sdk):
+            return False
+        return not (cls.max_sdk is not None and version >= _version_tuple(cls.max_sdk))
+
+    def report(
+        self,
+        node: ast.AST,
+        message: str | None = None,
+        *,
+        fix: Fix | None = None,
+        severity: Severity | None = None,
+    ) -> None:
+        self.ctx.add_finding(
+            Finding(
+                code=self.code,
+                span=Span.of(node),
+                message=message or self.message,
+                severity=severity or self.severity,
+                fix=fix,
+            )
+        )
+
+    def finish(self) -> None:
+        """Called once after the walk; override for whole-module checks."""
+
+
+# --- fix helpers shared by rules -------------------------------------------------------------
+
+
+def edit(node: ast.AST, kind: type[cst.CSTNode], transform: CstTransform) -> NodeEdit:
+    return NodeEdit(Span.of(node), kind, transform)
+
+
+def safe_fix(message: str, *edits: NodeEdit) -> Fix:
+    return Fix(message, Applicability.SAFE, tuple(edits))
+
+
+def unsafe_fix(message: str, *edits: NodeEdit) -> Fix:
+    return Fix(message, Applicability.UNSAFE, tuple(edits))
+
+
+def rename_keyword(new_name: str) -> CstTransform:
+    """For a `keyword` finding: `old=value` -> `new_name=value`, keeping spacing and comments."""
+
+    def transform(node: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(node, cst.Arg) and node.keyword is not None
+        return node.with_changes(keyword=node.keyword.with_changes(value=new_name))
+
+    return transform
+
+
+def replace_with_expression(code: str) -> CstTransform:
+    """Replace the whole node with a parsed expression."""
+    replacement = cst.parse_expression(code)
+
+    def transform(_node: cst.CSTNode) -> cst.CSTNode:
+        return replacement
+
+    return transform

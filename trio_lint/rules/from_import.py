@@ -1,0 +1,197 @@
+"""PTR001 from-import: `from pytrio import X` instead of the documented `import pytrio as trio`."""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from trio_lint.diagnostics import Applicability, Severity
+from trio_lint.rules.base import Fix, Invalid, NodeEdit, Rule, Span, Valid, edit
+
+_FLAGGED_MODULES = ("pytrio", "pytrio.types")
+_PREFERRED_ALIAS = "trio"
+
+
+class FromImport(Rule):
+    code = "PTR001"
+    name = "from-import"
+    message = "Import the SDK as a module: `import pytrio as trio`, then write `trio.<name>`"
+    severity = Severity.CONVENTION
+    default_enabled = False
+    pytrio_only = True
+    fix_safety = Applicability.SAFE
+    doc = """
+## What it does
+Flags `from pytrio import X` and `from pytrio.types import X` (off by default: a convention, not a bug).
+
+## Why is this bad?
+PyTRIO's documentation, examples and this skill always write `import pytrio as trio` and
+`trio.Datum(...)`. One spelling keeps generated code greppable, avoids clashes between SDK names and
+local ones (`Datum`, `ModelInput` are common words in training code) and keeps the `trio.` prefix
+visible at every SDK call. `from pytrio.errors... import` stays allowed: that is the only home of the
+specific error classes.
+
+## Example
+```python
+from pytrio import Datum, ModelInput as MI
+datum = Datum(model_input=MI.from_ints([1, 2]), loss_fn_inputs={"target_tokens": [2, 3]})
+```
+
+## Use instead
+```python
+import pytrio as trio
+datum = trio.Datum(model_input=trio.ModelInput.from_ints([1, 2]), loss_fn_inputs={"target_tokens": [2, 3]})
+```
+
+## Fix safety
+The fix replaces the import and rewrites every use (`MI` -> `trio.ModelInput`). It is safe when every
+use of the imported names resolves to that import; it is unsafe (needs `--unsafe-fixes`) when a name
+is also bound elsewhere in the module (rebinding, parameters, `global`), and it is not offered for
+star imports, function-level imports, or names listed in `__all__` (a re-export). An existing
+`import pytrio as X` is reused; `pytrio` is used as the alias if `trio` already names something else
+(such as the `trio` async library).
+
+## References
+- api-diff.md pitfall 8 ("style only"); anchors.md 1.2.
+"""
+    VALID = (
+        Valid("import pytrio as trio\nd = trio.Datum\n"),
+        Valid("from pytrio.errors.base import ValidationError\n"),
+        Valid("from tinker import Datum\n", config={"sdk-modules": ["pytrio", "tinker"]}),
+        Valid("from mylib import Datum\n"),
+    )
+    INVALID = (
+        Invalid(
+            "from pytrio import Datum, ModelInput as MI  # data types\n"
+            "\n"
+            "def build(tokens):\n"
+            "    return Datum(model_input=MI.from_ints(tokens), loss_fn_inputs={})\n",
+            fixed="import pytrio as trio  # data types\n"
+            "\n"
+            "def build(tokens):\n"
+            "    return trio.Datum(model_input=trio.ModelInput.from_ints(tokens), loss_fn_inputs={})\n",
+            line=1,
+            column=1,
+        ),
+        Invalid(
+            "import pytrio as pt\nfrom pytrio.types import SamplingParams\np = SamplingParams(max_tokens=1)\n",
+            fixed="import pytrio as pt\np = pt.SamplingParams(max_tokens=1)\n",
+            line=2,
+        ),
+        Invalid(
+            "import trio\nfrom pytrio import Datum\nasync def main():\n    await trio.sleep(0)\n    return Datum\n",
+            fixed="import trio\nimport pytrio\nasync def main():\n    await trio.sleep(0)\n    return pytrio.Datum\n",
+        ),
+        Invalid(
+            "from pytrio import Datum\nDatum = Datum\n",
+            fixed="import pytrio as trio\nDatum = trio.Datum\n",
+            unsafe=True,
+        ),
+        Invalid("from pytrio import *\n", fixed=None),
+        Invalid("from pytrio import Datum\n__all__ = ['Datum']\n", fixed=None),
+    )
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.imports: list[tuple[ast.ImportFrom, bool]] = []  # (statement, at module level)
+        self.imported: dict[str, str] = {}  # local name -> SDK attribute path (e.g. "ModelInput")
+        self.uses: list[ast.Name] = []
+        self.rebound: set[str] = set()
+        self.all_names: set[str] = set()
+        self.exported: set[str] = set()
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        if node.level or node.module not in _FLAGGED_MODULES:
+            return
+        at_module_level = not self.ctx.function_stack and len(self.ctx.scopes) == 1
+        self.imports.append((node, at_module_level))
+        for alias in node.names:
+            if alias.name == "*":
+                continue
+            path = alias.name if node.module == "pytrio" else _types_path(alias.name)
+            local = alias.asname or alias.name
+            if local in self.imported and self.imported[local] != path:
+                self.rebound.add(local)
+            self.imported[local] = path
+
+    def visit_Name(self, node: ast.Name) -> None:
+        self.all_names.add(node.id)
+        if node.id not in self.imported:
+            return
+        if isinstance(node.ctx, ast.Load) and self.ctx.lookup(node.id) is not None:
+            self.uses.append(node)
+        else:
+            self.rebound.add(node.id)
+
+    def visit_arg(self, node: ast.arg) -> None:
+        self.all_names.add(node.arg)
+        self.rebound.add(node.arg)
+
+    def visit_Global(self, node: ast.Global) -> None:
+        self.rebound.update(node.names)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            for element in ast.walk(node.value):
+                if isinstance(element, ast.Constant) and isinstance(element.value, str):
+                    self.exported.add(element.value)
+
+    def finish(self) -> None:
+        if not self.imports:
+            return
+        alias = self._alias()
+        fixable = all(
+            at_module_level and all(a.name != "*" for a in stmt.names) for stmt, at_module_level in self.imports
+        ) and not (self.exported & set(self.imported))
+        unsafe = bool(self.rebound & set(self.imported))
+        for number, (stmt, _) in enumerate(self.imports):
+            names = ", ".join(f"`{alias}.{self.imported.get(a.asname or a.name, a.name)}`" for a in stmt.names)
+            statement = "import pytrio" if alias == "pytrio" else f"import pytrio as {alias}"
+            message = f"Import the SDK as a module: `{statement}`, then write {names}"
+            fix = None
+            if fixable:
+                edits = [self._import_edit(stmt, alias, first=number == 0)]
+                if number == 0:
+                    edits += [
+                        edit(use, cst.Name, _attribute(alias, self.imported[use.id])) for use in self.uses
+                    ]
+                fix = Fix(
+                    f"Use `import pytrio as {alias}`" if alias != "pytrio" else "Use `import pytrio`",
+                    Applicability.UNSAFE if unsafe else Applicability.SAFE,
+                    tuple(edits),
+                )
+            self.report(stmt, message, fix=fix)
+
+    def _alias(self) -> str:
+        existing = self.ctx.sdk_alias()
+        if existing is not None:
+            return existing
+        taken = self.all_names - set(self.imported)
+        return _PREFERRED_ALIAS if _PREFERRED_ALIAS not in taken else "pytrio"
+
+    def _import_edit(self, stmt: ast.ImportFrom, alias: str, *, first: bool) -> NodeEdit:
+        if not first or self.ctx.sdk_alias() is not None:
+            return NodeEdit(Span.of(stmt), cst.ImportFrom, _remove)
+        as_name = None if alias == "pytrio" else cst.AsName(name=cst.Name(alias))
+        replacement = cst.Import(names=[cst.ImportAlias(name=cst.Name("pytrio"), asname=as_name)])
+        return NodeEdit(Span.of(stmt), cst.ImportFrom, lambda _node: replacement)
+
+
+def _types_path(name: str) -> str:
+    from trio_lint.semantics.names import TOP_LEVEL_TYPES
+
+    return name if name in TOP_LEVEL_TYPES else f"types.{name}"
+
+
+def _attribute(alias: str, path: str):
+    expression = cst.parse_expression(f"{alias}.{path}")
+
+    def transform(_node: cst.CSTNode) -> cst.CSTNode:
+        return expression
+
+    return transform
+
+
+def _remove(_node: cst.CSTNode):
+    return cst.RemoveFromParent()

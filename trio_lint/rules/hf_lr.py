@@ -1,0 +1,76 @@
+"""PTR202 hf-lr: `AdamParams(lr=...)`, the PyTorch optimizer keyword."""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from trio_lint.diagnostics import Applicability, Severity
+from trio_lint.rules.base import Invalid, Rule, Valid, edit, rename_keyword, safe_fix
+
+
+class HfLr(Rule):
+    code = "PTR202"
+    name = "hf-lr"
+    message = "`AdamParams` has no `lr`; the PyTRIO name is `learning_rate`"
+    severity = Severity.ERROR
+    fix_safety = Applicability.SAFE
+    doc = """
+## What it does
+Flags `lr=` passed to `AdamParams`, the keyword of `torch.optim.AdamW` and HuggingFace's
+`TrainingArguments(learning_rate=...)` habits mixed up.
+
+## Why is this bad?
+`AdamParams` forbids unknown fields, so `AdamParams(lr=1e-4)` raises a pydantic `ValidationError`
+when the optimizer step is built, after the forward-backward already ran.
+
+## Example
+```python
+import pytrio as trio
+adam = trio.AdamParams(lr=1e-4)
+```
+
+## Use instead
+```python
+import pytrio as trio
+adam = trio.AdamParams(learning_rate=1e-4)
+```
+
+## Fix safety
+Safe: the same learning rate under its PyTRIO name. No fix when `learning_rate` is also passed.
+
+## References
+- api-diff.md row 25 (offline check "AdamParams(lr=1e-4): pydantic_core.ValidationError").
+"""
+    VALID = (
+        Valid("import pytrio as trio\nadam = trio.AdamParams(learning_rate=1e-4)\n"),
+        Valid("import pytrio\nimport torch\nopt = torch.optim.AdamW(params, lr=1e-4)\n"),
+        Valid("import pytrio as trio\ndef f(AdamParams):\n    return AdamParams(lr=1)\n"),
+    )
+    INVALID = (
+        Invalid(
+            "import pytrio as trio\nadam = trio.AdamParams(lr=1e-4, beta1=0.9)\n",
+            fixed="import pytrio as trio\nadam = trio.AdamParams(learning_rate=1e-4, beta1=0.9)\n",
+            line=2,
+            column=24,
+        ),
+        Invalid(
+            "from pytrio import AdamParams\nstep = tc.optim_step(AdamParams(lr=2e-5))\n",
+            fixed="from pytrio import AdamParams\nstep = tc.optim_step(AdamParams(learning_rate=2e-5))\n",
+        ),
+        Invalid("import pytrio as trio\nadam = trio.AdamParams(lr=1, learning_rate=2)\n", fixed=None),
+    )
+
+    def visit_Call(self, node: ast.Call) -> None:
+        if not self.ctx.is_sdk(node.func, "AdamParams"):
+            return
+        names = {keyword.arg for keyword in node.keywords}
+        for keyword in node.keywords:
+            if keyword.arg == "lr":
+                fix = None
+                if "learning_rate" not in names:
+                    fix = safe_fix(
+                        "Rename to `learning_rate`", edit(keyword, cst.Arg, rename_keyword("learning_rate"))
+                    )
+                self.report(keyword, fix=fix)

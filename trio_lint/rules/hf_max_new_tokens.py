@@ -1,0 +1,83 @@
+"""PTR201 hf-max-new-tokens: `SamplingParams(max_new_tokens=...)`, the HuggingFace `generate` name."""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from trio_lint.diagnostics import Applicability, Severity
+from trio_lint.rules.base import Invalid, Rule, Valid, edit, rename_keyword, safe_fix
+
+
+class HfMaxNewTokens(Rule):
+    code = "PTR201"
+    name = "hf-max-new-tokens"
+    message = "`SamplingParams` has no `max_new_tokens`; the PyTRIO name is `max_tokens`"
+    severity = Severity.ERROR
+    fix_safety = Applicability.SAFE
+    doc = """
+## What it does
+Flags `max_new_tokens=` passed to `SamplingParams`, the keyword HuggingFace's `generate()` uses.
+
+## Why is this bad?
+PyTRIO's `SamplingParams` forbids unknown fields (`extra="forbid"`), so the call raises a pydantic
+`ValidationError` before anything is sampled; and on pytrio 0.2 `max_tokens` is required for
+every sample call, so the intended limit is what the request needs.
+
+## Example
+```python
+import pytrio as trio
+params = trio.SamplingParams(max_new_tokens=128, temperature=0.7)
+```
+
+## Use instead
+```python
+import pytrio as trio
+params = trio.SamplingParams(max_tokens=128, temperature=0.7)
+```
+
+## Fix safety
+Safe: `max_tokens` is the same limit (new tokens generated after the prompt). No fix is offered
+when the call already passes `max_tokens`, since renaming would duplicate the keyword.
+
+## References
+- api-diff.md rows 41-42 (pytrio 0.2.9 `types.SamplingParams`, offline check
+  "SamplingParams(max_new_tokens=5): pydantic_core.ValidationError").
+"""
+    VALID = (
+        Valid("import pytrio as trio\np = trio.SamplingParams(max_tokens=64)\n"),
+        Valid("from transformers import GenerationConfig\ng = GenerationConfig(max_new_tokens=64)\n"),
+        Valid("import pytrio\nmodel.generate(ids, max_new_tokens=64)\n"),
+        Valid("import pytrio\nclass SamplingParams: ...\np = SamplingParams(max_new_tokens=1)\n"),
+    )
+    INVALID = (
+        Invalid(
+            "import pytrio as trio\np = trio.SamplingParams(max_new_tokens=64, temperature=0.7)\n",
+            fixed="import pytrio as trio\np = trio.SamplingParams(max_tokens=64, temperature=0.7)\n",
+            line=2,
+            column=25,
+        ),
+        Invalid(
+            "from pytrio.types import SamplingParams as SP\np = SP(\n    max_new_tokens = 8,  # keep\n)\n",
+            fixed="from pytrio.types import SamplingParams as SP\np = SP(\n    max_tokens = 8,  # keep\n)\n",
+            line=3,
+        ),
+        Invalid(
+            "import tinker\np = tinker.types.SamplingParams(max_new_tokens=8)\n",
+            fixed="import tinker\np = tinker.types.SamplingParams(max_tokens=8)\n",
+            config={"sdk-modules": ["pytrio", "tinker"]},
+        ),
+        Invalid("import pytrio as t\np = t.SamplingParams(max_tokens=4, max_new_tokens=8)\n", fixed=None),
+    )
+
+    def visit_Call(self, node: ast.Call) -> None:
+        if not self.ctx.is_sdk(node.func, "SamplingParams"):
+            return
+        names = {keyword.arg for keyword in node.keywords}
+        for keyword in node.keywords:
+            if keyword.arg == "max_new_tokens":
+                fix = None
+                if "max_tokens" not in names:
+                    fix = safe_fix("Rename to `max_tokens`", edit(keyword, cst.Arg, rename_keyword("max_tokens")))
+                self.report(keyword, fix=fix)

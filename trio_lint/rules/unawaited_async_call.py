@@ -1,0 +1,137 @@
+"""PTR003 unawaited-async-call: a PyTRIO `*_async` method called without `await`."""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from trio_lint.diagnostics import Applicability, Severity
+from trio_lint.rules.base import Invalid, Rule, Valid, edit, unsafe_fix
+
+# Functions that take a coroutine and run it: passing the call to them is awaiting it.
+_RUNNERS = frozenset(
+    {"gather", "create_task", "ensure_future", "wait_for", "run", "shield", "wait", "as_completed"}
+)
+
+
+def _await(node: cst.CSTNode) -> cst.CSTNode:
+    assert isinstance(node, cst.BaseExpression)
+    return cst.Await(expression=node)
+
+
+class UnawaitedAsyncCall(Rule):
+    code = "PTR003"
+    name = "unawaited-async-call"
+    message = "`{call}` is a coroutine: without `await` it never runs and nothing is submitted"
+    severity = Severity.ERROR
+    fix_safety = Applicability.UNSAFE
+    doc = """
+## What it does
+Flags a call of a PyTRIO `*_async` method (`forward_backward_async`, `sample_async`,
+`create_lora_training_client_async`, ...) that is neither awaited nor handed to an asyncio runner
+(`asyncio.gather`, `create_task`, `ensure_future`, `wait_for`, `run`): used as a bare statement or
+read as if it were the result (`train.forward_backward_async(b).result()`).
+
+## Why is this bad?
+The `*_async` methods are coroutine functions (`029:client/training.py:544-573`,
+`029:client/sampling.py:92-128`): calling one only creates a coroutine object. Without `await` it
+never runs, so no request is submitted, the training step silently does nothing, and Python only
+warns "coroutine ... was never awaited" at garbage collection.
+
+## Example
+```python
+async def step(train, batch):
+    train.forward_backward_async(batch, "cross_entropy")
+```
+
+Use instead:
+```python
+async def step(train, batch):
+    fb = await train.forward_backward_async(batch, "cross_entropy")
+    return await fb
+```
+
+## Fix safety
+Inside `async def` the fix inserts `await`; it is unsafe because the call then really runs (and,
+for the training methods, returns a future that still needs its own await). Outside `async def`
+there is no fix: use the sync method (`forward_backward`) instead.
+
+## References
+- api-diff.md pitfall 24, §2 (two awaits), §3.2 (async return shapes)
+"""
+    VALID = (
+        Valid(
+            "import pytrio as trio\n"
+            "async def step(train: trio.TrainingClient, batch):\n"
+            "    fut = await train.forward_backward_async(batch)\n"
+            "    return await fut\n"
+        ),
+        Valid(
+            "import asyncio\nimport pytrio as trio\n"
+            "async def many(sampler: trio.SamplingClient, prompts, params):\n"
+            "    return await asyncio.gather(\n"
+            "        *[sampler.sample_async(prompt=p, sampling_params=params) for p in prompts]\n"
+            "    )\n"
+        ),
+        Valid(
+            "import pytrio as trio\nimport httpx\n"
+            "async def fetch(client: httpx.AsyncClient, engine):\n"
+            "    engine.generate_async(prompt)\n"
+            "    client.get_async('x')\n"
+        ),
+        Valid(
+            "import asyncio\nimport pytrio as trio\n"
+            "async def main(svc: trio.ServiceClient):\n"
+            "    coro = svc.create_lora_training_client_async(base_model='m')\n"
+            "    task = asyncio.create_task(coro)\n"
+            "    return await task\n"
+        ),
+    )
+    INVALID = (
+        Invalid(
+            "import pytrio as trio\n"
+            "async def step(train: trio.TrainingClient, batch):\n"
+            "    train.forward_backward_async(batch, 'cross_entropy')\n",
+            fixed="import pytrio as trio\n"
+            "async def step(train: trio.TrainingClient, batch):\n"
+            "    await train.forward_backward_async(batch, 'cross_entropy')\n",
+            line=3,
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "def step(train, batch):\n"
+            "    return train.forward_backward_async(batch).result()\n",
+            message_contains="never runs",
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "svc = trio.ServiceClient()\n"
+            "async def main():\n"
+            "    sampler = await svc.create_sampling_client_async(base_model='m')\n"
+            "    sampler.sample_async(prompt=p, sampling_params=sp)\n",
+            fixed="import pytrio as trio\n"
+            "svc = trio.ServiceClient()\n"
+            "async def main():\n"
+            "    sampler = await svc.create_sampling_client_async(base_model='m')\n"
+            "    await sampler.sample_async(prompt=p, sampling_params=sp)\n",
+            line=5,
+        ),
+    )
+
+    def visit_Expr(self, node: ast.Expr) -> None:
+        if isinstance(node.value, ast.Call):
+            self._check(node.value)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if isinstance(node.value, ast.Call):
+            self._check(node.value, fixable=False)
+
+    def _check(self, call: ast.Call, *, fixable: bool = True) -> None:
+        found = self.ctx.receivers.client_call(call)
+        if found is None or not found[1].endswith("_async"):
+            return
+        fix = None
+        if fixable and self.ctx.in_async_function:
+            fix = unsafe_fix("Insert `await`", edit(call, cst.Call, _await))
+        self.report(call, self.message.format(call=found[1]), fix=fix)

@@ -1,0 +1,78 @@
+"""Import resolution: every way of reaching an SDK symbol maps to one canonical `pytrio.<Name>`.
+
+`import pytrio as anything`, `from pytrio import Datum as D`, `pytrio.types.Datum` and (with
+`sdk-modules = ["pytrio", "tinker"]`) `tinker.Datum` all resolve to `pytrio.Datum`; `origin` keeps
+the module the user actually imported so PyTRIO-only rules can ignore Tinker code.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+CANONICAL_ROOT = "pytrio"
+
+# Names importable both from `pytrio` and `pytrio.types` (checked against the installed SDK in
+# tests/lint/test_semantics.py); `pytrio.types.X` for these canonicalises to `pytrio.X`.
+TOP_LEVEL_TYPES = frozenset({"AdamParams", "Datum", "ModelInput", "SamplingParams", "ImageChunk"})
+
+
+@dataclass(frozen=True, slots=True)
+class Binding:
+    """A local name bound to an SDK module or symbol: `qualname` is canonical, `origin` the real root."""
+
+    qualname: str
+    origin: str
+
+
+def canonicalize(dotted: str, sdk_modules: tuple[str, ...]) -> Binding | None:
+    """Map a dotted path (`tinker.types.Datum`) to its canonical binding, or None if not SDK."""
+    root, _, rest = dotted.partition(".")
+    if root not in sdk_modules:
+        return None
+    parts = [CANONICAL_ROOT, *rest.split(".")] if rest else [CANONICAL_ROOT]
+    if len(parts) == 3 and parts[1] == "types" and parts[2] in TOP_LEVEL_TYPES:
+        parts = [CANONICAL_ROOT, parts[2]]
+    return Binding(".".join(parts), root)
+
+
+def bindings_of_import(node: ast.Import | ast.ImportFrom, sdk_modules: tuple[str, ...]):
+    """Yield (local name, Binding) for the SDK names an import statement binds."""
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            if alias.asname:
+                binding = canonicalize(alias.name, sdk_modules)
+                if binding:
+                    yield alias.asname, binding
+            else:
+                # `import pytrio.types` binds `pytrio` (the root).
+                root = alias.name.partition(".")[0]
+                binding = canonicalize(root, sdk_modules)
+                if binding:
+                    yield root, binding
+        return
+    if node.level or not node.module:
+        return
+    for alias in node.names:
+        if alias.name == "*":
+            continue
+        binding = canonicalize(f"{node.module}.{alias.name}", sdk_modules)
+        if binding:
+            yield alias.asname or alias.name, binding
+
+
+def prescan_module_imports(tree: ast.Module, sdk_modules: tuple[str, ...]) -> dict[str, Binding]:
+    """Module-level SDK imports (also inside top-level if/try/with blocks), so a function defined
+    above an import still resolves names; function-local imports are bound during the walk."""
+    found: dict[str, Binding] = {}
+    stack: list[ast.stmt] = list(reversed(tree.body))
+    while stack:
+        stmt = stack.pop()
+        if isinstance(stmt, ast.Import | ast.ImportFrom):
+            found.update(bindings_of_import(stmt, sdk_modules))
+        elif isinstance(stmt, ast.If | ast.Try | ast.With | ast.TryStar):
+            for block in ("body", "orelse", "finalbody"):
+                stack.extend(reversed(getattr(stmt, block, [])))
+            for handler in getattr(stmt, "handlers", []):
+                stack.extend(reversed(handler.body))
+    return found
