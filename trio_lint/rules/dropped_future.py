@@ -1,4 +1,4 @@
-"""PTR002 dropped-future: a training, save or REST call whose future is thrown away."""
+"""PTR102 dropped-future: a training, save or REST call whose future is thrown away."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def _double_await(node: cst.CSTNode) -> cst.CSTNode:
 
 
 class DroppedFuture(Rule):
-    code = "PTR002"
+    code = "PTR102"
     name = "dropped-future"
     message = "Future of `{call}` is dropped: its errors are never seen; call `.result()`"
     severity = Severity.ERROR

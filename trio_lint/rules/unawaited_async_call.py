@@ -1,4 +1,4 @@
-"""PTR003 unawaited-async-call: a PyTRIO `*_async` method called without `await`."""
+"""PTR103 unawaited-async-call: a PyTRIO `*_async` method called without `await`."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def _await(node: cst.CSTNode) -> cst.CSTNode:
 
 
 class UnawaitedAsyncCall(Rule):
-    code = "PTR003"
+    code = "PTR103"
     name = "unawaited-async-call"
     message = "`{call}` is a coroutine: without `await` it never runs and nothing is submitted"
     severity = Severity.ERROR
