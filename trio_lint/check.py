@@ -67,6 +67,7 @@ def run_rules(
     bindings = dict(seed_bindings or {})
     bindings.update(prescan_module_imports(tree, tuple(config.sdk_modules)))
     ctx = LintContext(config, source, bindings)
+    ctx.tree = tree
     visit: dict[type[ast.AST], list[Handler]] = {}
     leave: dict[type[ast.AST], list[Handler]] = {}
     instances = []

@@ -38,6 +38,7 @@ class LintContext:
         self.scopes: list[dict[str, Binding | None]] = [dict(module_bindings)]
         self.function_stack: list[ast.AST] = []
         self.findings: list[Finding] = []
+        self.tree: ast.Module | None = None  # set by the walker; receivers may build on it
         # Set by the walker before each rule hook: PyTRIO-only rules do not see other SDK modules.
         self.pytrio_only = False
         self.receivers = ReceiverModel(self)
