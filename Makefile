@@ -30,6 +30,11 @@ demo: $(STAMP)
 	@echo "== trio-lint on examples/ (the skill's own code: expect no findings)"
 	$(BIN)/trio-lint examples/
 
+# Render the generated docs (references/lint-rules.md, references/mcp-tools.md and the
+# <!-- BEGIN GENERATED: name --> blocks) from pytrio_facts, the rule registry and the MCP tools.
+docs: $(STAMP)
+	$(BIN)/python -m docgen.render
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .

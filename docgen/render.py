@@ -1,0 +1,129 @@
+"""`python -m docgen.render [--check]`: render generated docs, or report which are stale.
+
+Two kinds of output:
+- whole files: `templates/files/<path>.j2` renders to `<repo>/<path>`;
+- blocks inside hand-written Markdown: the text between `<!-- BEGIN GENERATED: name -->` and
+  `<!-- END GENERATED: name -->` is replaced by `templates/blocks/<name>.md.j2`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from docgen.sources import context
+
+ROOT = Path(__file__).resolve().parents[1]
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+# Hand-written Markdown that may hold generated blocks.
+BLOCK_HOSTS = ("SKILL.md", "README.md", "README.zh-CN.md", "references", "best-practices")
+BLOCK = re.compile(
+    r"(<!-- BEGIN GENERATED: (?P<name>[\w-]+) -->\n)"
+    r"(?P<body>.*?)"
+    r"(<!-- END GENERATED: (?P=name) -->)",
+    re.S,
+)
+
+
+class UnknownBlockError(ValueError):
+    """A marker names a block with no template."""
+
+
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,  # Markdown, not HTML
+    )
+    env.filters["cell"] = lambda text: str(text).replace("|", "\\|").replace("\n", " ")
+    env.filters["code"] = lambda text: f"`{text}`"
+    return env
+
+
+def _hosts(root: Path) -> list[Path]:
+    paths: list[Path] = []
+    for name in BLOCK_HOSTS:
+        path = root / name
+        if path.is_dir():
+            paths.extend(sorted(path.glob("*.md")))
+        elif path.is_file():
+            paths.append(path)
+    return paths
+
+
+def render_blocks(text: str, env: jinja2.Environment, ctx: dict[str, Any], where: str) -> str:
+    def replace(match: re.Match[str]) -> str:
+        name = match.group("name")
+        try:
+            template = env.get_template(f"blocks/{name}.md.j2")
+        except jinja2.TemplateNotFound:
+            raise UnknownBlockError(
+                f"{where}: no template docgen/templates/blocks/{name}.md.j2"
+            ) from None
+        body = template.render(**ctx).strip("\n")
+        return f"{match.group(1)}{body}\n{match.group(4)}"
+
+    return BLOCK.sub(replace, text)
+
+
+def render_all(root: Path = ROOT) -> dict[Path, str]:
+    """Every generated file's expected content, rendered in memory."""
+    env = environment()
+    ctx = context()
+    out: dict[Path, str] = {}
+    for template in sorted((TEMPLATES / "files").rglob("*.j2")):
+        relative = template.relative_to(TEMPLATES / "files").with_suffix("")
+        text = env.get_template(f"files/{template.relative_to(TEMPLATES / 'files')}").render(**ctx)
+        out[root / relative] = text.rstrip("\n") + "\n"
+    for path in _hosts(root):
+        text = out.get(path, path.read_text(encoding="utf-8") if path.exists() else "")
+        rendered = render_blocks(text, env, ctx, str(path.relative_to(root)))
+        if rendered != text or path in out:
+            out[path] = rendered
+    return out
+
+
+def stale(root: Path = ROOT) -> list[Path]:
+    return [
+        path
+        for path, text in render_all(root).items()
+        if not path.exists() or path.read_text(encoding="utf-8") != text
+    ]
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    Path(tmp).replace(path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m docgen.render", description=__doc__)
+    parser.add_argument("--check", action="store_true", help="exit 1 if a generated doc is stale")
+    args = parser.parse_args(argv)
+    if args.check:
+        paths = stale()
+        for path in paths:
+            print(f"stale: {path.relative_to(ROOT)} (run `make docs`)")
+        return 1 if paths else 0
+    for path, text in render_all().items():
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            _write_atomic(path, text)
+            print(f"rendered {path.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,173 @@
+"""What the templates read: SDK facts, the trio-lint rule registry and the MCP tool schemas.
+
+The registries grow while other engineers work, so each is read as it is now; a missing
+registry renders as empty, and the stale-doc test then fails once it exists and has content.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import inspect
+import re
+import textwrap
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytrio_facts
+
+
+@dataclass(frozen=True)
+class RuleDoc:
+    code: str
+    name: str
+    message: str
+    severity: str
+    default_enabled: bool
+    fix: str
+    sdk: str
+    summary: str
+    doc: str
+
+
+@dataclass(frozen=True)
+class ToolDoc:
+    name: str
+    title: str
+    description: str
+    annotations: dict[str, Any]
+    parameters: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _enum_text(value: object) -> str:
+    return str(getattr(value, "value", value) or "").lower()
+
+
+def _first_sentence(doc: str) -> str:
+    """The first sentence of the rule doc's "What it does" paragraph (or of the first paragraph)."""
+    text = textwrap.dedent(doc).strip()
+    match = re.search(r"#+\s*What it does\s*\n(.*?)(?:\n\s*\n|\n#|$)", text, re.S)
+    paragraph = match.group(1) if match else text.split("\n\n")[0]
+    joined = " ".join(paragraph.split())
+    sentence = re.split(r"(?<=[.!?])\s", joined, maxsplit=1)[0]
+    return sentence.lstrip("#").strip()
+
+
+def _demote_headings(doc: str, levels: int = 2) -> str:
+    """Rule docs use `##` sections; inside the rules reference they sit under a `##` per rule."""
+    out, fenced = [], False
+    for line in doc.splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        demote = not fenced and re.match(r"#{1,4} ", line)
+        out.append("#" * levels + line if demote else line)
+    return "\n".join(out)
+
+
+def lint_rules() -> list[RuleDoc]:
+    """Every rule trio-lint registers, sorted by code; [] before the registry exists."""
+    try:
+        registry = importlib.import_module("trio_lint.rules")
+    except ModuleNotFoundError:
+        return []
+    all_rules = getattr(registry, "all_rules", None)
+    if all_rules is None:
+        return []
+    if hasattr(all_rules, "cache_clear"):
+        all_rules.cache_clear()
+    docs = []
+    for rule in all_rules():
+        low, high = getattr(rule, "min_sdk", None), getattr(rule, "max_sdk", None)
+        sdk = (
+            "all"
+            if not (low or high)
+            else f"{'>=' + low if low else ''}{',<' + high if high else ''}"
+        )
+        doc = textwrap.dedent(getattr(rule, "doc", "") or "").strip()
+        summary = _first_sentence(doc) if doc else ""
+        docs.append(
+            RuleDoc(
+                code=rule.code,
+                name=getattr(rule, "name", ""),
+                message=getattr(rule, "message", ""),
+                severity=_enum_text(getattr(rule, "severity", "")),
+                default_enabled=bool(getattr(rule, "default_enabled", True)),
+                fix=_enum_text(getattr(rule, "fix_safety", "")) or "none",
+                sdk=sdk.lstrip(","),
+                summary=summary or getattr(rule, "message", ""),
+                doc=_demote_headings(doc),
+            )
+        )
+    return sorted(docs, key=lambda rule: rule.code)
+
+
+def _find_server() -> Any | None:
+    try:
+        from mcp.server.mcpserver import MCPServer
+    except ModuleNotFoundError:
+        return None
+    for module_name in ("mcp_server.server", "mcp_server.app", "mcp_server"):
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError:
+            continue
+        for factory in ("build_server", "create_server", "make_server"):
+            function = getattr(module, factory, None)
+            if callable(function) and not inspect.signature(function).parameters.keys() - {
+                name
+                for name, p in inspect.signature(function).parameters.items()
+                if p.default is not inspect.Parameter.empty
+            }:
+                return function()
+        for value in vars(module).values():
+            if isinstance(value, MCPServer):
+                return value
+    return None
+
+
+def _parameters(schema: dict[str, Any]) -> list[dict[str, Any]]:
+    required = set(schema.get("required", []))
+    rows = []
+    for name, prop in schema.get("properties", {}).items():
+        kind = prop.get("type") or " | ".join(
+            str(option.get("type", "object")) for option in prop.get("anyOf", [])
+        )
+        rows.append(
+            {
+                "name": name,
+                "type": kind or "object",
+                "required": name in required,
+                "default": prop.get("default"),
+                "description": " ".join(str(prop.get("description", "")).split()),
+            }
+        )
+    return rows
+
+
+def mcp_tools() -> list[ToolDoc]:
+    """The tools trio-mcp lists, read through the server's own `list_tools()`."""
+    server = _find_server()
+    if server is None:
+        return []
+    tools = asyncio.run(server.list_tools())
+    docs = []
+    for tool in tools:
+        annotations = tool.annotations.model_dump(exclude_none=True) if tool.annotations else {}
+        docs.append(
+            ToolDoc(
+                name=tool.name,
+                title=tool.title or annotations.get("title") or tool.name,
+                description=" ".join((tool.description or "").split()),
+                annotations=annotations,
+                parameters=_parameters(tool.input_schema or {}),
+            )
+        )
+    return sorted(docs, key=lambda tool: tool.name)
+
+
+def context() -> dict[str, Any]:
+    return {
+        "facts": pytrio_facts,
+        "rules": lint_rules(),
+        "tools": mcp_tools(),
+    }
