@@ -1,4 +1,4 @@
-"""PTR101 from-import: `from pytrio import X` instead of the documented `import pytrio as trio`."""
+"""PTR001 from-import: `from pytrio import X` instead of the documented `import pytrio as trio`."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ _PREFERRED_ALIAS = "trio"
 
 
 class FromImport(Rule):
-    code = "PTR101"
+    code = "PTR001"
     name = "from-import"
     message = "Import the SDK as a module: `import pytrio as trio`, then write `trio.<name>`"
     severity = Severity.CONVENTION
