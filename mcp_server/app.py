@@ -1,0 +1,51 @@
+"""The state one server process shares across calls: config, budget, audit log, backend, runs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from mcp_server.audit import AuditLog
+from mcp_server.backend import Backend, BackendManager
+from mcp_server.budget import Budget
+from mcp_server.config import Config
+from mcp_server.runs import RunRegistry
+
+
+@dataclass
+class AppState:
+    config: Config
+    budget: Budget
+    audit: AuditLog
+    backend: BackendManager
+    runs: RunRegistry = field(default_factory=RunRegistry)
+
+    @classmethod
+    def from_config(cls, config: Config) -> AppState:
+        return cls(
+            config=config,
+            budget=Budget(config.max_session_steps, config.max_session_tokens),
+            audit=AuditLog(config.audit_log),
+            backend=BackendManager(config),
+        )
+
+    def close(self) -> None:
+        self.backend.close()
+
+
+class ToolInput(BaseModel):
+    """Base of every tool's input model: unknown arguments are refused, not ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class BackendResult(BaseModel):
+    """Every result from the backend says which backend answered."""
+
+    backend: str = Field(description="'local' (trio-local) or 'remote' (the PyTRIO service).")
+    backend_note: str = Field(description="What that backend is; local is a tiny stand-in model.")
+
+
+def backend_fields(backend: Backend) -> dict[str, str]:
+    return {"backend": backend.kind, "backend_note": backend.note}

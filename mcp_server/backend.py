@@ -1,0 +1,141 @@
+"""Which PyTRIO answers: the real service (an API key is configured) or trio-local (the default).
+
+The server always drives the real, unmodified `pytrio` SDK; only its base URL and key differ.
+`pytrio` reads its environment variables once, at import, so the local backend is selected with
+`trio.configure(base_url=..., api_key=...)`, never by editing `os.environ`. Telemetry is off unless
+the configuration opts in. pytrio and trio-local import lazily: a server that only lints or reads
+docs never pays for them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import anyio
+
+from mcp_server.config import Config
+from mcp_server.errors import BackendFailure
+from mcp_server.redact import redact, remember_secret
+
+log = logging.getLogger("trio_mcp.backend")
+
+LOCAL_NOTE = (
+    "trio-local: an offline stand-in with a tiny model that really trains on the CPU; "
+    "losses and samples show the mechanics, not the quality of the real base model"
+)
+REMOTE_NOTE = "the PyTRIO service"
+
+
+def configured_api_key() -> str | None:
+    """The key the SDK would use: PYTRIO_API_KEY, else ~/.pytrio/config.toml. Never logged."""
+    key = os.environ.get("PYTRIO_API_KEY", "").strip()
+    if key:
+        return key
+    path = Path(os.environ.get("PYTRIO_HOME") or Path.home() / ".pytrio") / "config.toml"
+    try:
+        value = tomllib.loads(path.read_text(encoding="utf-8")).get("api_key")
+    except (OSError, tomllib.TOMLDecodeError):
+        return None
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def choose_backend(config: Config) -> Literal["local", "remote"]:
+    if config.backend == "auto":
+        return "remote" if configured_api_key() else "local"
+    if config.backend == "remote" and not configured_api_key():
+        raise BackendFailure(
+            "backend = 'remote' needs an API key: set PYTRIO_API_KEY or run `trio login`, "
+            "or use --backend local for the offline stand-in"
+        )
+    return config.backend
+
+
+@dataclass
+class Backend:
+    """A connected SDK: the service client and its REST client, and which backend they talk to."""
+
+    kind: Literal["local", "remote"]
+    service: Any
+    rest: Any
+
+    @property
+    def note(self) -> str:
+        return LOCAL_NOTE if self.kind == "local" else REMOTE_NOTE
+
+
+def _connect(config: Config, stack: contextlib.ExitStack) -> Backend:
+    """Blocking: start trio-local if needed, configure the SDK, authenticate."""
+    kind = choose_backend(config)
+    import pytrio as trio
+
+    if kind == "local":
+        import trio_local
+
+        handle = stack.enter_context(trio_local.serve_in_background())
+        remember_secret(handle.api_key)
+        trio.configure(base_url=handle.base_url, api_key=handle.api_key)
+    else:
+        remember_secret(configured_api_key())
+    trio.configure_observability(enabled=config.telemetry)
+    service = trio.ServiceClient()
+    return Backend(kind=kind, service=service, rest=service.create_rest_client())
+
+
+@dataclass
+class BackendManager:
+    """Starts the backend once, on first use or eagerly in the background, and stops it at exit."""
+
+    config: Config
+    _backend: Backend | None = None
+    _error: str | None = None
+    _lock: anyio.Lock = field(default_factory=anyio.Lock)
+    _stack: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
+
+    async def get(self) -> Backend:
+        async with self._lock:
+            if self._backend is None:
+                try:
+                    self._backend = await anyio.to_thread.run_sync(
+                        _connect, self.config, self._stack
+                    )
+                except BackendFailure:
+                    raise
+                except Exception as exc:
+                    message = redact(f"{type(exc).__name__}: {exc}")
+                    log.error("backend start failed: %s", message)
+                    raise BackendFailure(f"the PyTRIO backend could not start: {message}") from None
+                log.info("backend ready: %s", self._backend.note)
+            return self._backend
+
+    @property
+    def started(self) -> Backend | None:
+        return self._backend
+
+    async def warm_up(self) -> None:
+        """Start in the background; a failure is reported again by the first call that needs it."""
+        with contextlib.suppress(BackendFailure):
+            await self.get()
+
+    def close(self) -> None:
+        self._stack.close()
+
+
+async def call_sdk(what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """Run a blocking SDK call in a worker thread; its errors come back as `BackendFailure`."""
+    try:
+        return await anyio.to_thread.run_sync(lambda: fn(*args, **kwargs))
+    except BackendFailure:
+        raise
+    except Exception as exc:
+        raise BackendFailure(f"{what} failed: {sdk_message(exc)}") from None
+
+
+def sdk_message(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return redact(text)[:2000]

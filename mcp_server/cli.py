@@ -1,0 +1,105 @@
+"""`trio-mcp`: serve the guarded PyTRIO tools over stdio (default) or streamable HTTP."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+import anyio
+
+from mcp_server.app import AppState
+from mcp_server.config import ConfigError, default_audit_log, load_config, parse_override
+from mcp_server.server import build_server
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="trio-mcp",
+        description="MCP server with guarded train, sample and checkpoint tools for PyTRIO. "
+        "Settings come from trio-mcp.toml or [tool.trio-mcp] in pyproject.toml; flags override.",
+    )
+    p.add_argument("--config", type=Path, help="settings file (default: ./trio-mcp.toml)")
+    p.add_argument("--backend", choices=["auto", "local", "remote"], help="which PyTRIO answers")
+    p.add_argument("--read-only", action="store_true", default=None, help="refuse state changes")
+    p.add_argument("--no-delete", action="store_true", help="refuse delete_checkpoint")
+    p.add_argument("--audit-log", type=Path, help="append-only JSONL audit log path")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override any setting, e.g. --set max_rank=32 (repeatable)",
+    )
+    p.add_argument("--http", action="store_true", help="streamable HTTP on 127.0.0.1")
+    p.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765)")
+    p.add_argument(
+        "--token-file",
+        type=Path,
+        default=default_audit_log().parent / "http-token",
+        help="where a generated bearer token is written when TRIO_MCP_TOKEN is unset",
+    )
+    p.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    p.add_argument("--bench-tools", action="store_true", help=argparse.SUPPRESS)
+    return p
+
+
+def overrides_from(args: argparse.Namespace) -> dict[str, object]:
+    overrides: dict[str, object] = dict(parse_override(item) for item in args.set)
+    if args.backend:
+        overrides["backend"] = args.backend
+    if args.read_only:
+        overrides["read_only"] = True
+    if args.no_delete:
+        overrides["allow_delete"] = False
+    if args.audit_log:
+        overrides["audit_log"] = str(args.audit_log)
+    return overrides
+
+
+async def serve(server: object, app: AppState, args: argparse.Namespace) -> None:
+    from mcp_server.transports import resolve_token, serve_http
+
+    async with anyio.create_task_group() as group:
+        if app.config.eager_backend:
+            group.start_soon(app.backend.warm_up)
+        if args.http:
+            await serve_http(server, args.port, resolve_token(args.token_file))
+        else:
+            await server.run_stdio_async()
+        group.cancel_scope.cancel()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    # stdout is the stdio wire: every log line goes to stderr.
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=args.log_level,
+        format="trio-mcp %(levelname)s %(name)s: %(message)s",
+        force=True,
+    )
+    try:
+        config = load_config(explicit=args.config, overrides=overrides_from(args))
+    except ConfigError as exc:
+        print(f"trio-mcp: {exc}", file=sys.stderr)
+        return 2
+    if args.bench_tools:
+        from mcp_server.bench_tools import ECHO, add_raw_echo
+
+        server, app = build_server(config, extra_tools=[ECHO])
+        add_raw_echo(server)
+    else:
+        server, app = build_server(config)
+    try:
+        anyio.run(serve, server, app, args)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        app.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,137 @@
+"""Server configuration: the guards' limits, the backend choice, the audit log.
+
+Read from `--config PATH`, else `./trio-mcp.toml`, else `[tool.trio-mcp]` in `./pyproject.toml`;
+command-line flags override the file. Keys use snake_case (dashes are accepted and normalised).
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+CONFIG_FILE = "trio-mcp.toml"
+PYPROJECT_TABLE = "trio-mcp"
+
+
+def default_audit_log() -> Path:
+    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(state) / "trio-mcp" / "audit.jsonl"
+
+
+class Config(BaseModel):
+    """Every setting a refusal can name. Defaults suit an agent on a laptop against trio-local."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    backend: Literal["auto", "local", "remote"] = Field(
+        "auto",
+        description="auto: the PyTRIO service when an API key is configured, else trio-local.",
+    )
+    telemetry: bool = Field(False, description="Let the SDK send its telemetry (off by default).")
+    read_only: bool = Field(False, description="Refuse every tool that changes state.")
+    allow_delete: bool = Field(
+        True, description="Allow delete_checkpoint (always with confirmation)."
+    )
+    allowed_models: list[str] = Field(
+        default_factory=list,
+        description="Base models runs may use; empty means all the backend lists.",
+    )
+    min_rank: int = Field(4, ge=1, description="Smallest LoRA rank a run may use.")
+    max_rank: int = Field(64, ge=1, description="Largest LoRA rank a run may use.")
+    min_learning_rate: float = Field(1e-7, gt=0, description="Smallest Adam learning rate.")
+    max_learning_rate: float = Field(1e-2, gt=0, description="Largest Adam learning rate.")
+    max_examples_per_call: int = Field(512, ge=1, description="Examples or datums in one call.")
+    max_tokens_per_call: int = Field(262_144, ge=1, description="Tokens trained in one call.")
+    max_tokens_per_example: int = Field(4096, ge=2, description="Tokens in one example or datum.")
+    max_steps_per_call: int = Field(200, ge=1, description="Optimizer steps in one train_sft call.")
+    max_session_steps: int = Field(2000, ge=1, description="Optimizer steps per server session.")
+    max_session_tokens: int = Field(
+        5_000_000, ge=1, description="Tokens trained per server session."
+    )
+    max_concurrent_runs: int = Field(
+        4, ge=1, description="Training runs open at once in this session."
+    )
+    max_sample_tokens: int = Field(1024, ge=1, description="max_tokens of one sample call.")
+    max_num_samples: int = Field(16, ge=1, description="num_samples of one sample call.")
+    divergence_factor: float = Field(
+        4.0,
+        gt=1,
+        description="Stop train_sft when a step's loss exceeds this multiple of the first.",
+    )
+    audit_log: Path = Field(default_factory=default_audit_log, description="Append-only JSONL log.")
+    eager_backend: bool = Field(
+        True, description="Start the backend when the server starts, not at the first call."
+    )
+
+    @model_validator(mode="after")
+    def _ranges(self) -> Config:
+        if self.min_rank > self.max_rank:
+            raise ValueError(f"min_rank {self.min_rank} is above max_rank {self.max_rank}")
+        if self.min_learning_rate > self.max_learning_rate:
+            raise ValueError("min_learning_rate is above max_learning_rate")
+        return self
+
+
+class ConfigError(Exception):
+    """The configuration file or a flag is invalid; the message names the key and the file."""
+
+
+def _normalise(table: dict[str, Any]) -> dict[str, Any]:
+    return {key.replace("-", "_"): value for key, value in table.items()}
+
+
+def find_config_table(cwd: Path, explicit: Path | None) -> tuple[dict[str, Any], str]:
+    """Return the settings table and where it came from (for error messages)."""
+    if explicit is not None:
+        if not explicit.is_file():
+            raise ConfigError(f"config file {explicit} does not exist")
+        return _load_toml(explicit), str(explicit)
+    own = cwd / CONFIG_FILE
+    if own.is_file():
+        return _load_toml(own), str(own)
+    pyproject = cwd / "pyproject.toml"
+    if pyproject.is_file():
+        table = _load_toml(pyproject).get("tool", {}).get(PYPROJECT_TABLE)
+        if isinstance(table, dict):
+            return table, f"{pyproject} [tool.{PYPROJECT_TABLE}]"
+    return {}, "defaults"
+
+
+def _load_toml(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}") from exc
+
+
+def parse_override(item: str) -> tuple[str, Any]:
+    """`key=value` from `--set`; the value is read as TOML so numbers, booleans and lists work."""
+    key, sep, raw = item.partition("=")
+    if not sep or not key.strip():
+        raise ConfigError(f"--set expects KEY=VALUE, got {item!r}")
+    try:
+        value = tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = raw  # a bare word such as `local` is a string
+    return key.strip().replace("-", "_"), value
+
+
+def load_config(
+    cwd: Path | None = None, explicit: Path | None = None, overrides: dict[str, Any] | None = None
+) -> Config:
+    table, source = find_config_table(cwd or Path.cwd(), explicit)
+    merged = _normalise(table) | _normalise(overrides or {})
+    try:
+        return Config.model_validate(merged)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'config'}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise ConfigError(
+            f"invalid trio-mcp settings (from {source} and flags): {problems}"
+        ) from None

@@ -1,0 +1,34 @@
+"""One module per tool, named after it. `ALL_TOOLS` is the order tools/list publishes."""
+
+from mcp_server.registry import ToolSpec
+from mcp_server.tools import (
+    create_training_run,
+    delete_checkpoint,
+    get_training_run,
+    lint_code,
+    list_checkpoints,
+    list_models,
+    list_training_runs,
+    plot_loss,
+    resume_training_run,
+    sample,
+    save_checkpoint,
+    train_sft,
+    train_step,
+)
+
+ALL_TOOLS: list[ToolSpec] = [
+    list_models.SPEC,
+    list_training_runs.SPEC,
+    get_training_run.SPEC,
+    list_checkpoints.SPEC,
+    create_training_run.SPEC,
+    train_sft.SPEC,
+    train_step.SPEC,
+    sample.SPEC,
+    save_checkpoint.SPEC,
+    resume_training_run.SPEC,
+    delete_checkpoint.SPEC,
+    lint_code.SPEC,
+    plot_loss.SPEC,
+]

@@ -1,0 +1,68 @@
+"""Helpers the tools share: awaiting SDK futures, tokenizers, and small result models."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from mcp_server.app import AppState
+from mcp_server.backend import Backend, call_sdk, sdk_message
+from mcp_server.errors import BackendFailure
+from mcp_server.runs import RunState
+
+RUN_ID = Field(min_length=1, max_length=200, description="A run id from create_training_run.")
+CHECKPOINT = Field(
+    min_length=1,
+    max_length=1000,
+    description="A checkpoint path as returned by save_checkpoint or list_checkpoints.",
+)
+
+
+async def backend(app: AppState) -> Backend:
+    return await app.backend.get()
+
+
+async def sdk(what: str, awaitable: Any) -> Any:
+    """Await an SDK coroutine or future; its errors come back as `BackendFailure`."""
+    try:
+        return await awaitable
+    except BackendFailure:
+        raise
+    except Exception as exc:
+        raise BackendFailure(f"{what} failed: {sdk_message(exc)}") from None
+
+
+async def run_tokenizer(run: RunState) -> Any:
+    if run.tokenizer is None:
+        run.tokenizer = await call_sdk("loading the tokenizer", run.client.get_tokenizer)
+    return run.tokenizer
+
+
+class RunConfig(BaseModel):
+    base_model: str
+    rank: int | None
+    train_mlp: bool | None = None
+    train_attn: bool | None = None
+    train_unembed: bool | None = None
+    seed: int | None = None
+
+
+def run_config(run: RunState) -> RunConfig:
+    return RunConfig(
+        base_model=run.base_model,
+        rank=run.rank,
+        train_mlp=run.train_mlp,
+        train_attn=run.train_attn,
+        train_unembed=run.train_unembed,
+        seed=run.seed,
+    )
+
+
+def per_token_loss(metrics: dict[str, float], weight_sum: float) -> float:
+    """Loss per trained token: the SDK's `loss_sum` over the weighted positions we sent."""
+    if weight_sum > 0 and "loss_sum" in metrics:
+        return float(metrics["loss_sum"]) / weight_sum
+    value = metrics.get("loss_mean")
+    return float(value) if value is not None else math.nan

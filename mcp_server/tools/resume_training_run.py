@@ -1,0 +1,85 @@
+"""resume_training_run: open a new training client from a saved state checkpoint."""
+
+from __future__ import annotations
+
+from mcp.server.mcpserver import Context
+from pydantic import Field
+
+from mcp_server import guards
+from mcp_server.app import AppState, BackendResult, ToolInput, backend_fields
+from mcp_server.budget import BudgetLeft
+from mcp_server.registry import ToolSpec
+from mcp_server.runs import RunState
+from mcp_server.tools._common import CHECKPOINT, RunConfig, backend, run_config, sdk
+
+
+class ResumeTrainingRunInput(ToolInput):
+    checkpoint: str = CHECKPOINT
+    with_optimizer: bool = Field(
+        True,
+        description="Restore Adam's moments too (continue the same run); false restores only the "
+        "weights (start a new phase with a fresh optimizer).",
+    )
+
+
+class ResumeTrainingRunOutput(BackendResult):
+    run_id: str = Field(description="The run to continue training; use it like any run_id.")
+    resumed_from: str
+    with_optimizer: bool
+    config: RunConfig
+    budget_left: BudgetLeft
+
+
+async def resume_training_run(
+    app: AppState, args: ResumeTrainingRunInput, ctx: Context
+) -> ResumeTrainingRunOutput:
+    guards.require_writable(app.config, "resume_training_run")
+    guards.check_concurrent_runs(app.config, len(app.runs.runs))
+    be = await backend(app)
+    if args.with_optimizer:
+        opening = be.service.create_training_client_from_state_with_optimizer_async(args.checkpoint)
+    else:
+        opening = be.service.create_training_client_from_state_async(args.checkpoint)
+    client = await sdk("resuming from the checkpoint", opening)
+    lora = client.lora
+    saved = app.runs.checkpoints.get(args.checkpoint)
+    previous = app.runs.runs.get(saved[0]) if saved else None
+    run = RunState(
+        run_id=client.training_run_cuid,
+        client=client,
+        base_model=previous.base_model if previous else client.model_alias,
+        rank=lora.rank,
+        train_mlp=lora.train_mlp,
+        train_attn=lora.train_attn,
+        train_unembed=lora.train_unembed,
+        seed=lora.seed,
+        resumed_from=args.checkpoint,
+        step=saved[1].step if saved else 0,
+        losses=list(previous.losses[: saved[1].step]) if previous and saved else [],
+    )
+    app.runs.add(run)
+    return ResumeTrainingRunOutput(
+        run_id=run.run_id,
+        resumed_from=args.checkpoint,
+        with_optimizer=args.with_optimizer,
+        config=run_config(run),
+        budget_left=app.budget.left(),
+        **backend_fields(be),
+    )
+
+
+SPEC = ToolSpec(
+    name="resume_training_run",
+    title="Resume from a checkpoint",
+    description=(
+        "Open a training run from a 'state' checkpoint path (from save_checkpoint or "
+        "list_checkpoints), with or without the optimizer state. Returns the run_id to continue."
+    ),
+    input_model=ResumeTrainingRunInput,
+    output_model=ResumeTrainingRunOutput,
+    handler=resume_training_run,
+    read_only=False,
+    destructive=False,
+    idempotent=False,
+    open_world=False,
+)

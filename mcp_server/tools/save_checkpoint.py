@@ -1,0 +1,80 @@
+"""save_checkpoint: save a run's training state (resumable) or its weights for sampling."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from mcp.server.mcpserver import Context
+from pydantic import Field
+
+from mcp_server import guards
+from mcp_server.app import AppState, BackendResult, ToolInput, backend_fields
+from mcp_server.registry import ToolSpec
+from mcp_server.runs import CheckpointRecord
+from mcp_server.tools._common import RUN_ID, backend, sdk
+
+
+class SaveCheckpointInput(ToolInput):
+    run_id: str = RUN_ID
+    name: str = Field(
+        min_length=1,
+        max_length=120,
+        description="Checkpoint name: letters, digits, '.', '_' or '-' (e.g. 'step-20').",
+    )
+    kind: Literal["state", "sampler"] = Field(
+        "state",
+        description="'state': weights and optimizer, for resume_training_run. 'sampler': "
+        "weights only, for sample.",
+    )
+
+
+class SaveCheckpointOutput(BackendResult):
+    run_id: str
+    name: str
+    kind: str
+    path: str = Field(description="Pass this to sample, resume_training_run or delete_checkpoint.")
+    step: int
+
+
+async def save_checkpoint(
+    app: AppState, args: SaveCheckpointInput, ctx: Context
+) -> SaveCheckpointOutput:
+    guards.require_writable(app.config, "save_checkpoint")
+    guards.check_checkpoint_name(args.name)
+    run = app.runs.get(args.run_id)
+    be = await backend(app)
+    if args.kind == "state":
+        future = await sdk("saving the state", run.client.save_state_async(args.name))
+    else:
+        future = await sdk(
+            "saving sampler weights", run.client.save_weights_for_sampler_async(args.name)
+        )
+    response = await sdk("saving the checkpoint", future)
+    record = CheckpointRecord(name=args.name, kind=args.kind, path=response.path, step=run.step)
+    app.runs.add_checkpoint(run.run_id, record)
+    return SaveCheckpointOutput(
+        run_id=run.run_id,
+        name=args.name,
+        kind=args.kind,
+        path=response.path,
+        step=run.step,
+        **backend_fields(be),
+    )
+
+
+SPEC = ToolSpec(
+    name="save_checkpoint",
+    title="Save a checkpoint",
+    description=(
+        "Save a run's training state ('state', resumable with resume_training_run) or its "
+        "weights for sampling ('sampler'). Returns the checkpoint path."
+    ),
+    input_model=SaveCheckpointInput,
+    output_model=SaveCheckpointOutput,
+    handler=save_checkpoint,
+    read_only=False,
+    destructive=False,
+    idempotent=False,
+    open_world=False,
+    run_field="run_id",
+)

@@ -1,0 +1,255 @@
+"""train_sft: supervised fine-tuning on prompt/completion pairs or chats, built into datums here.
+
+The server builds every datum (prompt weight 0, completion weight 1, EOS, one-token shift) and
+pipelines the SDK calls: step k's forward_backward and optim_step are both submitted before any
+result is awaited, and step k+1 is queued before step k resolves, so the backend is never idle
+waiting for this process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import anyio
+from mcp.server.mcpserver import Context
+from pydantic import BaseModel, Field, model_validator
+
+from mcp_server import guards
+from mcp_server.app import AppState, BackendResult, ToolInput, backend_fields
+from mcp_server.budget import BudgetLeft
+from mcp_server.datums import TokenExample, build_sft_example, split_chat
+from mcp_server.errors import BackendFailure, InvalidInput, TrainingStopped
+from mcp_server.registry import ToolSpec
+from mcp_server.runs import RunState
+from mcp_server.tools._common import RUN_ID, backend, per_token_loss, run_tokenizer, sdk
+
+
+class PromptCompletion(BaseModel, extra="forbid"):
+    prompt: str = Field(max_length=100_000, description="Text the model reads (weight 0).")
+    completion: str = Field(
+        min_length=1, max_length=100_000, description="Text the model learns to write (weight 1)."
+    )
+
+
+class ChatMessage(BaseModel, extra="forbid"):
+    role: Literal["system", "user", "assistant"]
+    content: str = Field(max_length=100_000)
+
+
+class ChatExample(BaseModel, extra="forbid"):
+    messages: list[ChatMessage] = Field(
+        min_length=2,
+        max_length=64,
+        description="A chat rendered with the model's chat template; the last message must be "
+        "the assistant's, and only it is trained (weight 1).",
+    )
+
+
+class TrainSftInput(ToolInput):
+    run_id: str = RUN_ID
+    examples: list[PromptCompletion | ChatExample] = Field(
+        min_length=1,
+        max_length=10_000,
+        description="Training examples: {prompt, completion} (raw text, sample with `prompt`) "
+        "or {messages} (chat template, sample with `messages`).",
+    )
+    steps: int | None = Field(
+        None, ge=1, le=10_000, description="Optimizer steps to take; give steps or epochs."
+    )
+    epochs: int | None = Field(
+        None, ge=1, le=1000, description="Passes over the examples (default 1 when steps is unset)."
+    )
+    learning_rate: float = Field(1e-4, gt=0, le=1, description="Adam learning rate.")
+    batch_size: int | None = Field(
+        None, ge=1, le=1024, description="Examples per step (default: all of them, up to 8)."
+    )
+
+    @model_validator(mode="after")
+    def _one_length(self) -> TrainSftInput:
+        if self.steps is not None and self.epochs is not None:
+            raise ValueError("give either steps or epochs, not both")
+        return self
+
+
+class TrainSftOutput(BackendResult):
+    run_id: str
+    steps: int = Field(description="Optimizer steps taken by this call.")
+    step: int = Field(description="Optimizer steps the run has taken in this session.")
+    losses: list[float] = Field(description="Per-token loss (completion tokens) of each step.")
+    tokens: int = Field(description="Tokens processed (prompt and completion) by this call.")
+    trained_tokens: int = Field(description="Completion tokens that carried weight.")
+    elapsed_s: float
+    tokens_per_s: float
+    budget_left: BudgetLeft
+
+
+def _build_examples(app: AppState, tokenizer: Any, args: TrainSftInput) -> list[TokenExample]:
+    built = []
+    for index, example in enumerate(args.examples):
+        if isinstance(example, ChatExample):
+            messages = [m.model_dump() for m in example.messages]
+            prompt, completion = split_chat(tokenizer, messages, index)
+            token_example = build_sft_example(tokenizer, prompt, completion, index, chat=True)
+        else:
+            token_example = build_sft_example(
+                tokenizer, example.prompt, example.completion, index, chat=False
+            )
+        guards.check_example_length(app.config, index, len(token_example.input_tokens) + 1)
+        built.append(token_example)
+    return built
+
+
+def plan_batches(count: int, batch_size: int, steps: int) -> list[list[int]]:
+    """Example indices of each step: walk the examples in order, wrapping at the end (epochs)."""
+    return [[(step * batch_size + j) % count for j in range(batch_size)] for step in range(steps)]
+
+
+def diverged(losses: list[float], factor: float) -> str | None:
+    last = losses[-1]
+    if not math.isfinite(last):
+        return f"the loss is {last}"
+    if len(losses) >= 3 and last > factor * losses[0]:
+        return (
+            f"the loss {last:.4g} is above {factor:g}x the first step's {losses[0]:.4g} "
+            "(divergence_factor)"
+        )
+    return None
+
+
+async def train_sft(app: AppState, args: TrainSftInput, ctx: Context) -> TrainSftOutput:
+    import pytrio as trio
+
+    config = app.config
+    guards.require_writable(config, "train_sft")
+    guards.check_examples(config, len(args.examples))
+    guards.check_learning_rate(config, args.learning_rate)
+    run = app.runs.get(args.run_id)
+    be = await backend(app)
+    tokenizer = await run_tokenizer(run)
+    examples = await anyio.to_thread.run_sync(_build_examples, app, tokenizer, args)
+
+    batch_size = args.batch_size or min(len(examples), 8)
+    if batch_size > len(examples):
+        raise InvalidInput(
+            f"batch_size {batch_size} is larger than the {len(examples)} examples given; "
+            "lower it or add examples"
+        )
+    steps = args.steps or math.ceil(len(examples) / batch_size) * (args.epochs or 1)
+    guards.check_steps_per_call(config, steps)
+    plan = plan_batches(len(examples), batch_size, steps)
+    step_tokens = [sum(len(examples[i].input_tokens) for i in batch) for batch in plan]
+    guards.check_tokens_per_call(config, sum(step_tokens))
+    app.budget.check(steps, sum(step_tokens))
+
+    datums = [example.to_datum() for example in examples]
+    weights = [sum(examples[i].trained_tokens for i in batch) for batch in plan]
+    adam = trio.AdamParams(learning_rate=args.learning_rate)
+    work = Work(plan, datums, adam, step_tokens, weights)
+    return await _pipelined_loop(app, run, ctx, be, work)
+
+
+@dataclass(frozen=True)
+class Work:
+    """What train_sft sends: per step, the example indices, tokens and weighted tokens."""
+
+    plan: list[list[int]]
+    datums: list[Any]
+    adam: Any
+    step_tokens: list[int]
+    weights: list[int]
+
+
+async def _pipelined_loop(
+    app: AppState, run: RunState, ctx: Context, be: Any, work: Work
+) -> TrainSftOutput:
+    plan, datums, adam = work.plan, work.datums, work.adam
+    step_tokens, weights = work.step_tokens, work.weights
+    client = run.client
+    total = len(plan)
+    pending: deque[tuple[Any, Any]] = deque()
+
+    async def submit(index: int) -> None:
+        batch = [datums[i] for i in plan[index]]
+        forward = await sdk("submitting forward_backward", client.forward_backward_async(batch))
+        optim = await sdk("submitting optim_step", client.optim_step_async(adam))
+        pending.append((forward, optim))
+
+    losses: list[float] = []
+    started = time.perf_counter()
+    stop_reason: str | None = None
+    await submit(0)
+    try:
+        for index in range(total):
+            if index + 1 < total and stop_reason is None:
+                await submit(index + 1)  # queued before this step resolves
+            forward, optim = pending.popleft()
+            output = await sdk(f"forward_backward of step {index + 1}", forward)
+            await sdk(f"optim_step of step {index + 1}", optim)
+            loss = per_token_loss(output.metrics, weights[index])
+            losses.append(loss)
+            run.losses.append(loss)
+            run.step += 1
+            run.tokens_trained += step_tokens[index]
+            app.budget.spend(1, step_tokens[index])
+            await ctx.report_progress(
+                index + 1, total, message=f"step {index + 1}/{total}: loss {loss:.4f}"
+            )
+            if stop_reason is None:
+                stop_reason = diverged(losses, app.config.divergence_factor)
+            if stop_reason is not None and not pending:
+                break
+    finally:
+        # A step already submitted runs on the backend whether or not we wait; wait, so the
+        # run's state is settled before the next call on it.
+        while pending:
+            for future in pending.popleft():
+                with contextlib.suppress(Exception):  # the first error is already raised
+                    await future
+    if stop_reason is not None:
+        raise TrainingStopped(
+            f"train_sft stopped after step {len(losses)} of {total}: {stop_reason}. "
+            f"Losses: {[round(v, 4) for v in losses]}. The run's weights may be damaged: resume "
+            "from a checkpoint (resume_training_run) or start a new run with a lower learning_rate."
+        )
+    elapsed = time.perf_counter() - started
+    tokens = sum(step_tokens[: len(losses)])
+    if not losses:
+        raise BackendFailure("train_sft finished without a single step result")
+    return TrainSftOutput(
+        run_id=run.run_id,
+        steps=len(losses),
+        step=run.step,
+        losses=losses,
+        tokens=tokens,
+        trained_tokens=sum(weights[: len(losses)]),
+        elapsed_s=round(elapsed, 3),
+        tokens_per_s=round(tokens / elapsed, 1) if elapsed > 0 else 0.0,
+        budget_left=app.budget.left(),
+        **backend_fields(be),
+    )
+
+
+SPEC = ToolSpec(
+    name="train_sft",
+    title="Fine-tune on examples (SFT)",
+    description=(
+        "Supervised fine-tuning on {prompt, completion} pairs or {messages} chats. The server "
+        "tokenizes and builds every datum correctly (prompt weight 0, completion weight 1, EOS, "
+        "one-token shift), pipelines the steps, reports progress per step, and returns the "
+        "per-token loss of each step, tokens, elapsed time and the session budget left. Stops "
+        "with an error on NaN or divergence."
+    ),
+    input_model=TrainSftInput,
+    output_model=TrainSftOutput,
+    handler=train_sft,
+    read_only=False,
+    destructive=False,
+    idempotent=False,
+    open_world=False,
+    run_field="run_id",
+)

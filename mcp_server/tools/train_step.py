@@ -1,0 +1,147 @@
+"""train_step: one forward_backward + optim_step on token-level datums (RL and custom data).
+
+The escape hatch for what train_sft does not build: policy losses (importance_sampling, ppo,
+cispo, dro) with per-token logprobs and advantages, or hand-made cross-entropy data. Every datum
+is validated before anything is sent (see `mcp_server.datums.check_datum`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+from mcp.server.mcpserver import Context
+from pydantic import BaseModel, Field
+
+from mcp_server import guards
+from mcp_server.app import AppState, BackendResult, ToolInput, backend_fields
+from mcp_server.budget import BudgetLeft
+from mcp_server.datums import check_datum, to_sdk_datum
+from mcp_server.errors import InvalidInput, TrainingStopped
+from mcp_server.registry import ToolSpec
+from mcp_server.tools._common import RUN_ID, backend, per_token_loss, sdk
+from pytrio_facts.sdk import LossName
+
+MAX_SEQUENCE = 65_536
+
+
+class TokenDatum(BaseModel, extra="forbid"):
+    model_input: list[int] = Field(
+        min_length=1,
+        max_length=MAX_SEQUENCE,
+        description="Input token ids: tokens[:-1] of the sequence.",
+    )
+    loss_fn_inputs: dict[str, list[float]] = Field(
+        max_length=4,
+        description="One value per model_input position: target_tokens (= tokens[1:]) and, by "
+        "loss, weights (cross_entropy) or logprobs and advantages (policy losses).",
+    )
+
+
+class AdamConfig(BaseModel, extra="forbid"):
+    learning_rate: float = Field(1e-4, gt=0, le=1)
+    beta1: float = Field(0.9, ge=0, lt=1)
+    beta2: float = Field(0.95, ge=0, lt=1)
+    eps: float = Field(1e-12, gt=0, le=1)
+    weight_decay: float = Field(0.0, ge=0, le=1)
+    grad_clip_norm: float = Field(0.0, ge=0, description="0 disables clipping.")
+
+
+class TrainStepInput(ToolInput):
+    run_id: str = RUN_ID
+    datums: list[TokenDatum] = Field(min_length=1, max_length=10_000)
+    loss_fn: LossName = Field("cross_entropy", description="The built-in loss to apply.")
+    loss_fn_config: dict[str, float] | None = Field(
+        None, max_length=16, description="Loss settings, e.g. clip thresholds for ppo."
+    )
+    adam: AdamConfig = Field(default_factory=AdamConfig, description="Optimizer settings.")
+
+
+class TrainStepOutput(BackendResult):
+    run_id: str
+    step: int = Field(description="Optimizer steps the run has taken in this session.")
+    loss: float = Field(description="Loss per weighted target token of this step.")
+    metrics: dict[str, float] = Field(description="The SDK's metrics (loss_sum, loss_mean, ...).")
+    tokens: int
+    elapsed_s: float
+    budget_left: BudgetLeft
+
+
+async def train_step(app: AppState, args: TrainStepInput, ctx: Context) -> TrainStepOutput:
+    import pytrio as trio
+
+    config = app.config
+    guards.require_writable(config, "train_step")
+    guards.check_examples(config, len(args.datums))
+    guards.check_learning_rate(config, args.adam.learning_rate)
+    counted = 0
+    for index, datum in enumerate(args.datums):
+        guards.check_example_length(config, index, len(datum.model_input) + 1)
+        counted += check_datum(index, datum.model_input, datum.loss_fn_inputs, args.loss_fn)
+    if counted == 0:
+        raise InvalidInput(
+            "no target position carries weight (all weights are 0 or every target is -100), so "
+            "the step would change nothing; weight the completion tokens with 1"
+        )
+    tokens = sum(len(d.model_input) for d in args.datums)
+    guards.check_tokens_per_call(config, tokens)
+    app.budget.check(1, tokens)
+    run = app.runs.get(args.run_id)
+    be = await backend(app)
+    batch = [to_sdk_datum(d.model_input, d.loss_fn_inputs) for d in args.datums]
+    adam = trio.AdamParams(**args.adam.model_dump())
+    started = time.perf_counter()
+    forward = await sdk(
+        "submitting forward_backward",
+        run.client.forward_backward_async(batch, args.loss_fn, args.loss_fn_config),
+    )
+    optim = await sdk("submitting optim_step", run.client.optim_step_async(adam))
+    output = await sdk("forward_backward", forward)
+    await sdk("optim_step", optim)
+    metrics = {k: float(v) for k, v in output.metrics.items()}
+    loss = (
+        per_token_loss(metrics, counted)
+        if args.loss_fn == "cross_entropy"
+        else metrics.get("loss_mean", float("nan"))
+    )
+    run.step += 1
+    run.losses.append(loss)
+    run.tokens_trained += tokens
+    app.budget.spend(1, tokens)
+    if not math.isfinite(loss):
+        raise TrainingStopped(
+            f"train_step produced a non-finite loss ({loss}); the step was applied and the "
+            "weights may be damaged. Check logprobs/advantages, lower the learning rate, or "
+            "resume from a checkpoint."
+        )
+    return TrainStepOutput(
+        run_id=run.run_id,
+        step=run.step,
+        loss=loss,
+        metrics=metrics,
+        tokens=tokens,
+        elapsed_s=round(time.perf_counter() - started, 3),
+        budget_left=app.budget.left(),
+        **backend_fields(be),
+    )
+
+
+SPEC = ToolSpec(
+    name="train_step",
+    title="One training step on token data",
+    description=(
+        "One forward_backward + optim_step on token-level datums, for RL losses "
+        "(importance_sampling, ppo, cispo, dro) and custom data. Each datum is "
+        "{model_input: tokens[:-1], loss_fn_inputs: {target_tokens: tokens[1:], ...}} with one "
+        "value per position; everything is validated (lengths, shift, finite values, the "
+        "loss's required inputs) before it is sent. Prefer train_sft for plain SFT."
+    ),
+    input_model=TrainStepInput,
+    output_model=TrainStepOutput,
+    handler=train_step,
+    read_only=False,
+    destructive=False,
+    idempotent=False,
+    open_world=False,
+    run_field="run_id",
+)
