@@ -6,9 +6,7 @@ registry renders as empty, and the stale-doc test then fails once it exists and 
 
 from __future__ import annotations
 
-import asyncio
 import importlib
-import inspect
 import re
 import textwrap
 from dataclasses import dataclass, field
@@ -101,30 +99,6 @@ def lint_rules() -> list[RuleDoc]:
     return sorted(docs, key=lambda rule: rule.code)
 
 
-def _find_server() -> Any | None:
-    try:
-        from mcp.server.mcpserver import MCPServer
-    except ModuleNotFoundError:
-        return None
-    for module_name in ("mcp_server.server", "mcp_server.app", "mcp_server"):
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError:
-            continue
-        for factory in ("build_server", "create_server", "make_server"):
-            function = getattr(module, factory, None)
-            if callable(function) and not inspect.signature(function).parameters.keys() - {
-                name
-                for name, p in inspect.signature(function).parameters.items()
-                if p.default is not inspect.Parameter.empty
-            }:
-                return function()
-        for value in vars(module).values():
-            if isinstance(value, MCPServer):
-                return value
-    return None
-
-
 def _parameters(schema: dict[str, Any]) -> list[dict[str, Any]]:
     required = set(schema.get("required", []))
     rows = []
@@ -145,24 +119,24 @@ def _parameters(schema: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def mcp_tools() -> list[ToolDoc]:
-    """The tools trio-mcp lists, read through the server's own `list_tools()`."""
-    server = _find_server()
-    if server is None:
+    """The tools trio-mcp publishes, from `mcp_server.registry.tool_catalogue()`, in its order."""
+    try:
+        registry = importlib.import_module("mcp_server.registry")
+    except ModuleNotFoundError:
         return []
-    tools = asyncio.run(server.list_tools())
-    docs = []
-    for tool in tools:
-        annotations = tool.annotations.model_dump(exclude_none=True) if tool.annotations else {}
-        docs.append(
-            ToolDoc(
-                name=tool.name,
-                title=tool.title or annotations.get("title") or tool.name,
-                description=" ".join((tool.description or "").split()),
-                annotations=annotations,
-                parameters=_parameters(tool.input_schema or {}),
-            )
+    catalogue = getattr(registry, "tool_catalogue", None)
+    if catalogue is None:
+        return []
+    return [
+        ToolDoc(
+            name=tool["name"],
+            title=tool.get("title") or tool["name"],
+            description=" ".join(str(tool.get("description", "")).split()),
+            annotations=dict(tool.get("annotations") or {}),
+            parameters=_parameters(tool.get("input_schema") or {}),
         )
-    return sorted(docs, key=lambda tool: tool.name)
+        for tool in catalogue()
+    ]
 
 
 def context() -> dict[str, Any]:
