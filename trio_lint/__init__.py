@@ -1,8 +1,8 @@
 """trio-lint: a linter with autofix for the PyTRIO pitfall catalogue (library API).
 
-    from trio_lint import lint_source, fix_source
-    diagnostics = lint_source(code, path="train.py")
-    result = fix_source(code, path="train.py", unsafe=False)  # result.source, .fixed, .remaining
+from trio_lint import lint_source, fix_source
+diagnostics = lint_source(code, path="train.py")
+result = fix_source(code, path="train.py", unsafe=False)  # result.source, .fixed, .remaining
 """
 
 from __future__ import annotations
@@ -68,4 +68,6 @@ def fix_source(
         fix="unsafe" if unsafe else "safe",
     )
     new_source = outcome.new_bytes.decode("utf-8-sig") if outcome.new_bytes is not None else source
-    return FixResult(source=new_source, fixed=tuple(outcome.fixed), remaining=tuple(outcome.diagnostics))
+    return FixResult(
+        source=new_source, fixed=tuple(outcome.fixed), remaining=tuple(outcome.diagnostics)
+    )

@@ -36,7 +36,9 @@ def rule_hooks(rule: type[Rule]) -> tuple[tuple[type[ast.AST], str, bool], ...]:
             if attr.startswith(prefix):
                 node_class = classes.get(attr[len(prefix) :])
                 if node_class is None:
-                    raise TypeError(f"{rule.__name__}.{attr}: `{attr[len(prefix):]}` is no ast node class")
+                    raise TypeError(
+                        f"{rule.__name__}.{attr}: `{attr[len(prefix) :]}` is no ast node class"
+                    )
                 hooks.append((node_class, attr, leaving))
     return tuple(hooks)
 
@@ -76,7 +78,9 @@ def run_rules(
         instances.append(instance)
         for node_class, attr, leaving in rule_hooks(rule):
             table = leave if leaving else visit
-            table.setdefault(node_class, []).append((getattr(instance, attr), rule.pytrio_only, rule.code))
+            table.setdefault(node_class, []).append(
+                (getattr(instance, attr), rule.pytrio_only, rule.code)
+            )
     crashed: set[str] = set()
 
     def call(handlers: list[Handler], node: ast.AST) -> None:
@@ -137,9 +141,7 @@ def run_rules(
 def _observe_assign(ctx: LintContext, node: ast.AST) -> None:
     if isinstance(node, ast.Assign):
         ctx.observe_assign(node.targets, node.value)
-    elif isinstance(node, ast.AnnAssign):
-        ctx.observe_assign([node.target], node.value)
-    elif isinstance(node, ast.NamedExpr):
+    elif isinstance(node, ast.AnnAssign | ast.NamedExpr):
         ctx.observe_assign([node.target], node.value)
 
 

@@ -1,4 +1,4 @@
-"""`[tool.trio-lint]` configuration: loading, validation with errors that name the key, and selection."""
+"""`[tool.trio-lint]` configuration: loading, validation (errors name the key), selection."""
 
 from __future__ import annotations
 
@@ -40,14 +40,16 @@ class ConfigError(Exception):
 
 
 class LintConfig(BaseModel):
-    """Settings after merging pyproject and command line. Field names are the snake_case of the keys."""
+    """Settings after merging pyproject and command line (fields: snake_case of the keys)."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
 
     select: tuple[str, ...] | None = None
     extend_select: tuple[str, ...] = Field(default=(), alias="extend-select")
     ignore: tuple[str, ...] = ()
-    per_file_ignores: dict[str, tuple[str, ...]] = Field(default_factory=dict, alias="per-file-ignores")
+    per_file_ignores: dict[str, tuple[str, ...]] = Field(
+        default_factory=dict, alias="per-file-ignores"
+    )
     exclude: tuple[str, ...] = DEFAULT_EXCLUDES
     extend_exclude: tuple[str, ...] = Field(default=(), alias="extend-exclude")
     sdk_modules: tuple[str, ...] = Field(default=("pytrio",), alias="sdk-modules")
@@ -64,9 +66,7 @@ class LintConfig(BaseModel):
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 
-KNOWN_KEYS = sorted(
-    (field.alias or name) for name, field in LintConfig.model_fields.items()
-)
+KNOWN_KEYS = sorted((field.alias or name) for name, field in LintConfig.model_fields.items())
 
 
 def _suggest(word: str, choices: list[str]) -> str:
@@ -75,7 +75,7 @@ def _suggest(word: str, choices: list[str]) -> str:
 
 
 def config_from_mapping(data: dict[str, Any], *, origin: str) -> LintConfig:
-    """Validate a [tool.trio-lint] table; unknown keys, wrong types and unknown codes are ConfigErrors."""
+    """Validate a [tool.trio-lint] table; unknown keys, bad values, unknown codes: ConfigError."""
     for key in data:
         if key not in KNOWN_KEYS:
             raise ConfigError(
@@ -102,7 +102,9 @@ def validate_codes(config: LintConfig, *, origin: str) -> None:
         ("extend-select", config.extend_select),
         ("ignore", config.ignore),
     ]
-    groups += [(f"per-file-ignores.{pattern}", codes) for pattern, codes in config.per_file_ignores.items()]
+    groups += [
+        (f"per-file-ignores.{pattern}", codes) for pattern, codes in config.per_file_ignores.items()
+    ]
     for key, codes in groups:
         for code in codes:
             if not is_known_selector(code):
@@ -121,7 +123,9 @@ def find_pyproject(start: Path) -> Path | None:
     return None
 
 
-def load_config(path: Path | None, *, search_from: Path | None = None) -> tuple[LintConfig, Path | None]:
+def load_config(
+    path: Path | None, *, search_from: Path | None = None
+) -> tuple[LintConfig, Path | None]:
     """Read `path` (a pyproject.toml or a trio-lint .toml) or the nearest pyproject.toml.
 
     Returns the config and the directory it applies from (the project root, for per-file-ignores

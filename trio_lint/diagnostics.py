@@ -15,7 +15,7 @@ class Severity(StrEnum):
 
 
 class Applicability(StrEnum):
-    """How a rule's fix may be applied, as in ruff: `safe` with --fix, `unsafe` with --unsafe-fixes."""
+    """As in ruff: `safe` fixes apply with --fix, `unsafe` ones also need --unsafe-fixes."""
 
     SAFE = "safe"
     UNSAFE = "unsafe"
@@ -43,7 +43,7 @@ class FixInfo(BaseModel):
     model_config = ConfigDict(frozen=True)
     applicability: Applicability
     message: str
-    # Filled only when a reporter needs the concrete edits (json, sarif); computing them costs a libcst pass.
+    # Filled only for reporters that show edits (json, sarif): computing them costs a libcst pass.
     edits: tuple[Edit, ...] = ()
 
 

@@ -1,4 +1,4 @@
-"""One document from bytes to diagnostics (and fixed bytes): source -> parse -> rules -> noqa -> fixes."""
+"""One document, bytes to diagnostics (and fixed bytes): source, parse, rules, noqa, fixes."""
 
 from __future__ import annotations
 
@@ -85,7 +85,9 @@ def _unused_noqa(code: str, index: LineIndex, used: dict[int, set[str]]) -> list
     found: list[Finding] = []
     try:
         comments = [
-            tok for tok in tokenize.generate_tokens(io.StringIO(code).readline) if tok.type == tokenize.COMMENT
+            tok
+            for tok in tokenize.generate_tokens(io.StringIO(code).readline)
+            if tok.type == tokenize.COMMENT
         ]
     except (tokenize.TokenError, SyntaxError):
         return found
@@ -94,7 +96,9 @@ def _unused_noqa(code: str, index: LineIndex, used: dict[int, set[str]]) -> list
         directive = noqa.parse_line(tok.string, line)
         if directive is None or directive.codes is None:
             continue
-        unused = [c for c in directive.codes if c.startswith("PTR") and c not in used.get(line, set())]
+        unused = [
+            c for c in directive.codes if c.startswith("PTR") and c not in used.get(line, set())
+        ]
         if not unused:
             continue
         keep = [c for c in directive.codes if c not in unused]
@@ -102,12 +106,17 @@ def _unused_noqa(code: str, index: LineIndex, used: dict[int, set[str]]) -> list
         byte_col = len(text[:col].encode())
         span = Span(line, byte_col, line, byte_col + len(tok.string.encode()))
         unknown = [c for c in unused if c not in known]
-        detail = f"unknown code{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}" if unknown else ""
+        detail = (
+            f"unknown code{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}" if unknown else ""
+        )
         message = f"Unused `noqa` directive ({', '.join(unused)}{'; ' + detail if detail else ''})"
         new_comment = _comment_without(tok.string, directive, keep)
         ws_col = len(text[:col].rstrip().encode())
         edit_span = Span(line, ws_col, line + 1, 0)
-        fix = safe_fix("Remove the unused codes", NodeEdit(edit_span, _trailing_kind(), _set_comment(new_comment)))
+        fix = safe_fix(
+            "Remove the unused codes",
+            NodeEdit(edit_span, _trailing_kind(), _set_comment(new_comment)),
+        )
         found.append(Finding(UNUSED_NOQA, span, message, Severity.WARNING, fix))
     return found
 
@@ -146,12 +155,14 @@ def fix_unit(
     unsafe: bool,
     report_unused_noqa: bool = False,
 ) -> tuple[str, list[Finding], UnitCheck]:
-    """Apply fixes until nothing fixable remains (fixes converge). Returns (code, fixed, final check)."""
+    """Fix until nothing fixable remains (fixes converge). Returns (code, fixed, final check)."""
     allowed = {Applicability.SAFE, Applicability.UNSAFE} if unsafe else {Applicability.SAFE}
     fixed: list[Finding] = []
     result = check_unit(code, config, rules, seed, report_unused_noqa=report_unused_noqa)
     for _ in range(MAX_FIX_PASSES):
-        fixable = [f for f in result.findings if f.fix is not None and f.fix.applicability in allowed]
+        fixable = [
+            f for f in result.findings if f.fix is not None and f.fix.applicability in allowed
+        ]
         if not fixable:
             break
         try:
@@ -170,7 +181,7 @@ def fix_unit(
 
 
 def _edits_for(code: str, finding: Finding, document: Document, unit: Unit) -> tuple[Edit, ...]:
-    """The single text edit that `finding`'s fix makes (common prefix/suffix of before and after)."""
+    """The one text edit `finding`'s fix makes (common prefix/suffix of before and after)."""
     try:
         after, applied = apply_fixes(code, [finding])
     except FixError:
@@ -192,7 +203,13 @@ def _edits_for(code: str, finding: Finding, document: Document, unit: Unit) -> t
         shown_line, shown_column, _ = document.display(unit, line, column)
         return Location(row=shown_line, column=shown_column)
 
-    return (Edit(content=after[start:end_after], location=location(start), end_location=location(end_before)),)
+    return (
+        Edit(
+            content=after[start:end_after],
+            location=location(start),
+            end_location=location(end_before),
+        ),
+    )
 
 
 def to_diagnostics(
@@ -214,7 +231,9 @@ def to_diagnostics(
         fix_info = None
         if finding.fix is not None:
             edits = _edits_for(unit.code, finding, document, unit) if want_edits else ()
-            fix_info = FixInfo(applicability=finding.fix.applicability, message=finding.fix.message, edits=edits)
+            fix_info = FixInfo(
+                applicability=finding.fix.applicability, message=finding.fix.message, edits=edits
+            )
         rule = known.get(finding.code)
         diagnostics.append(
             Diagnostic(
@@ -245,7 +264,7 @@ def lint_document(
     want_edits: bool = False,
     add_noqa: bool = False,
 ) -> FileOutcome:
-    """Everything for one file; never raises for bad input (it becomes a PTR900/PTR901 diagnostic)."""
+    """Everything for one file; bad input never raises (it becomes a PTR900/PTR901 finding)."""
     outcome = FileOutcome()
     if not mentions_sdk(data, config):
         outcome.skipped = True
@@ -264,7 +283,12 @@ def lint_document(
         unit_seed = seed if unit.inherit_imports else None
         if fix is not None:
             code, fixed, check = fix_unit(
-                unit.code, config, rules, unit_seed, unsafe=fix == "unsafe", report_unused_noqa=report_unused
+                unit.code,
+                config,
+                rules,
+                unit_seed,
+                unsafe=fix == "unsafe",
+                report_unused_noqa=report_unused,
             )
             if fixed:
                 before = UnitCheck(fixed, {}, LineIndex(unit.code))
@@ -276,9 +300,13 @@ def lint_document(
             code = _add_noqa(code, check)
             check = check_unit(code, config, rules, unit_seed, report_unused_noqa=report_unused)
         new_codes.append(code)
-        shown_unit = Unit(code, unit.line_offset, unit.column_offset, unit.cell_lines, unit.inherit_imports)
+        shown_unit = Unit(
+            code, unit.line_offset, unit.column_offset, unit.cell_lines, unit.inherit_imports
+        )
         check.findings = [f for f in check.findings if f.code in selected]
-        outcome.diagnostics.extend(to_diagnostics(path, document, shown_unit, check, want_edits=want_edits))
+        outcome.diagnostics.extend(
+            to_diagnostics(path, document, shown_unit, check, want_edits=want_edits)
+        )
         if unit.inherit_imports:
             seed = check.bindings
     if any(new != unit.code for new, unit in zip(new_codes, document.units, strict=True)):

@@ -66,7 +66,12 @@ def apply_fixes(code: str, findings: Iterable[Finding]) -> tuple[str, list[Findi
     targets: dict[int, list[CstTransform]] = {}
     matched_edits: dict[int, int] = {}
     for node, code_range in positions.items():
-        key = (code_range.start.line, code_range.start.column, code_range.end.line, code_range.end.column)
+        key = (
+            code_range.start.line,
+            code_range.start.column,
+            code_range.end.line,
+            code_range.end.column,
+        )
         for kind, transform, number in wanted.get(key, ()):
             if isinstance(node, kind):
                 targets.setdefault(id(node), []).append(transform)

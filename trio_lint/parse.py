@@ -27,9 +27,11 @@ class SourceError(Exception):
 
 
 def decode(data: bytes) -> tuple[str, bool]:
-    """Decode Python source bytes as the interpreter would (BOM, PEP 263 cookie). Returns (text, bom)."""
+    """Decode source bytes as the interpreter would (BOM, PEP 263 cookie): (text, bom)."""
     if len(data) > MAX_FILE_BYTES:
-        raise SourceError("PTR901", f"file is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB; skipped")
+        raise SourceError(
+            "PTR901", f"file is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB; skipped"
+        )
     bom = data.startswith(b"\xef\xbb\xbf")
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
@@ -54,20 +56,24 @@ def parse(text: str, filename: str = "<unknown>") -> ast.Module:
         line = exc.lineno or 1
         column = exc.offset or 1
         if exc.lineno is not None and exc.offset is not None:
-            column = _byte_offset_to_char(split_lines(text), line, exc.offset - 1, from_chars=True) + 1
+            column = (
+                _byte_offset_to_char(split_lines(text), line, exc.offset - 1, from_chars=True) + 1
+            )
         raise SourceError("PTR900", f"SyntaxError: {exc.msg}", line=line, column=column) from None
     except (ValueError, RecursionError, MemoryError) as exc:
         raise SourceError("PTR900", f"cannot parse: {type(exc).__name__}: {exc}") from None
 
 
 def split_lines(text: str) -> list[str]:
-    """Lines as Python counts them (\\n, \\r\\n, \\r only; form feeds and U+2028 are not line breaks)."""
+    """Lines as Python counts them (\\n, \\r\\n, \\r; form feed and U+2028 do not break)."""
     if "\r" not in text:
         return text.split("\n")
     return _NEWLINE.split(text)
 
 
-def _byte_offset_to_char(lines: list[str], line: int, offset: int, *, from_chars: bool = False) -> int:
+def _byte_offset_to_char(
+    lines: list[str], line: int, offset: int, *, from_chars: bool = False
+) -> int:
     if from_chars or not (0 < line <= len(lines)):
         return max(offset, 0)
     text = lines[line - 1]

@@ -66,7 +66,7 @@ def is_known_selector(selector: str) -> bool:
 
 
 def matches(rule: type[Rule], selector: str) -> bool:
-    return selector == "ALL" or selector == rule.name or rule.code.startswith(selector)
+    return selector in ("ALL", rule.name) or rule.code.startswith(selector)
 
 
 def select_rules(config: LintConfig) -> tuple[type[Rule], ...]:

@@ -23,13 +23,15 @@ class FromImport(Rule):
     fix_safety = Applicability.SAFE
     doc = """
 ## What it does
-Flags `from pytrio import X` and `from pytrio.types import X` (off by default: a convention, not a bug).
+Flags `from pytrio import X` and `from pytrio.types import X` (off by default: a convention, not a
+bug).
 
 ## Why is this bad?
 PyTRIO's documentation, examples and this skill always write `import pytrio as trio` and
 `trio.Datum(...)`. One spelling keeps generated code greppable, avoids clashes between SDK names and
 local ones (`Datum`, `ModelInput` are common words in training code) and keeps the `trio.` prefix
-visible at every SDK call. `from pytrio.errors... import` stays allowed: that is the only home of the
+visible at every SDK call. `from pytrio.errors... import` stays allowed: that is the only home of
+the
 specific error classes.
 
 ## Example
@@ -41,11 +43,13 @@ datum = Datum(model_input=MI.from_ints([1, 2]), loss_fn_inputs={"target_tokens":
 ## Use instead
 ```python
 import pytrio as trio
-datum = trio.Datum(model_input=trio.ModelInput.from_ints([1, 2]), loss_fn_inputs={"target_tokens": [2, 3]})
+datum = trio.Datum(model_input=trio.ModelInput.from_ints([1, 2]), loss_fn_inputs={"target_tokens":
+[2, 3]})
 ```
 
 ## Fix safety
-The fix replaces the import and rewrites every use (`MI` -> `trio.ModelInput`). It is safe when every
+The fix replaces the import and rewrites every use (`MI` -> `trio.ModelInput`). It is safe when
+every
 use of the imported names resolves to that import; it is unsafe (needs `--unsafe-fixes`) when a name
 is also bound elsewhere in the module (rebinding, parameters, `global`), and it is not offered for
 star imports, function-level imports, or names listed in `__all__` (a re-export). An existing
@@ -142,11 +146,14 @@ star imports, function-level imports, or names listed in `__all__` (a re-export)
             return
         alias = self._alias()
         fixable = all(
-            at_module_level and all(a.name != "*" for a in stmt.names) for stmt, at_module_level in self.imports
+            at_module_level and all(a.name != "*" for a in stmt.names)
+            for stmt, at_module_level in self.imports
         ) and not (self.exported & set(self.imported))
         unsafe = bool(self.rebound & set(self.imported))
         for number, (stmt, _) in enumerate(self.imports):
-            names = ", ".join(f"`{alias}.{self.imported.get(a.asname or a.name, a.name)}`" for a in stmt.names)
+            names = ", ".join(
+                f"`{alias}.{self.imported.get(a.asname or a.name, a.name)}`" for a in stmt.names
+            )
             statement = "import pytrio" if alias == "pytrio" else f"import pytrio as {alias}"
             message = f"Import the SDK as a module: `{statement}`, then write {names}"
             fix = None
@@ -154,10 +161,13 @@ star imports, function-level imports, or names listed in `__all__` (a re-export)
                 edits = [self._import_edit(stmt, alias, first=number == 0)]
                 if number == 0:
                     edits += [
-                        edit(use, cst.Name, _attribute(alias, self.imported[use.id])) for use in self.uses
+                        edit(use, cst.Name, _attribute(alias, self.imported[use.id]))
+                        for use in self.uses
                     ]
                 fix = Fix(
-                    f"Use `import pytrio as {alias}`" if alias != "pytrio" else "Use `import pytrio`",
+                    f"Use `import pytrio as {alias}`"
+                    if alias != "pytrio"
+                    else "Use `import pytrio`",
                     Applicability.UNSAFE if unsafe else Applicability.SAFE,
                     tuple(edits),
                 )

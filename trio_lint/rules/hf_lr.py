@@ -59,7 +59,9 @@ Safe: the same learning rate under its PyTRIO name. No fix when `learning_rate` 
             "from pytrio import AdamParams\nstep = tc.optim_step(AdamParams(lr=2e-5))\n",
             fixed="from pytrio import AdamParams\nstep = tc.optim_step(AdamParams(learning_rate=2e-5))\n",
         ),
-        Invalid("import pytrio as trio\nadam = trio.AdamParams(lr=1, learning_rate=2)\n", fixed=None),
+        Invalid(
+            "import pytrio as trio\nadam = trio.AdamParams(lr=1, learning_rate=2)\n", fixed=None
+        ),
     )
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -71,6 +73,7 @@ Safe: the same learning rate under its PyTRIO name. No fix when `learning_rate` 
                 fix = None
                 if "learning_rate" not in names:
                     fix = safe_fix(
-                        "Rename to `learning_rate`", edit(keyword, cst.Arg, rename_keyword("learning_rate"))
+                        "Rename to `learning_rate`",
+                        edit(keyword, cst.Arg, rename_keyword("learning_rate")),
                     )
                 self.report(keyword, fix=fix)

@@ -47,7 +47,9 @@ when the call already passes `max_tokens`, since renaming would duplicate the ke
 """
     VALID = (
         Valid("import pytrio as trio\np = trio.SamplingParams(max_tokens=64)\n"),
-        Valid("from transformers import GenerationConfig\ng = GenerationConfig(max_new_tokens=64)\n"),
+        Valid(
+            "from transformers import GenerationConfig\ng = GenerationConfig(max_new_tokens=64)\n"
+        ),
         Valid("import pytrio\nmodel.generate(ids, max_new_tokens=64)\n"),
         Valid("import pytrio\nclass SamplingParams: ...\np = SamplingParams(max_new_tokens=1)\n"),
     )
@@ -68,7 +70,9 @@ when the call already passes `max_tokens`, since renaming would duplicate the ke
             fixed="import tinker\np = tinker.types.SamplingParams(max_tokens=8)\n",
             config={"sdk-modules": ["pytrio", "tinker"]},
         ),
-        Invalid("import pytrio as t\np = t.SamplingParams(max_tokens=4, max_new_tokens=8)\n", fixed=None),
+        Invalid(
+            "import pytrio as t\np = t.SamplingParams(max_tokens=4, max_new_tokens=8)\n", fixed=None
+        ),
     )
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -79,5 +83,8 @@ when the call already passes `max_tokens`, since renaming would duplicate the ke
             if keyword.arg == "max_new_tokens":
                 fix = None
                 if "max_tokens" not in names:
-                    fix = safe_fix("Rename to `max_tokens`", edit(keyword, cst.Arg, rename_keyword("max_tokens")))
+                    fix = safe_fix(
+                        "Rename to `max_tokens`",
+                        edit(keyword, cst.Arg, rename_keyword("max_tokens")),
+                    )
                 self.report(keyword, fix=fix)

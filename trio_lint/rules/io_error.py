@@ -11,7 +11,8 @@ class IoErrorRule(Rule):
     severity = Severity.ERROR
     doc = """
 ## What it does
-Reports a file trio-lint cannot read: bytes that are not valid in the file's encoding (UTF-8 unless a
+Reports a file trio-lint cannot read: bytes that are not valid in the file's encoding (UTF-8 unless
+a
 PEP 263 coding cookie says otherwise), files over 10 MiB, notebooks that are not valid JSON.
 
 ## Why is this bad?

@@ -35,7 +35,10 @@ params = trio.SamplingParams(max_tokens=64)
 Safe: only the unused codes (or the whole comment, if nothing else remains) are removed.
 """
     VALID = (
-        Valid("import pytrio as trio\nparams = trio.SamplingParams(max_new_tokens=64)  # noqa: PTR201\n"),
+        Valid(
+            "import pytrio as trio\nparams = trio.SamplingParams(max_new_tokens=64)  # noqa: PTR201\n",
+            config={"extend-select": ["PTR201"]},
+        ),
         Valid("import pytrio as trio\nimport os  # noqa: F401\n"),
     )
     INVALID = (
@@ -43,6 +46,7 @@ Safe: only the unused codes (or the whole comment, if nothing else remains) are 
             "import pytrio as trio\nparams = trio.SamplingParams(max_tokens=64)  # noqa: PTR201\n",
             fixed="import pytrio as trio\nparams = trio.SamplingParams(max_tokens=64)\n",
             line=2,
+            config={"extend-select": ["PTR201"]},
         ),
         Invalid(
             "import pytrio as trio\nx = 1  # keep  # noqa: PTR201, E501\n",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from trio_lint.semantics.names import CANONICAL_ROOT, Binding, bindings_of_import
+from trio_lint.semantics.names import CANONICAL_ROOT, Binding, bindings_of_import, normalize
 from trio_lint.semantics.receivers import ReceiverModel
 
 if TYPE_CHECKING:
@@ -67,7 +67,9 @@ class LintContext:
         binding = self.lookup(node.id)
         if binding is None:
             return None
-        return ".".join([binding.qualname, *reversed(attrs)])
+        if not attrs:
+            return binding.qualname
+        return normalize(".".join([binding.qualname, *reversed(attrs)]))
 
     def is_sdk(self, node: ast.AST, *names: str) -> bool:
         """True if `node` resolves to `pytrio.<name>` for one of `names` (e.g. "SamplingParams")."""

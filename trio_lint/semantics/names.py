@@ -19,7 +19,7 @@ TOP_LEVEL_TYPES = frozenset({"AdamParams", "Datum", "ModelInput", "SamplingParam
 
 @dataclass(frozen=True, slots=True)
 class Binding:
-    """A local name bound to an SDK module or symbol: `qualname` is canonical, `origin` the real root."""
+    """A local name bound to an SDK symbol: canonical `qualname`, `origin` the real root."""
 
     qualname: str
     origin: str
@@ -30,10 +30,16 @@ def canonicalize(dotted: str, sdk_modules: tuple[str, ...]) -> Binding | None:
     root, _, rest = dotted.partition(".")
     if root not in sdk_modules:
         return None
-    parts = [CANONICAL_ROOT, *rest.split(".")] if rest else [CANONICAL_ROOT]
-    if len(parts) == 3 and parts[1] == "types" and parts[2] in TOP_LEVEL_TYPES:
-        parts = [CANONICAL_ROOT, parts[2]]
-    return Binding(".".join(parts), root)
+    return Binding(normalize(f"{CANONICAL_ROOT}.{rest}" if rest else CANONICAL_ROOT), root)
+
+
+def normalize(qualname: str) -> str:
+    """`pytrio.types.Datum` -> `pytrio.Datum` (the same object, exported at the top level)."""
+    if qualname.startswith("pytrio.types."):
+        name, _, tail = qualname[len("pytrio.types.") :].partition(".")
+        if name in TOP_LEVEL_TYPES:
+            return f"pytrio.{name}" + (f".{tail}" if tail else "")
+    return qualname
 
 
 def bindings_of_import(node: ast.Import | ast.ImportFrom, sdk_modules: tuple[str, ...]):

@@ -17,7 +17,9 @@ _PYTHON = {"python", "py", "python3", "py3", "pyi"}
 class MarkdownDocument(Document):
     lines: list[str] = field(default_factory=list)
     newline: str = "\n"
-    blocks: list[tuple[int, int, str]] = field(default_factory=list)  # (first, end) line index, indent
+    blocks: list[tuple[int, int, str]] = field(
+        default_factory=list
+    )  # (first, end) line index, indent
     bom: bool = False
 
     @classmethod
@@ -42,7 +44,10 @@ class MarkdownDocument(Document):
             while end < len(lines) and not close.match(lines[end]):
                 end += 1
             if match.group("info").lower() in _PYTHON:
-                body = [line[len(indent) :] if line.startswith(indent) else line for line in lines[index + 1 : end]]
+                body = [
+                    line[len(indent) :] if line.startswith(indent) else line
+                    for line in lines[index + 1 : end]
+                ]
                 document.blocks.append((index + 1, end, indent))
                 document.units.append(
                     Unit(

@@ -43,10 +43,9 @@ class NotebookDocument(Document):
                 lines.append(CELL_MARKER)
                 cell_lines.append((number, 0))
             document.code_cells.append(number - 1)
-            for line_number, line in enumerate(_cell_text(cell).split("\n"), start=1):
-                if line.lstrip().startswith(_MAGIC_STARTS) or line.rstrip().endswith("?"):
-                    line = _MAGIC_PREFIX + line
-                lines.append(line)
+            for line_number, text in enumerate(_cell_text(cell).split("\n"), start=1):
+                magic = text.lstrip().startswith(_MAGIC_STARTS) or text.rstrip().endswith("?")
+                lines.append(_MAGIC_PREFIX + text if magic else text)
                 cell_lines.append((number, line_number))
         if document.code_cells:
             document.units.append(Unit("\n".join(lines), cell_lines=cell_lines))
@@ -61,7 +60,9 @@ class NotebookDocument(Document):
         cells = self.notebook["cells"]
         for index, text in zip(self.code_cells, pieces, strict=True):
             restored = "\n".join(
-                line.replace(_MAGIC_PREFIX, "", 1) if line.lstrip().startswith(_MAGIC_PREFIX) else line
+                line.replace(_MAGIC_PREFIX, "", 1)
+                if line.lstrip().startswith(_MAGIC_PREFIX)
+                else line
                 for line in text.split("\n")
             )
             if restored != _cell_text(cells[index]):

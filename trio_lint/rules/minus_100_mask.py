@@ -1,0 +1,158 @@
+"""PTR301 minus-100-mask: HuggingFace's `-100` ignore label in PyTRIO token data."""
+
+from __future__ import annotations
+
+import ast
+
+from trio_lint.diagnostics import Severity
+from trio_lint.rules.base import Invalid, Rule, Valid
+
+
+def _minus_100(expr: ast.AST | None) -> ast.AST | None:
+    """The first `-100` literal inside `expr` (list literals, `[-100] * n + ids`, comprehensions)."""
+    if expr is None:
+        return None
+    for node in ast.walk(expr):
+        if (
+            isinstance(node, ast.UnaryOp)
+            and isinstance(node.op, ast.USub)
+            and isinstance(node.operand, ast.Constant)
+            and node.operand.value == 100
+            and type(node.operand.value) is int
+        ):
+            return node
+    return None
+
+
+class Minus100Mask(Rule):
+    code = "PTR301"
+    name = "minus-100-mask"
+    message = "`-100` in `model_input`: PyTRIO rejects it as an out-of-vocabulary token"
+    severity = Severity.ERROR
+    doc = """
+## What it does
+Flags the HuggingFace ignore label `-100` in PyTRIO token data:
+- in `ModelInput.from_ints(...)` (the model's input tokens): an **error**;
+- in `loss_fn_inputs["target_tokens"]` of a `Datum`: **info**, suggesting `weights` instead.
+Names bound in the same module to an expression containing `-100` count too.
+
+## Why is this bad?
+pytrio 0.2 validates input tokens against the vocabulary and raises a `ValidationError` for `-100`
+(`029:client/training_batch.py:199-213`). In targets, 0.2 does treat `-100` as an ignore label
+(it is left out of `token_count`), but 0.1 forwarded it raw, and per-token `weights` (0 for the
+prompt,
+1 for the completion) say the same thing explicitly and also work for the RL losses' bookkeeping.
+
+## Example
+```python
+import pytrio as trio
+labels = [-100] * len(prompt) + completion
+datum = trio.Datum(
+    model_input=trio.ModelInput.from_ints(prompt + completion[:-1]),
+    loss_fn_inputs={"target_tokens": labels[1:]},
+)
+```
+
+## Use instead
+```python
+import pytrio as trio
+tokens = prompt + completion
+weights = [0.0] * len(prompt) + [1.0] * len(completion)
+datum = trio.Datum(
+    model_input=trio.ModelInput.from_ints(tokens[:-1]),
+    loss_fn_inputs={"target_tokens": tokens[1:], "weights": weights[1:]},
+)
+```
+
+## Fix safety
+No fix: the mask has to become a `weights` list aligned with the shifted targets.
+
+## References
+- api-diff.md pitfall 19 and rule TRIO016; offline check "plan -100 targets ->
+  total_active_tokens=2".
+"""
+    VALID = (
+        Valid(
+            "import pytrio as trio\nd = trio.Datum(model_input=trio.ModelInput.from_ints([1, 2]),"
+            " loss_fn_inputs={'target_tokens': [2, 3], 'weights': [0.0, 1.0]})\n"
+        ),
+        Valid(
+            "import pytrio\nimport torch\nlabels = torch.full((4,), -100)\nloss = ce(x, labels)\n"
+        ),
+        Valid("import pytrio as trio\nx = trio.ModelInput.from_ints([100, 3])\n"),
+    )
+    INVALID = (
+        Invalid(
+            "import pytrio as trio\nx = trio.ModelInput.from_ints([-100, 5, 6])\n",
+            line=2,
+            column=32,
+            message_contains="model_input",
+        ),
+        Invalid(
+            "import pytrio as trio\nlabels = [-100] * len(prompt) + completion\n"
+            "d = trio.Datum(model_input=trio.ModelInput.from_ints(ids),"
+            " loss_fn_inputs={'target_tokens': labels})\n",
+            line=3,
+            message_contains="weights",
+        ),
+        Invalid(
+            "from pytrio import Datum, ModelInput\n"
+            "d = Datum(ModelInput.from_ints(ids), {'target_tokens': [-100, 4]})\n",
+        ),
+    )
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.assigned: dict[str, ast.expr] = {}  # last value bound to a simple name
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        for target in node.targets:
+            if isinstance(target, ast.Name):
+                self.assigned[target.id] = node.value
+
+    def _source_of(self, expr: ast.expr) -> tuple[ast.AST | None, ast.expr]:
+        """(the -100 literal, the node to report) for an expression or a name bound to one."""
+        base = expr.value if isinstance(expr, ast.Subscript) else expr
+        if isinstance(base, ast.Name) and base.id in self.assigned:
+            found = _minus_100(self.assigned[base.id])
+            return found, expr
+        found = _minus_100(expr)
+        return found, found if found is not None else expr  # type: ignore[return-value]
+
+    def visit_Call(self, node: ast.Call) -> None:
+        qualname = self.ctx.qualified_name(node.func)
+        if qualname == "pytrio.ModelInput.from_ints":
+            tokens = node.args[0] if node.args else _keyword(node, "tokens")
+            if tokens is not None:
+                found, where = self._source_of(tokens)
+                if found is not None:
+                    self.report(where)
+        elif qualname == "pytrio.Datum":
+            inputs = node.args[1] if len(node.args) > 1 else _keyword(node, "loss_fn_inputs")
+            targets = _dict_value(inputs, "target_tokens")
+            if targets is not None:
+                found, where = self._source_of(targets)
+                if found is not None:
+                    self.report(
+                        where,
+                        "`-100` in `target_tokens`: mask the prompt with `weights` (0.0) instead of"
+                        " HuggingFace's ignore label",
+                        severity=Severity.INFO,
+                    )
+
+
+def _keyword(call: ast.Call, name: str) -> ast.expr | None:
+    for keyword in call.keywords:
+        if keyword.arg == name:
+            return keyword.value
+    return None
+
+
+def _dict_value(expr: ast.expr | None, key: str) -> ast.expr | None:
+    if isinstance(expr, ast.Dict):
+        for k, v in zip(expr.keys, expr.values, strict=True):
+            if isinstance(k, ast.Constant) and k.value == key:
+                return v
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "dict":
+        return _keyword(expr, key)
+    return None

@@ -1,0 +1,167 @@
+"""PTR101 missing-result: reading a result field from a future (`fb.metrics` without `.result()`)."""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from trio_lint.diagnostics import Applicability, Severity
+from trio_lint.rules.base import Invalid, Rule, Valid, edit, safe_fix
+
+# Methods whose sync form returns a future (TrainingClient, SamplingClient, RestClient on 0.2).
+# Only a cheap pre-check: the receiver model decides whether the call really returns a future.
+_FUTURE_METHODS = frozenset(
+    {
+        "forward",
+        "forward_backward",
+        "forward_backward_custom",
+        "optim_step",
+        "save_state",
+        "save_weights_for_sampler",
+        "load_state",
+        "load_state_with_optimizer",
+        "sample",
+        "compute_logprobs",
+        "get_training_run",
+        "list_training_runs",
+        "list_checkpoints",
+        "list_user_checkpoints",
+        "get_checkpoint_archive_url",
+        "get_checkpoint_download_url",
+        "download_checkpoint",
+        "get_session",
+        "list_sessions",
+        "get_sampler",
+    }
+)
+# What may legitimately be done with a future (APIFuture and concurrent.futures.Future).
+_FUTURE_API = frozenset(
+    {"result", "done", "exception", "cancel", "cancelled", "running", "map", "add_done_callback"}
+)
+
+
+def _append_result(node: cst.CSTNode) -> cst.CSTNode:
+    return cst.Call(func=cst.Attribute(value=node, attr=cst.Name("result")))  # type: ignore[arg-type]
+
+
+class MissingResult(Rule):
+    code = "PTR101"
+    name = "missing-result"
+    message = (
+        "`{method}(...)` returns a future: call `.result()` (or `await` it) before reading `{use}`"
+    )
+    severity = Severity.ERROR
+    fix_safety = Applicability.SAFE
+    doc = """
+## What it does
+Flags a result field read from the future that a PyTRIO call returns:
+`tc.forward_backward(...).metrics`,
+`sc.sample(...).sequences`, or a name bound to such a call and read (`fb.metrics`, `resp[0]`) before
+`.result()` or `await`.
+
+## Why is this bad?
+`forward_backward`, `optim_step`, `save_state`, `save_weights_for_sampler`, `sample` and
+`compute_logprobs` (and the RestClient methods on 0.2) return an `APIFuture` /
+`concurrent.futures.Future`
+right after submitting the request. The future has no `metrics`, `sequences` or `path`: the line
+raises
+`AttributeError` after the request was already sent, wasting a training step.
+
+## Example
+```python
+import pytrio as trio
+loss = training_client.forward_backward(batch, "cross_entropy").metrics["loss_mean"]
+```
+
+## Use instead
+```python
+import pytrio as trio
+loss = training_client.forward_backward(batch, "cross_entropy").result().metrics["loss_mean"]
+```
+
+## Fix safety
+Safe when the attribute is read directly on the call: inserting `.result()` blocks exactly where the
+value was needed anyway. No fix for a name bound to the future (where to wait is the author's
+choice:
+submitting the next request first is usually faster).
+
+## References
+- api-diff.md pitfall 1 and section 3.2 (which calls return futures in 0.2.9).
+"""
+    VALID = (
+        Valid(
+            "import pytrio as trio\nfb = tc.forward_backward(batch, 'cross_entropy')\n"
+            "opt = tc.optim_step(trio.AdamParams())\nprint(fb.result().metrics)\n"
+        ),
+        Valid("import pytrio\nout = model.forward(x).logits\n"),
+        Valid("import pytrio\nfuture = tc.optim_step(params)\nfuture.add_done_callback(print)\n"),
+        Valid(
+            "import pytrio as trio\nasync def f(tc):\n"
+            "    fb = await tc.forward_backward_async(batch)\n    return (await fb).metrics\n"
+        ),
+    )
+    INVALID = (
+        Invalid(
+            "import pytrio as trio\nloss = tc.forward_backward(batch, 'cross_entropy').metrics['loss_sum']\n",
+            fixed="import pytrio as trio\n"
+            "loss = tc.forward_backward(batch, 'cross_entropy').result().metrics['loss_sum']\n",
+            line=2,
+            column=8,
+        ),
+        Invalid(
+            "import pytrio as trio\nsvc = trio.ServiceClient()\n"
+            "sc = svc.create_sampling_client(base_model='m')\n"
+            "text = sc.sample(prompt, sampling_params=p).sequences[0].text\n",
+            fixed="import pytrio as trio\nsvc = trio.ServiceClient()\n"
+            "sc = svc.create_sampling_client(base_model='m')\n"
+            "text = sc.sample(prompt, sampling_params=p).result().sequences[0].text\n",
+        ),
+        Invalid(
+            "import pytrio as trio\nfb = tc.forward_backward(batch)\nprint(fb.metrics)\n",
+            fixed=None,
+            line=3,
+            message_contains="`fb`",
+        ),
+        Invalid(
+            "import pytrio as trio\nckpt = tc.save_state('step-10')\nprint(ckpt.path)\n",
+            fixed=None,
+        ),
+    )
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.candidates: set[str] = set()  # names assigned from a future-returning method call
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        value = node.value
+        func = value.func if isinstance(value, ast.Call) else None
+        if isinstance(func, ast.Attribute) and func.attr in _FUTURE_METHODS:
+            self.candidates.update(t.id for t in node.targets if isinstance(t, ast.Name))
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if node.attr not in _FUTURE_API:
+            self._check(node, node.value, f"`.{node.attr}`")
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        self._check(node, node.value, "an item")
+
+    def _check(self, node: ast.expr, value: ast.expr, use: str) -> None:
+        if isinstance(value, ast.Call):
+            func = value.func
+            if not (isinstance(func, ast.Attribute) and func.attr in _FUTURE_METHODS):
+                return
+            if not self._is_future(value):
+                return
+            fix = safe_fix("Insert `.result()`", edit(value, cst.Call, _append_result))
+            self.report(node, self.message.format(method=func.attr, use=use), fix=fix)
+        elif isinstance(value, ast.Name) and value.id in self.candidates and self._is_future(value):
+            self.report(
+                node,
+                f"`{value.id}` holds a future: call `{value.id}.result()` (or `await {value.id}`)"
+                f" before reading {use}",
+            )
+
+    def _is_future(self, expr: ast.expr) -> bool:
+        typ = self.ctx.receivers.type_of(expr)
+        return typ is not None and typ.is_future
