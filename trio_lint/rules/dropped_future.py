@@ -9,7 +9,6 @@ import libcst as cst
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules._common import append_result_call
 from trio_lint.rules.base import Invalid, Rule, Valid, edit, unsafe_fix
-from trio_lint.semantics.receivers import Kind
 
 
 def _double_await(node: cst.CSTNode) -> cst.CSTNode:
@@ -96,6 +95,7 @@ pipelining of a forward-backward with the next optimizer step.
             "train.optim_step(trio.AdamParams(learning_rate=1e-4)).result()\n",
             line=3,
             column=1,
+            unsafe=True,
         ),
         Invalid(
             "import pytrio as trio\n"
@@ -107,6 +107,7 @@ pipelining of a forward-backward with the next optimizer step.
             "    tc.forward_backward(batch, 'cross_entropy').result()  # submitted, never checked\n"
             "    return tc.optim_step(trio.AdamParams()).result()\n",
             line=3,
+            unsafe=True,
         ),
         Invalid(
             "import pytrio as trio\n"
@@ -116,6 +117,7 @@ pipelining of a forward-backward with the next optimizer step.
             "async def step(train: trio.TrainingClient):\n"
             "    await (await train.optim_step_async(trio.AdamParams()))\n",
             message_contains="second `await`",
+            unsafe=True,
         ),
         Invalid(
             "import pytrio as trio\n"
@@ -124,6 +126,7 @@ pipelining of a forward-backward with the next optimizer step.
             fixed="import pytrio as trio\n"
             "rest = trio.ServiceClient().create_rest_client()\n"
             "rest.delete_checkpoint(run_id, checkpoint_id).result()\n",
+            unsafe=True,
         ),
     )
 

@@ -97,6 +97,10 @@ submitting the next request first is usually faster).
         Valid("import pytrio\nout = model.forward(x).logits\n"),
         Valid("import pytrio\nfuture = tc.optim_step(params)\nfuture.add_done_callback(print)\n"),
         Valid(
+            "import pytrio\nfrom accelerate import Accelerator\n"
+            "accelerator = Accelerator()\nout = accelerator.save_state('ckpt')\nprint(out.upper())\n"
+        ),
+        Valid(
             "import pytrio as trio\nasync def f(tc):\n"
             "    fb = await tc.forward_backward_async(batch)\n    return (await fb).metrics\n"
         ),
@@ -124,7 +128,10 @@ submitting the next request first is usually faster).
             message_contains="`fb`",
         ),
         Invalid(
-            "import pytrio as trio\nckpt = tc.save_state('step-10')\nprint(ckpt.path)\n",
+            "import pytrio as trio\n"
+            "def save(tc: trio.TrainingClient):\n"
+            "    ckpt = tc.save_state('step-10')\n"
+            "    print(ckpt.path)\n",
             fixed=None,
         ),
     )

@@ -97,6 +97,7 @@ there is no fix: use the sync method (`forward_backward`) instead.
             "async def step(train: trio.TrainingClient, batch):\n"
             "    await train.forward_backward_async(batch, 'cross_entropy')\n",
             line=3,
+            unsafe=True,
         ),
         Invalid(
             "import pytrio as trio\n"
@@ -116,6 +117,7 @@ there is no fix: use the sync method (`forward_backward`) instead.
             "    sampler = await svc.create_sampling_client_async(base_model='m')\n"
             "    await sampler.sample_async(prompt=p, sampling_params=sp)\n",
             line=5,
+            unsafe=True,
         ),
     )
 

@@ -189,7 +189,7 @@ DISTINCTIVE_METHODS: dict[str, Kind] = {
             "forward_backward_custom",
             "optim_step",
             "save_weights_for_sampler",
-            "save_state",
+            # not `save_state`: Hugging Face accelerate's `Accelerator.save_state(dir)` shares it
             "save_weights_and_get_sampling_client",
             "load_state_with_optimizer",
         ),

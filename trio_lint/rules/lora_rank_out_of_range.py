@@ -1,0 +1,88 @@
+"""PTR207 lora-rank-out-of-range: a LoRA rank the SDK rejects."""
+
+from __future__ import annotations
+
+import ast
+
+from pytrio_facts.versions import LORA_RANK_RANGE
+from trio_lint.diagnostics import Severity
+from trio_lint.rules._common import argument, int_literal
+from trio_lint.rules.base import Invalid, Rule, Valid
+from trio_lint.semantics.receivers import Kind
+
+_LOW, _HIGH = LORA_RANK_RANGE
+_METHODS = ("create_lora_training_client", "create_lora_training_client_async")
+
+
+class LoraRankOutOfRange(Rule):
+    code = "PTR207"
+    name = "lora-rank-out-of-range"
+    message = (
+        f"LoRA `rank={{rank}}` is outside {_LOW}..{_HIGH}: the SDK rejects it before any request"
+    )
+    severity = Severity.ERROR
+    doc = f"""
+## What it does
+Flags an integer literal `rank` outside {_LOW}..{_HIGH} passed to
+`create_lora_training_client(...)` (or its `_async` twin).
+
+## Why is this bad?
+Both SDK lines check the rank on the client: 0.1.13 raises `ValueError`
+(`013:lib/service_client.py:165-166`), 0.2.9 raises `ValidationError` with code
+`validation.invalid_lora_rank` (`029:client/service.py:470-474`).
+
+## Example
+```python
+train = svc.create_lora_training_client(base_model=BASE, rank=128)
+```
+
+Use instead:
+```python
+train = svc.create_lora_training_client(base_model=BASE, rank=64)
+```
+
+## Fix safety
+No fix: the rank is a modelling choice.
+
+## References
+- api-diff.md row 13; TRIO017
+"""
+    VALID = (
+        Valid(
+            "import pytrio as trio\n"
+            "train = trio.ServiceClient().create_lora_training_client(base_model='m', rank=32)\n"
+        ),
+        Valid("import pytrio as trio\nfrom peft import LoraConfig\ncfg = LoraConfig(r=128)\n"),
+        Valid(
+            "import pytrio as trio\n"
+            "def make(svc: trio.ServiceClient, rank: int):\n"
+            "    return svc.create_lora_training_client(base_model='m', rank=rank)\n"
+        ),
+    )
+    INVALID = (
+        Invalid(
+            "import pytrio as trio\n"
+            "train = trio.ServiceClient().create_lora_training_client(base_model='m', rank=128)\n",
+            line=2,
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "svc = trio.ServiceClient()\n"
+            "train = svc.create_lora_training_client('m', 2)\n",
+            message_contains="rank=2",
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "async def main(svc: trio.ServiceClient):\n"
+            "    return await svc.create_lora_training_client_async(base_model='m', rank=256)\n",
+        ),
+    )
+
+    def visit_Call(self, node: ast.Call) -> None:
+        found = self.ctx.receivers.client_call(node)
+        if found is None or found[0] is not Kind.SERVICE_CLIENT or found[1] not in _METHODS:
+            return
+        rank_expr = argument(node, 1, "rank")
+        rank = int_literal(rank_expr)
+        if rank_expr is not None and rank is not None and not _LOW <= rank <= _HIGH:
+            self.report(rank_expr, self.message.format(rank=rank))

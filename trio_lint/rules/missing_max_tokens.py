@@ -1,0 +1,191 @@
+"""PTR206 missing-max-tokens: sampling without a positive `max_tokens`."""
+
+from __future__ import annotations
+
+import ast
+
+from trio_lint.diagnostics import Severity
+from trio_lint.rules._common import argument, has_splat, int_literal, keyword, sdk_line
+from trio_lint.rules.base import Invalid, Rule, Valid
+from trio_lint.semantics.receivers import Kind
+
+_SAMPLE = ("sample", "sample_async")
+
+
+class MissingMaxTokens(Rule):
+    code = "PTR206"
+    name = "missing-max-tokens"
+    message = "Sampling needs `max_tokens > 0`: {detail}"
+    severity = Severity.ERROR
+    doc = """
+## What it does
+On 0.2: flags `sample(...)`/`sample_async(...)` without `sampling_params`, and a
+`SamplingParams(...)` without `max_tokens` (or with `max_tokens` <= 0 or `None`) that is passed to
+a sample call. On 0.1: flags `SamplingParams(ignore_eos=True)` without `max_tokens`.
+
+## Why is this bad?
+pytrio 0.2.9 defaults `sampling_params` to `SamplingParams()` whose `max_tokens` is `None`, and
+then raises `ValidationError` because `max_tokens` must be > 0 (`029:client/sampling.py:168-172`;
+run in api-diff.md Appendix A). So leaving out `sampling_params` always fails. On 0.1,
+`ignore_eos=True` without `max_tokens` raises `ValueError` at `sample()`
+(`013:lib/sampling_client.py:96-98`).
+
+## Example
+```python
+result = sampler.sample(prompt=prompt, num_samples=4).result()
+```
+
+Use instead:
+```python
+params = trio.SamplingParams(max_tokens=256, temperature=0.7)
+result = sampler.sample(prompt=prompt, num_samples=4, sampling_params=params).result()
+```
+
+## Fix safety
+No fix: the right length is the author's choice.
+
+## Known problems
+A `SamplingParams` whose `max_tokens` is assigned later (`params.max_tokens = 64`) or that is
+built from `**kwargs` is not reported.
+
+## References
+- api-diff.md rows 37, 42; pitfall 5; TRIO009
+"""
+    VALID = (
+        Valid(
+            "import pytrio as trio\n"
+            "sampler = trio.ServiceClient().create_sampling_client(base_model='m')\n"
+            "params = trio.SamplingParams(max_tokens=64)\n"
+            "sampler.sample(prompt=p, sampling_params=params).result()\n"
+        ),
+        Valid(
+            "import pytrio as trio\n"
+            "params = trio.SamplingParams(temperature=0.7)\n"
+            "params.max_tokens = 128\n"
+            "sampler = trio.ServiceClient().create_sampling_client(base_model='m')\n"
+            "sampler.sample(p, sampling_params=params)\n"
+        ),
+        Valid("import pytrio as trio\nimport torch\nx = dist.sample()\nmodel.sample(prompt=p)\n"),
+        Valid(
+            "import pytrio as trio\n"
+            "def go(sampler: trio.SamplingClient, p, **kw):\n"
+            "    return sampler.sample(p, **kw)\n"
+        ),
+    )
+    INVALID = (
+        Invalid(
+            "import pytrio as trio\n"
+            "sampler = trio.ServiceClient().create_sampling_client(base_model='m')\n"
+            "out = sampler.sample(prompt=p, num_samples=4).result()\n",
+            line=3,
+            message_contains="sampling_params",
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "sampler = trio.ServiceClient().create_sampling_client(base_model='m')\n"
+            "params = trio.SamplingParams(temperature=0.7, top_p=0.9)\n"
+            "out = sampler.sample(prompt=p, sampling_params=params).result()\n",
+            line=3,
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "async def go(sampler: trio.SamplingClient, p):\n"
+            "    sp = trio.SamplingParams(max_tokens=0)\n"
+            "    return await sampler.sample_async(p, sampling_params=sp)\n",
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "params = trio.SamplingParams(ignore_eos=True, temperature=1.0)\n",
+            config={"target-version": "0.1"},
+            message_contains="ignore_eos",
+        ),
+    )
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._params: dict[str, ast.Call] = {}  # name -> SamplingParams(...) lacking max_tokens
+        self._later: set[str] = set()  # names whose max_tokens is set after construction
+        self._used: list[tuple[str, ast.Call]] = []
+
+    def _lacks(self, call: ast.Call) -> str | None:
+        """Why this SamplingParams(...) has no usable max_tokens (None if it has one)."""
+        if has_splat(call):
+            return None
+        kw = keyword(call, "max_tokens")
+        if kw is None:
+            return "this `SamplingParams` has no `max_tokens`"
+        value = int_literal(kw.value)
+        if value is not None and value <= 0:
+            return f"`max_tokens={value}` is not positive"
+        if isinstance(kw.value, ast.Constant) and kw.value.value is None:
+            return "`max_tokens=None` is rejected"
+        return None
+
+    def visit_Call(self, node: ast.Call) -> None:
+        line = sdk_line(self.ctx)
+        if self.ctx.is_sdk(node.func, "SamplingParams") and line == "0.1":
+            eos = keyword(node, "ignore_eos")
+            if (
+                eos is not None
+                and keyword(node, "max_tokens") is None
+                and not has_splat(node)
+                and isinstance(eos.value, ast.Constant)
+                and eos.value.value is True
+            ):
+                self.report(
+                    node,
+                    self.message.format(
+                        detail="`ignore_eos=True` without `max_tokens` raises at `sample()`"
+                    ),
+                )
+            return
+        if line == "0.1":
+            return
+        found = self.ctx.receivers.client_call(node)
+        if found is None or found[0] is not Kind.SAMPLING_CLIENT or found[1] not in _SAMPLE:
+            return
+        params = argument(node, 2, "sampling_params")
+        if params is None:
+            if not has_splat(node):
+                self.report(
+                    node,
+                    self.message.format(
+                        detail="pass `sampling_params=trio.SamplingParams(max_tokens=N)` "
+                        "(the default has `max_tokens=None`)"
+                    ),
+                )
+            return
+        if isinstance(params, ast.Call) and self.ctx.is_sdk(params.func, "SamplingParams"):
+            reason = self._lacks(params)
+            if reason is not None:
+                self.report(params, self.message.format(detail=reason))
+        elif isinstance(params, ast.Name):
+            self._used.append((params.id, node))
+
+    def leave_Assign(self, node: ast.Assign) -> None:
+        for target in node.targets:
+            if isinstance(target, ast.Name):
+                value = node.value
+                if isinstance(value, ast.Call) and self.ctx.is_sdk(value.func, "SamplingParams"):
+                    self._params[target.id] = value
+                else:
+                    self._params.pop(target.id, None)
+            elif (
+                isinstance(target, ast.Attribute)
+                and target.attr == "max_tokens"
+                and isinstance(target.value, ast.Name)
+            ):
+                self._later.add(target.value.id)
+
+    def finish(self) -> None:
+        if sdk_line(self.ctx) == "0.1":
+            return
+        reported: set[int] = set()
+        for name, _call in self._used:
+            params = self._params.get(name)
+            if params is None or name in self._later or id(params) in reported:
+                continue
+            reason = self._lacks(params)
+            if reason is not None:
+                reported.add(id(params))
+                self.report(params, self.message.format(detail=f"{reason} (used by `sample`)"))

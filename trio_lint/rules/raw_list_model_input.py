@@ -1,0 +1,174 @@
+"""PTR204 raw-list-model-input: a plain list of token ids where a `ModelInput` is required."""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from trio_lint.diagnostics import Applicability, Severity
+from trio_lint.rules._common import argument, wrap_in_call
+from trio_lint.rules.base import Invalid, Rule, Valid, edit, safe_fix
+from trio_lint.semantics.receivers import Kind
+
+_PROMPT_METHODS = ("sample", "sample_async", "compute_logprobs", "compute_logprobs_async")
+
+
+def _listish(expr: ast.expr) -> bool:
+    """Expressions that certainly build a list of ints (not a ModelInput)."""
+    if isinstance(expr, ast.List | ast.ListComp):
+        return True
+    if isinstance(expr, ast.Subscript):
+        if isinstance(expr.slice, ast.Slice):
+            return _listish(expr.value) or isinstance(expr.value, ast.Name | ast.Call)
+        key = expr.slice
+        return isinstance(key, ast.Constant) and key.value == "input_ids"
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
+        return _listish(expr.left) or _listish(expr.right)
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
+        return expr.func.attr == "encode"
+    return False
+
+
+class RawListModelInput(Rule):
+    code = "PTR204"
+    name = "raw-list-model-input"
+    message = (
+        "`{param}` needs a `ModelInput`, not a list: wrap it as `{alias}.ModelInput.from_ints(...)`"
+    )
+    severity = Severity.ERROR
+    fix_safety = Applicability.SAFE
+    doc = """
+## What it does
+Flags a list of token ids passed as `Datum(model_input=...)` or as the `prompt` of
+`SamplingClient.sample`/`sample_async`/`compute_logprobs`: a list literal or comprehension, a
+slice, a list concatenation, `tokenizer.encode(...)`, `tokenizer(...)["input_ids"]`, or a name
+bound to one of those in the same function.
+
+## Why is this bad?
+`Datum.model_input` is typed `ModelInput`, so a list raises a Pydantic `ValidationError`; a list
+prompt fails later with `AttributeError: 'list' object has no attribute 'is_empty'`
+(api-diff.md rows 16 and 39, both run against the SDK).
+
+## Example
+```python
+ids = tokenizer.encode(text)
+datum = trio.Datum(model_input=ids[:-1], loss_fn_inputs={"target_tokens": ids[1:]})
+```
+
+Use instead:
+```python
+ids = tokenizer.encode(text)
+datum = trio.Datum(
+    model_input=trio.ModelInput.from_ints(ids[:-1]), loss_fn_inputs={"target_tokens": ids[1:]}
+)
+```
+
+## Fix safety
+Wrapping the expression in `ModelInput.from_ints(...)` is safe for the expression kinds above
+(they are lists of ints). It is offered when the module has `import pytrio as <alias>`.
+
+## References
+- api-diff.md pitfalls 11-12, rows 16, 39; TRIO007
+"""
+    VALID = (
+        Valid(
+            "import pytrio as trio\n"
+            "datum = trio.Datum(model_input=trio.ModelInput.from_ints(ids[:-1]),\n"
+            "                   loss_fn_inputs={'target_tokens': ids[1:]})\n"
+        ),
+        Valid(
+            "import pytrio as trio\nfrom vllm import LLM\n"
+            "llm = LLM('m')\nout = llm.generate(prompt_token_ids=[1, 2, 3])\n"
+            "model.sample(prompt=[1, 2, 3])\n"
+        ),
+        Valid(
+            "import pytrio as trio\n"
+            "def build(model_input, targets):\n"
+            "    return trio.Datum(model_input=model_input, loss_fn_inputs={'target_tokens': targets})\n"
+        ),
+    )
+    INVALID = (
+        Invalid(
+            "import pytrio as trio\n"
+            "ids = tokenizer.encode(text)\n"
+            "datum = trio.Datum(model_input=ids[:-1], loss_fn_inputs={'target_tokens': ids[1:]})\n",
+            fixed="import pytrio as trio\n"
+            "ids = tokenizer.encode(text)\n"
+            "datum = trio.Datum(model_input=trio.ModelInput.from_ints(ids[:-1]), "
+            "loss_fn_inputs={'target_tokens': ids[1:]})\n",
+            line=3,
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "sampler = trio.ServiceClient().create_sampling_client(base_model='m')\n"
+            "prompt = tokenizer.encode('Hello')\n"
+            "out = sampler.sample(prompt=prompt, sampling_params=sp).result()\n",
+            fixed="import pytrio as trio\n"
+            "sampler = trio.ServiceClient().create_sampling_client(base_model='m')\n"
+            "prompt = tokenizer.encode('Hello')\n"
+            "out = sampler.sample(prompt=trio.ModelInput.from_ints(prompt), "
+            "sampling_params=sp).result()\n",
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "def build(prompt_ids, completion_ids):\n"
+            "    tokens = prompt_ids + completion_ids\n"
+            "    return trio.Datum(tokens[:-1], {'target_tokens': tokens[1:]})\n",
+            fixed="import pytrio as trio\n"
+            "def build(prompt_ids, completion_ids):\n"
+            "    tokens = prompt_ids + completion_ids\n"
+            "    return trio.Datum(trio.ModelInput.from_ints(tokens[:-1]), "
+            "{'target_tokens': tokens[1:]})\n",
+        ),
+        Invalid(
+            "from pytrio import Datum\n"
+            "datum = Datum(model_input=[1, 2, 3], loss_fn_inputs={'target_tokens': [2, 3, 4]})\n",
+            fixed=None,
+        ),
+    )
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        # Per function: names last bound to a list-building expression.
+        self._lists: list[dict[str, bool]] = [{}]
+
+    def visit_FunctionDef(self, node: ast.AST) -> None:
+        self._lists.append({})
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def leave_FunctionDef(self, node: ast.AST) -> None:
+        self._lists.pop()
+
+    leave_AsyncFunctionDef = leave_FunctionDef
+
+    def leave_Assign(self, node: ast.Assign) -> None:
+        for target in node.targets:
+            if isinstance(target, ast.Name):
+                self._lists[-1][target.id] = _listish(node.value)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        if self.ctx.is_sdk(node.func, "Datum"):
+            self._check(argument(node, 0, "model_input"), "model_input")
+            return
+        found = self.ctx.receivers.client_call(node)
+        if found is not None and found[0] is Kind.SAMPLING_CLIENT and found[1] in _PROMPT_METHODS:
+            self._check(argument(node, 0, "prompt"), "prompt")
+
+    def _check(self, expr: ast.expr | None, param: str) -> None:
+        if expr is None:
+            return
+        listish = _listish(expr) or (
+            isinstance(expr, ast.Name) and self._lists[-1].get(expr.id, False)
+        )
+        if not listish:
+            return
+        alias = self.ctx.sdk_alias()
+        fix = None
+        if alias is not None:
+            fix = safe_fix(
+                "Wrap in `ModelInput.from_ints(...)`",
+                edit(expr, cst.BaseExpression, wrap_in_call(f"{alias}.ModelInput.from_ints")),
+            )
+        self.report(expr, self.message.format(param=param, alias=alias or "trio"), fix=fix)

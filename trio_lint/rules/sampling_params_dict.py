@@ -1,0 +1,144 @@
+"""PTR205 sampling-params-dict: `sampling_params` given as a dict instead of `SamplingParams`."""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from pytrio_facts.sdk import SAMPLING_PARAMS
+from trio_lint.diagnostics import Applicability, Severity
+from trio_lint.rules._common import argument
+from trio_lint.rules.base import Invalid, Rule, Valid, edit, safe_fix
+from trio_lint.semantics.receivers import Kind
+
+_FIELDS = {field.name for field in SAMPLING_PARAMS}
+
+
+def _dict_to_params(alias: str):
+    def transform(node: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(node, cst.Dict)
+        args = []
+        for element in node.elements:
+            assert isinstance(element, cst.DictElement) and isinstance(
+                element.key, cst.SimpleString
+            )
+            args.append(
+                cst.Arg(
+                    keyword=cst.Name(element.key.evaluated_value),
+                    value=element.value,
+                    equal=cst.AssignEqual(
+                        whitespace_before=cst.SimpleWhitespace(""),
+                        whitespace_after=cst.SimpleWhitespace(""),
+                    ),
+                    comma=element.comma,
+                )
+            )
+        return cst.Call(func=cst.parse_expression(f"{alias}.SamplingParams"), args=args)
+
+    return transform
+
+
+class SamplingParamsDict(Rule):
+    code = "PTR205"
+    name = "sampling-params-dict"
+    message = (
+        "`sampling_params` must be a `SamplingParams`, not a dict: `{alias}.SamplingParams(...)`"
+    )
+    severity = Severity.ERROR
+    fix_safety = Applicability.SAFE
+    doc = """
+## What it does
+Flags a dict literal or `dict(...)` passed as `sampling_params` to `SamplingClient.sample` or
+`sample_async`.
+
+## Why is this bad?
+The sampler reads attributes of the object (`sampling_params.max_tokens`), so a dict fails with
+`AttributeError: 'dict' object has no attribute 'max_tokens'` (api-diff.md row 40, run against
+0.1.13 and 0.2.9).
+
+## Example
+```python
+sampler.sample(prompt=prompt, sampling_params={"max_tokens": 64, "temperature": 0.7})
+```
+
+Use instead:
+```python
+sampler.sample(prompt=prompt, sampling_params=trio.SamplingParams(max_tokens=64, temperature=0.7))
+```
+
+## Fix safety
+Safe when every key is a string literal naming a `SamplingParams` field: the same values reach
+the same fields. Otherwise no fix (an unknown key would fail either way; PTR203 explains it).
+
+## References
+- api-diff.md pitfall 20, row 40; TRIO008
+"""
+    VALID = (
+        Valid(
+            "import pytrio as trio\n"
+            "sampler = trio.ServiceClient().create_sampling_client(base_model='m')\n"
+            "sampler.sample(prompt=p, sampling_params=trio.SamplingParams(max_tokens=8))\n"
+        ),
+        Valid(
+            "import pytrio as trio\nfrom vllm import LLM\n"
+            "llm = LLM('m')\nllm.generate(prompts, sampling_params={'max_tokens': 8})\n"
+        ),
+        Valid(
+            "import pytrio as trio\n"
+            "def go(sampler: trio.SamplingClient, p, params: trio.SamplingParams):\n"
+            "    return sampler.sample(p, 1, params).result()\n"
+        ),
+    )
+    INVALID = (
+        Invalid(
+            "import pytrio as trio\n"
+            "sampler = trio.ServiceClient().create_sampling_client(base_model='m')\n"
+            "out = sampler.sample(prompt=p, sampling_params={'max_tokens': 64, 'temperature': 0.7})\n",
+            fixed="import pytrio as trio\n"
+            "sampler = trio.ServiceClient().create_sampling_client(base_model='m')\n"
+            "out = sampler.sample(prompt=p, "
+            "sampling_params=trio.SamplingParams(max_tokens=64, temperature=0.7))\n",
+            line=3,
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "async def go(sampler: trio.SamplingClient, p):\n"
+            "    return await sampler.sample_async(p, 4, dict(max_tokens=16))\n",
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "sampler = trio.ServiceClient().create_sampling_client(base_model='m')\n"
+            "out = sampler.sample(prompt=p, sampling_params={'max_new_tokens': 64})\n",
+            fixed=None,
+        ),
+    )
+
+    def visit_Call(self, node: ast.Call) -> None:
+        found = self.ctx.receivers.client_call(node)
+        if found is None or found[0] is not Kind.SAMPLING_CLIENT:
+            return
+        if found[1] not in ("sample", "sample_async"):
+            return
+        value = argument(node, 2, "sampling_params")
+        is_dict_call = (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Name)
+            and value.func.id == "dict"
+        )
+        if not isinstance(value, ast.Dict) and not is_dict_call:
+            return
+        alias = self.ctx.sdk_alias()
+        fix = None
+        if (
+            isinstance(value, ast.Dict)
+            and alias is not None
+            and all(
+                isinstance(k, ast.Constant) and isinstance(k.value, str) and k.value in _FIELDS
+                for k in value.keys
+            )
+        ):
+            fix = safe_fix(
+                "Build a `SamplingParams`", edit(value, cst.Dict, _dict_to_params(alias))
+            )
+        self.report(value, self.message.format(alias=alias or "trio"), fix=fix)

@@ -1,0 +1,147 @@
+"""PTR203 unknown-type-field: a keyword that `AdamParams` or `SamplingParams` does not have."""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from pytrio_facts.sdk import ADAM_PARAMS, SAMPLING_PARAMS
+from trio_lint.diagnostics import Applicability, Severity
+from trio_lint.rules.base import Invalid, Rule, Valid, edit, rename_keyword, safe_fix
+
+_FIELDS = {
+    "AdamParams": {field.name for field in ADAM_PARAMS},
+    # `ignore_eos` exists on 0.1 only; PTR004 reports it on 0.2.
+    "SamplingParams": {field.name for field in SAMPLING_PARAMS} | {"ignore_eos"},
+}
+# Reported by their own rules (PTR201 hf-max-new-tokens, PTR202 hf-lr).
+_OWN_RULES = {("SamplingParams", "max_new_tokens"), ("AdamParams", "lr")}
+_RENAMES = {("AdamParams", "epsilon"): "eps"}
+_HINTS = {
+    "betas": "write `beta1=..., beta2=...`",
+    "num_return_sequences": "pass `num_samples=` to `sample(...)` instead",
+    "do_sample": "PyTRIO always samples; use `temperature` (0 for greedy-like decoding)",
+    "num_beams": "beam search is not available; sample several with `num_samples=`",
+    "repetition_penalty": "not supported by the sampler",
+    "stop_sequences": "use `stop=` (a string, a list of strings or a list of token ids)",
+    "stop_token_ids": "use `stop=[...]` with token ids",
+    "max_length": "use `max_tokens` (tokens to generate, not total length)",
+    "weight_decay_rate": "use `weight_decay`",
+    "clip_grad_norm": "use `grad_clip_norm` (0.2)",
+    "max_grad_norm": "use `grad_clip_norm` (0.2)",
+}
+
+
+def _betas_to_fields(call: cst.CSTNode) -> cst.CSTNode:
+    assert isinstance(call, cst.Call)
+    args: list[cst.Arg] = []
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "betas":
+            tup = arg.value
+            assert isinstance(tup, cst.Tuple)
+            first, second = (element.value for element in tup.elements)
+            args.append(arg.with_changes(keyword=cst.Name("beta1"), value=first))
+            args.append(arg.with_changes(keyword=cst.Name("beta2"), value=second))
+        else:
+            args.append(arg)
+    return call.with_changes(args=args)
+
+
+class UnknownTypeField(Rule):
+    code = "PTR203"
+    name = "unknown-type-field"
+    message = "`{type}` has no field `{field}`: {hint}"
+    severity = Severity.ERROR
+    fix_safety = Applicability.SAFE
+    doc = """
+## What it does
+Flags keyword arguments that `trio.AdamParams` or `trio.SamplingParams` do not define, such as
+PyTorch's `betas=`/`epsilon=` or Hugging Face's `do_sample=`, `num_beams=`,
+`num_return_sequences=`, `repetition_penalty=`.
+
+## Why is this bad?
+Every PyTRIO type is a Pydantic model with `extra="forbid"` (`029:types/base.py:9-15`), so the
+constructor raises `ValidationError` at run time. The fields are
+`AdamParams(learning_rate, beta1, beta2, eps, weight_decay, grad_clip_norm)` and
+`SamplingParams(max_tokens, seed, stop, temperature, top_k, top_p)` (api-diff.md §3.2).
+`max_new_tokens` and `lr` have their own rules (PTR201, PTR202).
+
+## Example
+```python
+adam = trio.AdamParams(learning_rate=1e-4, betas=(0.9, 0.95), epsilon=1e-8)
+```
+
+Use instead:
+```python
+adam = trio.AdamParams(learning_rate=1e-4, beta1=0.9, beta2=0.95, eps=1e-8)
+```
+
+## Fix safety
+`epsilon` -> `eps` and `betas=(a, b)` -> `beta1=a, beta2=b` (for a tuple literal of two) are safe
+renames of the same quantity. Other keywords have no fix.
+
+## References
+- api-diff.md rows 25-26, 41; TRIO003
+"""
+    VALID = (
+        Valid("import pytrio as trio\nadam = trio.AdamParams(learning_rate=1e-4, beta2=0.95)\n"),
+        Valid(
+            "import pytrio as trio\nimport torch\nopt = torch.optim.AdamW(p, betas=(0.9, 0.95))\n"
+        ),
+        Valid(
+            "import pytrio as trio\nfrom vllm import SamplingParams\n"
+            "sp = SamplingParams(max_tokens=8, repetition_penalty=1.1)\n"
+        ),
+        Valid("import pytrio as trio\nsp = trio.SamplingParams(**config)\n"),
+    )
+    INVALID = (
+        Invalid(
+            "import pytrio as trio\nadam = trio.AdamParams(learning_rate=1e-4, epsilon=1e-8)\n",
+            fixed="import pytrio as trio\nadam = trio.AdamParams(learning_rate=1e-4, eps=1e-8)\n",
+            line=2,
+        ),
+        Invalid(
+            "import pytrio as trio\nadam = trio.AdamParams(learning_rate=1e-4, betas=(0.9, 0.95))\n",
+            fixed="import pytrio as trio\n"
+            "adam = trio.AdamParams(learning_rate=1e-4, beta1=0.9, beta2=0.95)\n",
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "sp = trio.SamplingParams(max_tokens=64, do_sample=True, num_return_sequences=4)\n",
+            count=2,
+            message_contains="do_sample",
+        ),
+        Invalid(
+            "from pytrio.types import SamplingParams\nsp = SamplingParams(max_tokens=8, num_beams=4)\n",
+        ),
+    )
+
+    def visit_Call(self, node: ast.Call) -> None:
+        type_name = next((t for t in _FIELDS if self.ctx.is_sdk(node.func, t)), None)
+        if type_name is None:
+            return
+        given = {kw.arg for kw in node.keywords}
+        for kw in node.keywords:
+            field = kw.arg
+            if field is None or field in _FIELDS[type_name] or (type_name, field) in _OWN_RULES:
+                continue
+            fix = None
+            rename = _RENAMES.get((type_name, field))
+            if rename is not None and rename not in given:
+                fix = safe_fix(f"Rename to `{rename}`", edit(kw, cst.Arg, rename_keyword(rename)))
+                hint = f"use `{rename}`"
+            elif field == "betas":
+                hint = _HINTS[field]
+                pair = kw.value
+                if (
+                    isinstance(pair, ast.Tuple)
+                    and len(pair.elts) == 2
+                    and not {"beta1", "beta2"} & given
+                ):
+                    fix = safe_fix(
+                        "Split into `beta1`/`beta2`", edit(node, cst.Call, _betas_to_fields)
+                    )
+            else:
+                hint = _HINTS.get(field, "remove it (the type forbids unknown fields)")
+            self.report(kw, self.message.format(type=type_name, field=field, hint=hint), fix=fix)
