@@ -128,10 +128,14 @@ def load_config(
     try:
         return Config.model_validate(merged)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or 'config'}: {err['msg']}"
-            for err in exc.errors()
-        )
+        problems = "; ".join(_describe(err) for err in exc.errors())
         raise ConfigError(
             f"invalid trio-mcp settings (from {source} and flags): {problems}"
         ) from None
+
+
+def _describe(err: Any) -> str:
+    key = ".".join(str(p) for p in err["loc"]) or "config"
+    if err["type"] == "extra_forbidden":
+        return f"{key}: unknown setting (known: {', '.join(Config.model_fields)})"
+    return f"{key}: {err['msg']}"

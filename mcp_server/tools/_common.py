@@ -12,10 +12,19 @@ from mcp_server.backend import Backend, call_sdk, sdk_message
 from mcp_server.errors import BackendFailure
 from mcp_server.runs import RunState
 
-RUN_ID = Field(min_length=1, max_length=200, description="A run id from create_training_run.")
+# Identifiers are opaque strings from the backend, but never whitespace, control characters or
+# a leading '-' or '.', so a hostile value cannot pose as a path or an option.
+ID_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.:/@+=-]*$"
+RUN_ID = Field(
+    min_length=1,
+    max_length=200,
+    pattern=ID_PATTERN,
+    description="A run id from create_training_run.",
+)
 CHECKPOINT = Field(
     min_length=1,
     max_length=1000,
+    pattern=ID_PATTERN,
     description="A checkpoint path as returned by save_checkpoint or list_checkpoints.",
 )
 

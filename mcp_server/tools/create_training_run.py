@@ -11,7 +11,7 @@ from mcp_server.backend import call_sdk
 from mcp_server.budget import BudgetLeft
 from mcp_server.registry import ToolSpec
 from mcp_server.runs import RunState
-from mcp_server.tools._common import RunConfig, backend, run_config, sdk
+from mcp_server.tools._common import ID_PATTERN, RunConfig, backend, run_config, sdk
 from pytrio_facts import DEFAULT_BASE_MODEL, LIMITS
 
 
@@ -20,6 +20,7 @@ class CreateTrainingRunInput(ToolInput):
         DEFAULT_BASE_MODEL,
         min_length=1,
         max_length=200,
+        pattern=ID_PATTERN,
         description="A base model id from list_models.",
     )
     rank: int = Field(

@@ -13,7 +13,7 @@ from mcp_server.backend import Backend, call_sdk
 from mcp_server.datums import sample_prompt_tokens
 from mcp_server.errors import InvalidInput
 from mcp_server.registry import ToolSpec
-from mcp_server.tools._common import backend, run_tokenizer, sdk
+from mcp_server.tools._common import ID_PATTERN, backend, run_tokenizer, sdk
 from mcp_server.tools.train_sft import ChatMessage
 
 
@@ -21,6 +21,7 @@ class SampleInput(ToolInput):
     model: str = Field(
         min_length=1,
         max_length=1000,
+        pattern=ID_PATTERN,
         description="A run_id open in this session (its current weights), a checkpoint path "
         "saved in this session, or a base model from list_models.",
     )
@@ -39,11 +40,11 @@ class SampleInput(ToolInput):
     )
     max_tokens: int = Field(64, ge=1, le=8192, description="Tokens to generate at most.")
     temperature: float = Field(1.0, ge=0, le=2, description="0 is greedy.")
-    top_p: float = Field(1.0, gt=0, le=1)
+    top_p: float = Field(1.0, gt=0, le=1, description="Nucleus sampling mass; 1 disables it.")
     top_k: int = Field(-1, ge=-1, le=1000, description="-1 disables top-k.")
     stop: list[str] | None = Field(None, max_length=8, description="Strings that end generation.")
-    num_samples: int = Field(1, ge=1, le=64)
-    seed: int | None = Field(None, ge=0, le=2**31 - 1)
+    num_samples: int = Field(1, ge=1, le=64, description="Completions to generate.")
+    seed: int | None = Field(None, ge=0, le=2**31 - 1, description="Seed for reproducible samples.")
     return_logprobs: bool = Field(False, description="Include each generated token's logprob.")
 
     @model_validator(mode="after")

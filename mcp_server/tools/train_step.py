@@ -49,7 +49,9 @@ class AdamConfig(BaseModel, extra="forbid"):
 
 class TrainStepInput(ToolInput):
     run_id: str = RUN_ID
-    datums: list[TokenDatum] = Field(min_length=1, max_length=10_000)
+    datums: list[TokenDatum] = Field(
+        min_length=1, max_length=10_000, description="The batch: one datum per sequence."
+    )
     loss_fn: LossName = Field("cross_entropy", description="The built-in loss to apply.")
     loss_fn_config: dict[str, float] | None = Field(
         None, max_length=16, description="Loss settings, e.g. clip thresholds for ppo."
