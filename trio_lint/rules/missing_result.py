@@ -49,7 +49,7 @@ class MissingResult(Rule):
     code = "PTR101"
     name = "missing-result"
     message = (
-        "`{method}(...)` returns a future: call `.result()` (or `await` it) before reading `{use}`"
+        "`{method}(...)` returns a future: call `.result()` (or `await` it) before reading {use}"
     )
     severity = Severity.ERROR
     fix_safety = Applicability.SAFE

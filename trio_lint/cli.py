@@ -1,0 +1,281 @@
+"""`trio-lint`: ruff's command-line contract (options, output formats, exit codes 0/1/2)."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+from trio_lint import __version__
+from trio_lint.config import ConfigError, LintConfig, load_config, with_overrides
+from trio_lint.diagnostics import Applicability, Diagnostic
+from trio_lint.reporters import FORMATS, fixable_mark, get_renderer
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+def _codes(values: list[str] | None) -> tuple[str, ...] | None:
+    if values is None:
+        return None
+    return tuple(code.strip() for value in values for code in value.split(",") if code.strip())
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="trio-lint",
+        description="Check PyTRIO code for the pitfalls assistants fall into (rule codes PTR).",
+        epilog="`trio-lint rule CODE` explains a rule; `trio-lint rule --all` lists them.",
+    )
+    parser.add_argument("paths", nargs="*", help="files or directories (default: .); `-` is stdin")
+    parser.add_argument("--version", action="version", version=f"trio-lint {__version__}")
+    parser.add_argument("--config", type=Path, help="a pyproject.toml or trio-lint .toml to use")
+    selection = parser.add_argument_group("rule selection")
+    selection.add_argument("--select", action="append", metavar="CODES", help="codes or prefixes")
+    selection.add_argument("--extend-select", action="append", metavar="CODES")
+    selection.add_argument("--ignore", action="append", metavar="CODES")
+    selection.add_argument("--target-version", help="the SDK version the code targets (0.2.9)")
+    selection.add_argument("--sdk-modules", help="comma-separated SDK modules (pytrio,tinker)")
+    selection.add_argument(
+        "--force-sdk",
+        action="store_true",
+        help="lint files even if they never mention an SDK module",
+    )
+    fixing = parser.add_argument_group("fixes")
+    fixing.add_argument("--fix", action="store_true", help="apply safe fixes")
+    fixing.add_argument(
+        "--unsafe-fixes", action="store_true", help="also apply (or show) unsafe fixes"
+    )
+    fixing.add_argument(
+        "--diff", action="store_true", help="print the fixes as a diff; write nothing"
+    )
+    fixing.add_argument("--show-fixes", action="store_true", help="list what --fix fixed")
+    fixing.add_argument("--add-noqa", action="store_true", help="add `# noqa` to every finding")
+    output = parser.add_argument_group("output")
+    output.add_argument("--output-format", choices=FORMATS, default="full")
+    output.add_argument("--statistics", action="store_true", help="counts per rule")
+    output.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
+    output.add_argument("-q", "--quiet", action="store_true", help="print only the findings")
+    files = parser.add_argument_group("files")
+    files.add_argument("--exclude", action="append", metavar="PATTERNS")
+    files.add_argument("--extend-exclude", action="append", metavar="PATTERNS")
+    files.add_argument(
+        "--force-exclude",
+        action="store_true",
+        help="apply excludes to files named on the command line too (for pre-commit)",
+    )
+    files.add_argument("--stdin-filename", help="the name to report for `-` (decides the kind)")
+    files.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    files.add_argument("--jobs", type=int, help=argparse.SUPPRESS)
+    return parser
+
+
+def _configure(args: argparse.Namespace) -> tuple[LintConfig, Path]:
+    config, root = load_config(args.config)
+    root = root or Path.cwd()
+    overrides: dict = {
+        "select": _codes(args.select),
+        "ignore": (config.ignore + _codes(args.ignore)) if args.ignore else None,
+        "extend_select": (config.extend_select + _codes(args.extend_select))
+        if args.extend_select
+        else None,
+        "exclude": _codes(args.exclude),
+        "extend_exclude": (config.extend_exclude + _codes(args.extend_exclude))
+        if args.extend_exclude
+        else None,
+        "target_version": args.target_version,
+        "sdk_modules": _codes([args.sdk_modules]) if args.sdk_modules else None,
+        "force_sdk": True if args.force_sdk else None,
+    }
+    return with_overrides(config, **overrides), root
+
+
+def _summary(result_remaining: Sequence[Diagnostic], fixed: int, unsafe_fixes: bool) -> str:
+    count = len(result_remaining)
+    if count == 0 and fixed == 0:
+        return "All checks passed!\n"
+    lines = []
+    if fixed:
+        lines.append(
+            f"Found {count + fixed} error{'s' if count + fixed != 1 else ''}"
+            f" ({fixed} fixed, {count} remaining)."
+        )
+    else:
+        lines.append(f"Found {count} error{'s' if count != 1 else ''}.")
+    safe = sum(1 for d in result_remaining if fixable_mark(d, unsafe_fixes))
+    hidden = sum(
+        1
+        for d in result_remaining
+        if d.fix is not None and d.fix.applicability is Applicability.UNSAFE and not unsafe_fixes
+    )
+    if safe:
+        lines.append(f"[*] {safe} fixable with the `--fix` option.")
+    if hidden:
+        lines.append(f"({hidden} hidden fixes can be enabled with the `--unsafe-fixes` option.)")
+    return "\n".join(lines) + "\n"
+
+
+def _statistics(diagnostics: Sequence[Diagnostic], unsafe_fixes: bool) -> str:
+    counts = Counter(d.code for d in diagnostics)
+    names = {d.code: d.name for d in diagnostics}
+    fixable = {d.code for d in diagnostics if fixable_mark(d, unsafe_fixes)}
+    width = max((len(str(n)) for n in counts.values()), default=1)
+    return "".join(
+        f"{str(n).rjust(width)}\t{code}\t{'[*] ' if code in fixable else '    '}{names[code]}\n"
+        for code, n in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    )
+
+
+def _show_fixes(fixed: Sequence[Diagnostic]) -> str:
+    if not fixed:
+        return ""
+    by_file: dict[str, Counter] = {}
+    for d in fixed:
+        by_file.setdefault(d.path, Counter())[(d.code, d.name)] += 1
+    lines = [f"Fixed {len(fixed)} error{'s' if len(fixed) != 1 else ''}:"]
+    for path in sorted(by_file):
+        lines.append(f"- {path}:")
+        for (code, name), n in sorted(by_file[path].items()):
+            lines.append(f"    {n} × {code} ({name})")
+    return "\n".join(lines) + "\n"
+
+
+def _run_stdin(args: argparse.Namespace, config: LintConfig) -> int:
+    from trio_lint.engine import lint_document
+    from trio_lint.rules import select_rules
+    from trio_lint.sources.stdin import DEFAULT_NAME, read_stdin
+
+    name = args.stdin_filename or DEFAULT_NAME
+    data = read_stdin()
+    fix = ("unsafe" if args.unsafe_fixes else "safe") if (args.fix or args.diff) else None
+    outcome = lint_document(
+        name,
+        data,
+        config,
+        select_rules(config),
+        fix=fix,
+        want_edits=args.output_format in ("json", "sarif"),
+    )
+    remaining = outcome.diagnostics
+    if args.diff:
+        if outcome.new_bytes is not None:
+            before = data.decode("utf-8", "replace").splitlines(keepends=True)
+            after = outcome.new_bytes.decode("utf-8", "replace").splitlines(keepends=True)
+            sys.stdout.write("".join(difflib.unified_diff(before, after, f"a/{name}", f"b/{name}")))
+            return EXIT_FINDINGS
+        return EXIT_CLEAN
+    if args.fix:
+        sys.stdout.buffer.write(outcome.new_bytes if outcome.new_bytes is not None else data)
+        sys.stdout.flush()
+        stream = sys.stderr
+    else:
+        stream = sys.stdout
+    stream.write(get_renderer(args.output_format)(remaining))
+    if not args.quiet and args.output_format in ("full", "concise"):
+        sys.stderr.write(_summary(remaining, len(outcome.fixed), args.unsafe_fixes))
+    return EXIT_FINDINGS if remaining and not args.exit_zero else EXIT_CLEAN
+
+
+def check(argv: Sequence[str]) -> int:
+    from trio_lint.discovery import discover
+    from trio_lint.runner import RunOptions, run
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    config, root = _configure(args)
+    if args.paths == ["-"]:
+        return _run_stdin(args, config)
+    if "-" in args.paths:
+        parser.error("`-` (stdin) cannot be combined with other paths")
+    try:
+        files = discover(args.paths or ["."], config, root, force_exclude=args.force_exclude)
+    except FileNotFoundError as exc:
+        sys.stderr.write(f"trio-lint: error: no such file or directory: {exc}\n")
+        return EXIT_ERROR
+    fix = ("unsafe" if args.unsafe_fixes else "safe") if (args.fix or args.diff) else None
+    options = RunOptions(
+        fix=fix,
+        diff=args.diff,
+        want_edits=args.output_format in ("json", "sarif"),
+        add_noqa=args.add_noqa,
+        use_cache=not args.no_cache,
+        jobs=args.jobs,
+    )
+    result = run(files, config, root, options, cache_dir=root / config.cache_dir)
+    out = sys.stdout
+    if args.add_noqa:
+        if not args.quiet:
+            sys.stderr.write(f"Added noqa directives to {result.files_changed} file(s).\n")
+        return EXIT_CLEAN
+    if args.diff:
+        out.write("".join(result.diffs))
+        if not args.quiet:
+            sys.stderr.write(
+                f"Would fix {len(result.fixed)} error{'s' if len(result.fixed) != 1 else ''}"
+                f" in {result.files_changed} file(s).\n"
+            )
+        return EXIT_FINDINGS if result.diffs else EXIT_CLEAN
+    remaining = result.diagnostics
+    if args.statistics:
+        out.write(_statistics(remaining, args.unsafe_fixes))
+    else:
+        out.write(get_renderer(args.output_format)(remaining))
+    if args.show_fixes and args.fix:
+        out.write(_show_fixes(result.fixed))
+    if not args.quiet and args.output_format in ("full", "concise"):
+        out.write(_summary(remaining, len(result.fixed), args.unsafe_fixes))
+    return EXIT_FINDINGS if remaining and not args.exit_zero else EXIT_CLEAN
+
+
+def rule(argv: Sequence[str]) -> int:
+    from trio_lint.explain import catalogue_json, catalogue_table, rule_json, rule_markdown
+    from trio_lint.rules import all_rules, get_rule
+
+    parser = argparse.ArgumentParser(prog="trio-lint rule", description="Explain a rule.")
+    parser.add_argument("code", nargs="?", help="a code (PTR201) or name (hf-max-new-tokens)")
+    parser.add_argument("--all", action="store_true", help="list every rule")
+    parser.add_argument("--output-format", choices=("text", "json"), default="text")
+    args = parser.parse_args(argv)
+    if args.all:
+        rules = list(all_rules())
+        text = catalogue_json(rules) if args.output_format == "json" else catalogue_table(rules)
+        sys.stdout.write(text)
+        return EXIT_CLEAN
+    if not args.code:
+        parser.error("give a rule code (e.g. PTR201) or --all")
+    found = get_rule(args.code)
+    if found is None:
+        sys.stderr.write(
+            f"trio-lint: error: unknown rule `{args.code}`; see `trio-lint rule --all`\n"
+        )
+        return EXIT_ERROR
+    if args.output_format == "json":
+        import json
+
+        sys.stdout.write(json.dumps(rule_json(found), indent=2) + "\n")
+    else:
+        sys.stdout.write(rule_markdown(found))
+    return EXIT_CLEAN
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if arguments and arguments[0] == "rule":
+            return rule(arguments[1:])
+        if arguments and arguments[0] == "check":
+            arguments = arguments[1:]
+        return check(arguments)
+    except ConfigError as exc:
+        sys.stderr.write(f"trio-lint: error: {exc}\n")
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        return EXIT_ERROR
+    except BrokenPipeError:
+        return EXIT_CLEAN
+
+
+if __name__ == "__main__":
+    sys.exit(main())

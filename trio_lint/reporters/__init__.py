@@ -1,0 +1,36 @@
+"""Output formats: full (default), concise, json (ruff's schema), github, sarif (2.1.0)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from trio_lint.diagnostics import Diagnostic
+
+Renderer = Callable[[Sequence[Diagnostic]], str]
+FORMATS = ("full", "concise", "json", "github", "sarif")
+
+
+def get_renderer(name: str) -> Renderer:
+    from trio_lint.reporters import concise, full, github, json, sarif
+
+    return {
+        "full": full.render,
+        "concise": concise.render,
+        "json": json.render,
+        "github": github.render,
+        "sarif": sarif.render,
+    }[name]
+
+
+def location_prefix(diagnostic: Diagnostic) -> str:
+    """`path:line:col` or, in a notebook, `path:cell N:line:col` (as ruff prints it)."""
+    cell = f"cell {diagnostic.cell}:" if diagnostic.cell is not None else ""
+    return f"{diagnostic.path}:{cell}{diagnostic.line}:{diagnostic.column}"
+
+
+def fixable_mark(diagnostic: Diagnostic, unsafe_fixes: bool = False) -> str:
+    if diagnostic.fix is None:
+        return ""
+    if diagnostic.fix.applicability == "safe" or unsafe_fixes:
+        return "[*] "
+    return ""

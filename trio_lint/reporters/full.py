@@ -1,0 +1,58 @@
+"""The default format: location, code, message, the source line with a caret, the fix hint."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+
+from trio_lint.diagnostics import Diagnostic
+from trio_lint.parse import split_lines
+from trio_lint.reporters import fixable_mark, location_prefix
+
+
+@cache
+def _lines(path: str, cell: int | None) -> list[str]:
+    try:
+        data = Path(path).read_bytes()
+    except OSError:
+        return []
+    if cell is not None:
+        try:
+            source = json.loads(data)["cells"][cell - 1].get("source", "")
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+            return []
+        return split_lines("".join(source) if isinstance(source, list) else str(source))
+    return split_lines(data.decode("utf-8-sig", "replace"))
+
+
+def _snippet(diagnostic: Diagnostic) -> list[str]:
+    lines = _lines(diagnostic.path, diagnostic.cell)
+    if not (0 < diagnostic.line <= len(lines)):
+        return []
+    text = lines[diagnostic.line - 1].replace("\t", " ")
+    gutter = " " * len(str(diagnostic.line))
+    start = max(diagnostic.column - 1, 0)
+    if diagnostic.end_line == diagnostic.line and diagnostic.end_column > diagnostic.column:
+        width = diagnostic.end_column - diagnostic.column
+    else:
+        width = max(len(text.rstrip()) - start, 1)
+    return [
+        f"{gutter} |",
+        f"{diagnostic.line} | {text.rstrip()}",
+        f"{gutter} | {' ' * start}{'^' * width} {diagnostic.code}",
+        f"{gutter} |",
+    ]
+
+
+def render(diagnostics: Sequence[Diagnostic]) -> str:
+    out: list[str] = []
+    for d in diagnostics:
+        out.append(f"{location_prefix(d)}: {d.code} {fixable_mark(d)}{d.message}")
+        out.extend(_snippet(d))
+        if d.fix is not None:
+            unsafe = " (unsafe: needs --unsafe-fixes)" if d.fix.applicability == "unsafe" else ""
+            out.append(f"  = help: {d.fix.message}{unsafe}")
+        out.append("")
+    return "\n".join(out) + ("\n" if out else "")

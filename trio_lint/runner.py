@@ -1,0 +1,239 @@
+"""Many files: cache, prefilter, per-file rule sets, a process pool when it pays, fixes written
+atomically, diagnostics sorted by path, line and column."""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import os
+import tempfile
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pathspec
+
+from trio_lint.cache import Cache, content_hash
+from trio_lint.config import LintConfig
+from trio_lint.diagnostics import Diagnostic, Severity
+from trio_lint.engine import FileOutcome, lint_document, mentions_sdk
+from trio_lint.rules import matches, select_rules
+from trio_lint.rules.base import Rule
+
+POOL_MIN_FILES = 24  # below this a pool's start-up costs more than it saves
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    fix: str | None = None  # None | "safe" | "unsafe"
+    diff: bool = False  # compute fixes, write nothing
+    want_edits: bool = False
+    add_noqa: bool = False
+    use_cache: bool = True
+    jobs: int | None = None
+
+
+@dataclass
+class RunResult:
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    fixed: list[Diagnostic] = field(default_factory=list)
+    diffs: list[str] = field(default_factory=list)
+    files_seen: int = 0
+    files_linted: int = 0
+    files_changed: int = 0
+
+
+def display_path(path: Path, root: Path) -> str:
+    try:
+        return os.path.relpath(path, Path.cwd())
+    except ValueError:
+        return str(path)
+
+
+class RuleSets:
+    """The rules for each file: the selection minus the matching `per-file-ignores`."""
+
+    def __init__(self, config: LintConfig, root: Path) -> None:
+        self.rules = select_rules(config)
+        self.root = root
+        self.patterns = [
+            (pathspec.GitIgnoreSpec.from_lines([pattern]), codes)
+            for pattern, codes in config.per_file_ignores.items()
+        ]
+
+    def for_path(self, path: Path) -> tuple[type[Rule], ...]:
+        if not self.patterns:
+            return self.rules
+        try:
+            relative = path.resolve().relative_to(self.root.resolve()).as_posix()
+        except ValueError:
+            relative = path.name
+        ignored = [
+            code for spec, codes in self.patterns if spec.match_file(relative) for code in codes
+        ]
+        if not ignored:
+            return self.rules
+        return tuple(r for r in self.rules if not any(matches(r, s) for s in ignored))
+
+
+def settings_key(config: LintConfig, rules: Sequence[type[Rule]], options: RunOptions) -> str:
+    from trio_lint import __version__
+
+    parts = [
+        __version__,
+        config.fingerprint(),
+        ",".join(r.code for r in rules),
+        str(options.want_edits),
+    ]
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:20]
+
+
+def read_error(path: str, exc: OSError) -> Diagnostic:
+    return Diagnostic(
+        code="PTR901",
+        name="io-error",
+        message=f"cannot read the file: {exc.strerror or exc}",
+        severity=Severity.ERROR,
+        path=path,
+        line=1,
+        column=1,
+        end_line=1,
+        end_column=1,
+    )
+
+
+# --- worker side (also used in-process) ---------------------------------------------------------
+
+_STATE: dict[str, object] = {}
+
+
+def _init_worker(config: LintConfig, root: Path, options: RunOptions) -> None:
+    _STATE["config"] = config
+    _STATE["rulesets"] = RuleSets(config, root)
+    _STATE["options"] = options
+    _STATE["root"] = root
+
+
+def _lint_one(job: tuple[str, str]) -> tuple[str, FileOutcome, str | None]:
+    """(path, outcome, original text for diffs). Never raises."""
+    path_text, shown = job
+    config: LintConfig = _STATE["config"]  # type: ignore[assignment]
+    options: RunOptions = _STATE["options"]  # type: ignore[assignment]
+    rulesets: RuleSets = _STATE["rulesets"]  # type: ignore[assignment]
+    path = Path(path_text)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return path_text, FileOutcome(diagnostics=[read_error(shown, exc)]), None
+    fix_mode = options.fix if (options.fix or options.diff) else None
+    if options.diff and fix_mode is None:
+        fix_mode = "safe"
+    try:
+        outcome = lint_document(
+            shown,
+            data,
+            config,
+            rulesets.for_path(path),
+            fix=fix_mode,
+            want_edits=options.want_edits,
+            add_noqa=options.add_noqa,
+        )
+    except Exception as exc:  # an engine bug: report it on the file, keep the run going
+        diagnostic = read_error(shown, OSError(f"internal error: {type(exc).__name__}: {exc}"))
+        outcome = FileOutcome(
+            diagnostics=[diagnostic.model_copy(update={"code": "PTR903", "name": "internal-error"})]
+        )
+    original = None
+    if outcome.new_bytes is not None and options.diff:
+        original = data.decode("utf-8", "replace")
+    return path_text, outcome, original
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        Path(tmp).chmod(path.stat().st_mode & 0o7777)
+        Path(tmp).replace(path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def run(
+    files: Sequence[Path],
+    config: LintConfig,
+    root: Path,
+    options: RunOptions,
+    cache_dir: Path | None = None,
+) -> RunResult:
+    result = RunResult(files_seen=len(files))
+    rulesets = RuleSets(config, root)
+    changing = bool(options.fix or options.diff or options.add_noqa)
+    cache = None
+    if options.use_cache and not changing and cache_dir is not None:
+        cache = Cache(cache_dir, settings_key(config, rulesets.rules, options))
+    jobs: list[tuple[str, str]] = []
+    digests: dict[str, str] = {}
+    for path in files:
+        shown = display_path(path, root)
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            result.diagnostics.append(read_error(shown, exc))
+            continue
+        if not mentions_sdk(data, config):
+            continue
+        if cache is not None:
+            digest = content_hash(data)
+            cached = cache.get(str(path), digest)
+            if cached is not None:
+                result.diagnostics.extend(d.model_copy(update={"path": shown}) for d in cached)
+                result.files_linted += 1
+                continue
+            digests[str(path)] = digest
+        jobs.append((str(path), shown))
+
+    workers = options.jobs or os.cpu_count() or 1
+    if len(jobs) >= POOL_MIN_FILES and workers > 1:
+        with ProcessPoolExecutor(
+            max_workers=workers, initializer=_init_worker, initargs=(config, root, options)
+        ) as pool:
+            outcomes = list(pool.map(_lint_one, jobs, chunksize=max(1, len(jobs) // (workers * 4))))
+    else:
+        _init_worker(config, root, options)
+        outcomes = [_lint_one(job) for job in jobs]
+
+    for path_text, outcome, original in outcomes:
+        result.files_linted += 1
+        result.diagnostics.extend(outcome.diagnostics)
+        if cache is not None and path_text in digests:
+            cache.put(path_text, digests[path_text], outcome.diagnostics)
+        if outcome.new_bytes is None:
+            continue
+        result.fixed.extend(outcome.fixed)
+        result.files_changed += 1
+        shown = display_path(Path(path_text), root)
+        if options.diff:
+            after = outcome.new_bytes.decode("utf-8", "replace")
+            result.diffs.append(
+                "".join(
+                    difflib.unified_diff(
+                        (original or "").splitlines(keepends=True),
+                        after.splitlines(keepends=True),
+                        fromfile=f"a/{shown}",
+                        tofile=f"b/{shown}",
+                    )
+                )
+            )
+        else:
+            try:
+                write_atomic(Path(path_text), outcome.new_bytes)
+            except OSError as exc:
+                result.diagnostics.append(read_error(shown, exc))
+    if cache is not None:
+        cache.save()
+    result.diagnostics.sort(key=Diagnostic.sort_key)
+    return result
