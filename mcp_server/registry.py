@@ -17,8 +17,9 @@ from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.tools import Tool
+from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp_types import ToolAnnotations
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema
 from pydantic_core import PydanticUndefined
 
 from mcp_server.app import AppState
@@ -134,7 +135,25 @@ def _tool_function(spec: ToolSpec) -> Callable[..., Awaitable[Any]]:
     return call
 
 
-def build_tool(spec: ToolSpec) -> Tool:
+class CheckedMetadata(FuncMetadata):
+    """The SDK's argument handling plus a hook, so calls rejected by the input schema (before the
+    tool body runs) are audited like every other call."""
+
+    on_rejected: Annotated[Callable[[dict[str, Any], str], None] | None, WithJsonSchema(None)] = (
+        None
+    )
+
+    def validate_arguments(self, arguments_to_validate: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return super().validate_arguments(arguments_to_validate)
+        except ValidationError as exc:
+            if self.on_rejected is not None:
+                fields = sorted({".".join(str(p) for p in e["loc"]) for e in exc.errors()})
+                self.on_rejected(arguments_to_validate, f"schema rejected: {', '.join(fields)}")
+            raise
+
+
+def build_tool(spec: ToolSpec, app: AppState | None = None) -> Tool:
     tool = Tool.from_function(
         _tool_function(spec),
         name=spec.name,
@@ -150,7 +169,25 @@ def build_tool(spec: ToolSpec) -> Tool:
         (base,),
         {"model_config": ConfigDict(extra="forbid", arbitrary_types_allowed=True)},
     )
-    tool.fn_metadata.arg_model = strict
+
+    def rejected(arguments: dict[str, Any], error: str) -> None:
+        if app is not None:
+            app.audit.record(
+                tool=spec.name,
+                arguments=arguments,
+                outcome="refused",
+                duration_s=0.0,
+                budget_after=app.budget.left().model_dump(),
+                error=error,
+            )
+
+    tool.fn_metadata = CheckedMetadata(
+        arg_model=strict,
+        output_schema=tool.fn_metadata.output_schema,
+        output_model=tool.fn_metadata.output_model,
+        wrap_output=tool.fn_metadata.wrap_output,
+        on_rejected=rejected,
+    )
     tool.parameters["additionalProperties"] = False
     return tool
 

@@ -155,11 +155,14 @@ async def test_audit_log_has_one_line_per_call_and_no_payloads(make_server, tmp_
             {"run_id": "r9", "examples": [{"prompt": secret_prompt, "completion": "x"}]},
         )
         await client.call_tool("lint_code", {"source": f"print('{secret_prompt}')"})
+        await client.call_tool("sample", {"model": "m", "prompt": secret_prompt, "top_k": "x"})
     text = (tmp_path / "audit.jsonl").read_text()
     assert secret_prompt not in text
     entries = [json.loads(line) for line in text.splitlines()]
-    assert [e["tool"] for e in entries] == ["create_training_run", "train_sft", "lint_code"]
-    assert [e["outcome"] for e in entries] == ["refused", "refused", "ok"]
+    tools = ["create_training_run", "train_sft", "lint_code", "sample"]
+    assert [e["tool"] for e in entries] == tools
+    assert [e["outcome"] for e in entries] == ["refused", "refused", "ok", "refused"]
+    assert entries[3]["error"] == "schema rejected: top_k"
     assert entries[0]["arguments"]["rank"] == 32
     assert entries[1]["arguments"]["examples"] == {"items": 1}
     assert entries[2]["arguments"]["source"] == {"chars": len(f"print('{secret_prompt}')")}
@@ -203,3 +206,35 @@ async def test_resources_serve_the_skill_docs_and_session_state(make_server) -> 
         if "skill://pytrio/SKILL.md" in uris:
             skill = await client.read_resource("skill://pytrio/SKILL.md")
             assert skill.contents[0].text == (Path(__file__).parents[2] / "SKILL.md").read_text()
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_delete_asks_the_user_through_elicitation(make_server, mode) -> None:
+    asked: list[str] = []
+
+    async def decline(context, params):
+        import mcp_types
+
+        asked.append(params.message)
+        return mcp_types.ElicitResult(action="decline")
+
+    async with Client(make_server(), elicitation_callback=decline, mode=mode) as client:
+        result = await client.call_tool("delete_checkpoint", {"checkpoint": "trio://r/c"})
+    assert asked == ["Delete checkpoint trio://r/c permanently? It cannot be restored."]
+    assert result.is_error
+    assert "the user answered 'decline'" in result.content[0].text
+
+
+async def test_read_only_refuses_delete_before_asking(make_server) -> None:
+    asked: list[str] = []
+
+    async def accept(context, params):
+        import mcp_types
+
+        asked.append(params.message)
+        return mcp_types.ElicitResult(action="accept", content={"delete": True})
+
+    async with Client(make_server(read_only=True), elicitation_callback=accept) as client:
+        result = await client.call_tool("delete_checkpoint", {"checkpoint": "trio://r/c"})
+    assert result.is_error and "read_only" in result.content[0].text
+    assert asked == []
