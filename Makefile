@@ -29,6 +29,10 @@ test: $(STAMP)
 demo: $(STAMP)
 	@echo "== trio-lint on examples/ (the skill's own code: expect no findings)"
 	$(BIN)/trio-lint examples/
+	@echo "== trio-lint on demo/buggy_train.py (PyTRIO written with HuggingFace habits: expect findings)"
+	$(BIN)/trio-lint --no-cache demo/buggy_train.py || test $$? -eq 1
+	@echo "== trio-lint --diff: the safe fixes it would apply (writes nothing)"
+	$(BIN)/trio-lint --no-cache --diff demo/buggy_train.py || test $$? -eq 1
 
 # Render the generated docs (references/lint-rules.md, references/mcp-tools.md and the
 # <!-- BEGIN GENERATED: name --> blocks) from pytrio_facts, the rule registry and the MCP tools.
