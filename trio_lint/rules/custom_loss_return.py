@@ -1,0 +1,172 @@
+"""PTR307 custom-loss-return: a `forward_backward_custom` loss that returns only the loss."""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from trio_lint.diagnostics import Applicability, Severity
+from trio_lint.rules._common import argument
+from trio_lint.rules.base import Invalid, Rule, Valid, edit, safe_fix
+
+_METHODS = ("forward_backward_custom", "forward_backward_custom_async")
+
+
+def _add_empty_metrics(node: cst.CSTNode) -> cst.CSTNode:
+    assert isinstance(node, cst.Return) and node.value is not None
+    pair = cst.Tuple(
+        elements=[
+            cst.Element(node.value, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+            cst.Element(cst.Dict([])),
+        ],
+        lpar=[],
+        rpar=[],
+    )
+    return node.with_changes(value=pair)
+
+
+def _lambda_pair(node: cst.CSTNode) -> cst.CSTNode:
+    assert isinstance(node, cst.Lambda)
+    pair = cst.Tuple(
+        elements=[
+            cst.Element(node.body, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+            cst.Element(cst.Dict([])),
+        ]
+    )
+    return node.with_changes(body=pair)
+
+
+def _not_a_pair(expr: ast.expr | None) -> bool:
+    """Clearly not a (loss, metrics) tuple: a call, arithmetic, an attribute or a subscript."""
+    return isinstance(expr, ast.Call | ast.BinOp | ast.Attribute | ast.UnaryOp | ast.Subscript)
+
+
+class CustomLossReturn(Rule):
+    code = "PTR307"
+    name = "custom-loss-return"
+    message = (
+        "A `forward_backward_custom` loss must return `(loss, metrics)`: return `{value}, {{}}`"
+    )
+    severity = Severity.ERROR
+    fix_safety = Applicability.SAFE
+    doc = """
+## What it does
+Flags a function or lambda passed as `loss_fn` to `forward_backward_custom` (or `_async`) whose
+`return` value is clearly a single tensor (a call, arithmetic, attribute or subscript) instead of
+a `(loss, metrics)` pair.
+
+## Why is this bad?
+The SDK unpacks the result as `loss, custom_metrics = loss_fn(...)` (`013:lib/training_client.py:218`,
+`029:client/training.py:460-462`): a scalar tensor raises "cannot unpack a 0-d tensor" after the
+remote forward pass was already paid for.
+
+## Example
+```python
+def my_loss(data, logprobs):
+    return -torch.stack([lp.sum() for lp in logprobs]).mean()
+```
+
+Use instead:
+```python
+def my_loss(data, logprobs):
+    loss = -torch.stack([lp.sum() for lp in logprobs]).mean()
+    return loss, {"custom_loss": loss.item()}
+```
+
+## Fix safety
+`return X` -> `return X, {}` is safe: the SDK merges the metrics as
+`{**result.metrics, **custom_metrics}` (`029:client/training.py:502-511`), so an empty dict adds
+nothing.
+
+## References
+- api-diff.md row 31; TRIO019
+"""
+    VALID = (
+        Valid(
+            "import pytrio as trio\nimport torch\n"
+            "def my_loss(data, logprobs):\n"
+            "    loss = -torch.stack([lp.sum() for lp in logprobs]).mean()\n"
+            "    return loss, {'loss': loss.item()}\n"
+            "train.forward_backward_custom(batch, my_loss).result()\n"
+        ),
+        Valid(
+            "import pytrio as trio\nimport torch\n"
+            "def mse(pred, target):\n"
+            "    return ((pred - target) ** 2).mean()\n"
+            "loss = mse(model(x), y)\n"
+        ),
+        Valid(
+            "import pytrio as trio\n"
+            "def my_loss(data, logprobs):\n"
+            "    result = compute(data, logprobs)\n"
+            "    return result\n"
+            "train.forward_backward_custom(batch, loss_fn=my_loss)\n"
+        ),
+    )
+    INVALID = (
+        Invalid(
+            "import pytrio as trio\nimport torch\n"
+            "def my_loss(data, logprobs):\n"
+            "    return -torch.stack([lp.sum() for lp in logprobs]).mean()\n"
+            "fut = train.forward_backward_custom(batch, my_loss)\n",
+            fixed="import pytrio as trio\nimport torch\n"
+            "def my_loss(data, logprobs):\n"
+            "    return -torch.stack([lp.sum() for lp in logprobs]).mean(), {}\n"
+            "fut = train.forward_backward_custom(batch, my_loss)\n",
+            line=4,
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "fut = train.forward_backward_custom(batch, loss_fn=lambda d, lp: lp[0].sum())\n",
+            fixed="import pytrio as trio\n"
+            "fut = train.forward_backward_custom(batch, loss_fn=lambda d, lp: (lp[0].sum(), {}))\n",
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "async def step(train: trio.TrainingClient, batch):\n"
+            "    def loss_fn(data, logprobs):\n"
+            "        total = sum(lp.sum() for lp in logprobs)\n"
+            "        return total / len(logprobs)\n"
+            "    return await train.forward_backward_custom_async(batch, loss_fn)\n",
+            fixed="import pytrio as trio\n"
+            "async def step(train: trio.TrainingClient, batch):\n"
+            "    def loss_fn(data, logprobs):\n"
+            "        total = sum(lp.sum() for lp in logprobs)\n"
+            "        return total / len(logprobs), {}\n"
+            "    return await train.forward_backward_custom_async(batch, loss_fn)\n",
+        ),
+    )
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._defs: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+        self._used: list[str] = []
+        self._lambdas: list[ast.Lambda] = []
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        self._defs[node.name] = node
+
+    def visit_Call(self, node: ast.Call) -> None:
+        found = self.ctx.receivers.client_call(node)
+        if found is None or found[1] not in _METHODS:
+            return
+        loss = argument(node, 1, "loss_fn")
+        if isinstance(loss, ast.Name):
+            self._used.append(loss.id)
+        elif isinstance(loss, ast.Lambda) and _not_a_pair(loss.body):
+            fix = safe_fix("Return `(loss, {})`", edit(loss, cst.Lambda, _lambda_pair))
+            self.report(loss.body, self.message.format(value=ast.unparse(loss.body)), fix=fix)
+
+    def finish(self) -> None:
+        for name in dict.fromkeys(self._used):
+            func = self._defs.get(name)
+            if func is None:
+                continue
+            for node in ast.walk(func):
+                if isinstance(node, ast.Return) and _not_a_pair(node.value):
+                    fix = safe_fix(
+                        "Return `(loss, {})`", edit(node, cst.Return, _add_empty_metrics)
+                    )
+                    value = ast.unparse(node.value)  # type: ignore[arg-type]
+                    self.report(node.value, self.message.format(value=value), fix=fix)  # type: ignore[arg-type]

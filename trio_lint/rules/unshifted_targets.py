@@ -1,0 +1,126 @@
+"""PTR305 unshifted-targets: the same tokens as input and as target with `auto_shift=False`."""
+
+from __future__ import annotations
+
+import ast
+
+from trio_lint.diagnostics import Severity
+from trio_lint.rules._common import argument, keyword
+from trio_lint.rules.base import Invalid, Rule, Valid
+
+
+class UnshiftedTargets(Rule):
+    code = "PTR305"
+    name = "unshifted-targets"
+    message = (
+        "`target_tokens` equals the input tokens: each position must predict the NEXT token; "
+        "use `model_input=from_ints(tokens[:-1])` and `target_tokens=tokens[1:]`"
+    )
+    severity = Severity.ERROR
+    doc = """
+## What it does
+Flags `Datum(model_input=<trio>.ModelInput.from_ints(E), loss_fn_inputs={"target_tokens": E, ...})`
+where both are the same expression, unless some call in the module passes `auto_shift=True`.
+
+## Why is this bad?
+With the default `auto_shift=False` the SDK scores `target_tokens[i]` as the prediction at input
+position `i`; it checks only that the lengths match (`013:types/forward/datum.py:50-53`,
+`029:client/training_batch.py:241-245`). Equal lists teach the model to copy its input: the loss
+drops to near zero and nothing useful is learned. With `auto_shift=True` equal lists are the
+intended use (row 19), so that case is not flagged.
+
+## Example
+```python
+trio.Datum(
+    model_input=trio.ModelInput.from_ints(tokens),
+    loss_fn_inputs={"target_tokens": tokens, "weights": weights},
+)
+```
+
+Use instead:
+```python
+trio.Datum(
+    model_input=trio.ModelInput.from_ints(tokens[:-1]),
+    loss_fn_inputs={"target_tokens": tokens[1:], "weights": weights[1:]},
+)
+```
+
+## Fix safety
+No fix: `weights`, `logprobs` and `advantages` need the same shift.
+
+## References
+- api-diff.md pitfalls 2 and 17, row 19; anchors.md 3.2; TRIO014
+"""
+    VALID = (
+        Valid(
+            "import pytrio as trio\n"
+            "d = trio.Datum(model_input=trio.ModelInput.from_ints(tokens[:-1]),\n"
+            "               loss_fn_inputs={'target_tokens': tokens[1:]})\n"
+        ),
+        Valid(
+            "import pytrio as trio\n"
+            "d = trio.Datum(model_input=trio.ModelInput.from_ints(tokens),\n"
+            "               loss_fn_inputs={'target_tokens': tokens})\n"
+            "train.forward_backward([d], 'cross_entropy', auto_shift=True)\n"
+        ),
+        Valid(
+            "import pytrio as trio\nfrom transformers import AutoModelForCausalLM\n"
+            "out = model(input_ids=ids, labels=ids)\n"
+        ),
+    )
+    INVALID = (
+        Invalid(
+            "import pytrio as trio\n"
+            "d = trio.Datum(model_input=trio.ModelInput.from_ints(tokens),\n"
+            "               loss_fn_inputs={'target_tokens': tokens, 'weights': w})\n",
+            line=3,
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "def build(p, c):\n"
+            "    return trio.Datum(trio.ModelInput.from_ints(p + c), {'target_tokens': p + c})\n",
+        ),
+        Invalid(
+            "from pytrio import Datum, ModelInput\n"
+            "d = Datum(model_input=ModelInput.from_ints(ex['ids']),\n"
+            "          loss_fn_inputs={'target_tokens': ex['ids']})\n",
+        ),
+    )
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._found: list[ast.expr] = []
+        self._auto_shift = False
+
+    def visit_Call(self, node: ast.Call) -> None:
+        auto = keyword(node, "auto_shift")
+        if auto is not None and not (
+            isinstance(auto.value, ast.Constant) and auto.value.value is False
+        ):
+            self._auto_shift = True
+        if not self.ctx.is_sdk(node.func, "Datum"):
+            return
+        model_input = argument(node, 0, "model_input")
+        inputs = argument(node, 1, "loss_fn_inputs")
+        if not (isinstance(model_input, ast.Call) and isinstance(inputs, ast.Dict)):
+            return
+        if not (
+            isinstance(model_input.func, ast.Attribute)
+            and model_input.func.attr == "from_ints"
+            and self.ctx.is_sdk(model_input.func.value, "ModelInput")
+            and len(model_input.args) == 1
+        ):
+            return
+        for key, value in zip(inputs.keys, inputs.values, strict=True):
+            if (
+                isinstance(key, ast.Constant)
+                and key.value == "target_tokens"
+                and ast.dump(value) == ast.dump(model_input.args[0])
+            ):
+                self._found.append(value)
+
+    def finish(self) -> None:
+        if self._auto_shift:
+            return
+        for value in self._found:
+            self.report(value)

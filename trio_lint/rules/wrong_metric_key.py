@@ -1,0 +1,137 @@
+"""PTR308 wrong-metric-key: reading a loss metric under a key the SDK never produces."""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from pytrio_facts.sdk import METRIC_KEYS
+from pytrio_facts.versions import METRIC_KEY_RENAMES_0_2, METRIC_KEY_SUGGESTIONS_0_2
+from trio_lint.diagnostics import Applicability, Severity
+from trio_lint.rules._common import replace_string_value, sdk_line
+from trio_lint.rules.base import Invalid, Rule, Valid, edit, safe_fix
+from trio_lint.semantics.receivers import Kind
+
+
+class WrongMetricKey(Rule):
+    code = "PTR308"
+    name = "wrong-metric-key"
+    message = "`metrics[{key!r}]` does not exist on pytrio 0.2: use {replacement}"
+    severity = Severity.ERROR
+    fix_safety = Applicability.SAFE
+    doc = f"""
+## What it does
+Flags a forward-backward result's metrics read under a key pytrio 0.2 never produces:
+`metrics["loss:sum"]`, `metrics.get("loss:sum", 0.0)`, `metrics["loss"]`,
+`metrics["train_loss"]`, and the attribute `result.loss`. The `"loss:sum"` key is recognised on
+any `.metrics`; the other keys only on a known forward-backward result. Keys are only checked on
+0.2, where the SDK builds the dict itself; on 0.1 the keys came from the server.
+
+## Why is this bad?
+pytrio 0.2.9 builds `ForwardBackwardOutput.metrics` with exactly the keys
+{", ".join(f"`{k}`" for k in METRIC_KEYS)} (`029:client/adapters/training.py:73-82`). The old
+skill text's `metrics["loss:sum"]` raises `KeyError`, and `metrics.get("loss:sum", 0.0)` silently
+logs a loss of 0.0 for the whole run.
+
+## Example
+```python
+loss = fb.result().metrics.get("loss:sum", 0.0) / n_tokens
+```
+
+Use instead:
+```python
+loss = fb.result().metrics["loss_mean"]
+```
+
+## Fix safety
+`"loss:sum"` -> `"loss_sum"` (and `"loss:mean"` -> `"loss_mean"`) is safe: the same quantity under
+its 0.2 name. `"loss"` and `"train_loss"` have no fix: per token (`loss_mean`) or summed
+(`loss_sum`) is the author's choice.
+
+## References
+- api-diff.md row 22, pitfall 18; TRIO011
+"""
+    VALID = (
+        Valid(
+            "import pytrio as trio\n"
+            "out = train.forward_backward(batch, 'cross_entropy').result()\n"
+            "print(out.metrics['loss_mean'], out.metrics.get('loss_sum'))\n"
+        ),
+        Valid(
+            "import pytrio as trio\n"
+            "trainer_metrics = trainer.evaluate()\nprint(trainer_metrics['loss'])\n"
+            "print(history.metrics['loss'])\n"
+        ),
+        Valid(
+            "import pytrio as trio\n"
+            "out = train.forward_backward(batch).result()\nprint(out.metrics['loss:sum'])\n",
+            config={"target-version": "0.1"},
+        ),
+    )
+    INVALID = (
+        Invalid(
+            "import pytrio as trio\n"
+            "out = train.forward_backward(batch, 'cross_entropy').result()\n"
+            "loss = out.metrics.get('loss:sum', 0.0)\n",
+            fixed="import pytrio as trio\n"
+            "out = train.forward_backward(batch, 'cross_entropy').result()\n"
+            "loss = out.metrics.get('loss_sum', 0.0)\n",
+            line=3,
+        ),
+        Invalid(
+            'import pytrio as trio\nprint(result.metrics["loss:sum"])\n',
+            fixed='import pytrio as trio\nprint(result.metrics["loss_sum"])\n',
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "def step(train: trio.TrainingClient, batch):\n"
+            "    out = train.forward_backward(batch).result()\n"
+            "    return out.metrics['loss']\n",
+            message_contains="loss_mean",
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "def step(train: trio.TrainingClient, batch):\n"
+            "    return train.forward_backward(batch).result().loss\n",
+        ),
+    )
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        key = node.slice
+        if isinstance(key, ast.Constant) and isinstance(key.value, str):
+            self._check(node.value, key)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "get" and node.args:
+            key = node.args[0]
+            if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                self._check(func.value, key)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if node.attr != "loss" or sdk_line(self.ctx) == "0.1":
+            return
+        typ = self.ctx.receivers.type_of(node.value)
+        if typ is not None and typ.kind is Kind.FORWARD_BACKWARD_OUTPUT:
+            self.report(
+                node,
+                "`ForwardBackwardOutput` has no `.loss`: read `.metrics['loss_mean']` "
+                "(or `'loss_sum'`)",
+            )
+
+    def _check(self, metrics: ast.expr, key: ast.Constant) -> None:
+        if sdk_line(self.ctx) == "0.1":
+            return
+        text = key.value
+        if text in METRIC_KEY_RENAMES_0_2:
+            if not (isinstance(metrics, ast.Attribute) and metrics.attr == "metrics"):
+                return
+            new = METRIC_KEY_RENAMES_0_2[text]
+            fix = safe_fix(f"Use {new!r}", edit(key, cst.SimpleString, replace_string_value(new)))
+            self.report(key, self.message.format(key=text, replacement=f"{new!r}"), fix=fix)
+        elif text in METRIC_KEY_SUGGESTIONS_0_2:
+            typ = self.ctx.receivers.type_of(metrics)
+            if typ is not None and typ.kind is Kind.METRICS and typ.origin == "forward_backward":
+                replacement = METRIC_KEY_SUGGESTIONS_0_2[text]
+                self.report(key, self.message.format(key=text, replacement=replacement))
