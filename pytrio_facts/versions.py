@@ -216,3 +216,37 @@ PUBLIC_MODULES: tuple[str, ...] = ("", "types")
 PUBLIC_MODULES_0_2: tuple[str, ...] = ("errors",)
 # Upper bound of create_lora_training_client(rank=...) on both lines (row 13).
 LORA_RANK_RANGE: tuple[int, int] = (4, 64)
+# Names `pytrio.types` exports on 0.2.9 (the public home of every result and request type).
+TYPES_NAMES: tuple[str, ...] = (
+    "APIFuture",
+    "AdamParams",
+    "Checkpoint",
+    "CheckpointArchiveUrlResponse",
+    "CheckpointDownloadResult",
+    "CheckpointDownloadSource",
+    "CheckpointsListResponse",
+    "Cursor",
+    "Datum",
+    "EncodedTextChunk",
+    "ForwardBackwardOutput",
+    "GetSamplerResponse",
+    "GetServerCapabilitiesResponse",
+    "GetSessionResponse",
+    "ImageChunk",
+    "ListSessionsResponse",
+    "LossFnOutput",
+    "ModelInput",
+    "ModelOperationCapabilities",
+    "OptimStepResponse",
+    "SampleResponse",
+    "SampleSequence",
+    "SamplingParams",
+    "SaveWeightsForSamplerResponse",
+    "SaveWeightsResponse",
+    "SupportedModel",
+    "TensorData",
+    "TrainingRun",
+    "TrainingRunsResponse",
+)
+# APIFuture helpers that 0.1 had and 0.2 removed; `map(fn)` replaces both.
+REMOVED_FUTURE_METHODS: tuple[str, ...] = ("map_model", "map_dict")

@@ -136,3 +136,38 @@ def replace_string_value(new_text: str):
 def remove_argument(node: cst.CSTNode) -> cst.CSTNode:
     """For an `Arg` edit: drop the argument from its call."""
     return cst.RemoveFromParent()  # type: ignore[return-value]
+
+
+def drop_keyword(name: str):
+    """For a `Call` edit: remove the keyword argument `name`, keeping the other commas intact."""
+
+    def transform(node: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(node, cst.Call)
+        args = list(node.args)
+        index = next(
+            i for i, arg in enumerate(args) if arg.keyword is not None and arg.keyword.value == name
+        )
+        removed = args.pop(index)
+        if index == len(args) and args:  # it was the last one: the new last takes its comma
+            args[-1] = args[-1].with_changes(
+                comma=removed.comma, whitespace_after_arg=removed.whitespace_after_arg
+            )
+        return node.with_changes(args=args)
+
+    return transform
+
+
+def drop_positional(index: int):
+    """For a `Call` edit: remove the positional argument at `index`."""
+
+    def transform(node: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(node, cst.Call)
+        args = list(node.args)
+        removed = args.pop(index)
+        if index == len(args) and args:
+            args[-1] = args[-1].with_changes(
+                comma=removed.comma, whitespace_after_arg=removed.whitespace_after_arg
+            )
+        return node.with_changes(args=args)
+
+    return transform

@@ -1,0 +1,155 @@
+"""PTR002 internal-import: importing from SDK modules that are not its public API."""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from pytrio_facts.api import TOP_LEVEL_NAMES
+from pytrio_facts.versions import RENAMED_TOP_LEVEL, TYPES_NAMES
+from trio_lint.diagnostics import Applicability, Severity
+from trio_lint.rules._common import sdk_line
+from trio_lint.rules.base import Invalid, Rule, Valid, edit, safe_fix
+
+_PUBLIC = {"pytrio", "pytrio.types"}
+_REMOVED_TOP_LEVEL = {"SampleInput", "ServiceParams"}
+
+
+def _set_module(dotted: str):
+    def transform(node: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(node, cst.ImportFrom)
+        return node.with_changes(module=cst.parse_expression(dotted))
+
+    return transform
+
+
+class InternalImport(Rule):
+    code = "PTR002"
+    name = "internal-import"
+    message = "`{module}` is not public PyTRIO API{detail}"
+    severity = Severity.ERROR
+    pytrio_only = True
+    fix_safety = Applicability.SAFE
+    doc = """
+## What it does
+Flags imports from PyTRIO's internal modules (`pytrio.lib.*`, `pytrio._utils`, `pytrio.config`,
+`pytrio.client.*`, `pytrio.transport.*`, `pytrio.types.forward.*`, ...) and of the 0.1 names that
+0.2 removed (`SampleInput`, `ServiceParams`). The public homes are `pytrio`, `pytrio.types` and,
+on 0.2, `pytrio.errors.*` (the only home of `ValidationError`, `AuthError`, ...).
+
+## Why is this bad?
+The internal layout changed completely between 0.1.13 and 0.2.9: every 0.1 internal path
+(`pytrio.lib.*`, `pytrio._utils`, `pytrio.config.settings`) is gone in 0.2 (api-diff.md §3.3), so
+such imports break on upgrade with `ModuleNotFoundError`. The public names are the same objects
+on both lines.
+
+## Example
+```python
+from pytrio.lib.training_client import TrainingClient
+from pytrio.types.forward.datum import Datum
+```
+
+Use instead:
+```python
+from pytrio import TrainingClient
+from pytrio.types import Datum
+```
+
+## Fix safety
+Safe when every imported name is exported by `pytrio` (or `pytrio.types`): the import then binds
+the same object. `SampleInput` (0.1's alias of `Datum`) and module imports have no fix.
+
+## References
+- api-diff.md pitfall 16 (last item), §3.1, §3.3; TRIO006
+"""
+    VALID = (
+        Valid("import pytrio as trio\nfrom pytrio.types import APIFuture, SampleResponse\n"),
+        Valid("import pytrio as trio\nfrom pytrio.errors.base import ValidationError\n"),
+        Valid(
+            "import pytrio as trio\nfrom mylib.pytrio_utils import helper\nimport trio.lowlevel\n"
+        ),
+        Valid(
+            "import tinker\nfrom tinker.lib.public_interfaces import TrainingClient\n",
+            config={"sdk-modules": ["pytrio", "tinker"]},
+        ),
+    )
+    INVALID = (
+        Invalid(
+            "from pytrio.lib.training_client import TrainingClient\n",
+            fixed="from pytrio import TrainingClient\n",
+            line=1,
+        ),
+        Invalid(
+            "import pytrio as trio\nfrom pytrio.types.forward.datum import Datum as D\n",
+            fixed="import pytrio as trio\nfrom pytrio import Datum as D\n",
+        ),
+        Invalid(
+            "from pytrio.types.sample.sample_response import SampleResponse\n",
+            fixed="from pytrio.types import SampleResponse\n",
+        ),
+        Invalid(
+            "from pytrio import SampleInput, ModelInput\n",
+            fixed=None,
+            message_contains="Datum",
+        ),
+        Invalid("import pytrio._utils._socket\n", fixed=None),
+    )
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        if node.level or not node.module:
+            return
+        module = node.module
+        root = module.partition(".")[0]
+        if root != "pytrio":
+            return
+        names = [alias.name for alias in node.names]
+        if module == "pytrio":
+            removed = [n for n in names if n in _REMOVED_TOP_LEVEL]
+            for name in removed:
+                hint = RENAMED_TOP_LEVEL.get(name)
+                detail = (
+                    f": `{name}` was removed in 0.2; use `{hint}`"
+                    if hint
+                    else f": `{name}` was removed in 0.2; pass the arguments to the client directly"
+                )
+                self.report(node, self.message.format(module=f"pytrio.{name}", detail=detail))
+            return
+        if module in _PUBLIC or self._is_errors(module):
+            return
+        fix = None
+        if "*" not in names:
+            if all(n in TOP_LEVEL_NAMES for n in names):
+                target = "pytrio"
+            elif all(n in TYPES_NAMES for n in names):
+                target = "pytrio.types"
+            else:
+                target = None
+            if target is not None:
+                fix = safe_fix(
+                    f"Import from `{target}`", edit(node, cst.ImportFrom, _set_module(target))
+                )
+        self.report(
+            node,
+            self.message.format(module=module, detail="; import from `pytrio` or `pytrio.types`"),
+            fix=fix,
+        )
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            module = alias.name
+            if module.partition(".")[0] != "pytrio" or module in _PUBLIC:
+                continue
+            if self._is_errors(module):
+                continue
+            self.report(
+                node,
+                self.message.format(
+                    module=module, detail="; use `import pytrio as trio` and the public names"
+                ),
+            )
+
+    def _is_errors(self, module: str) -> bool:
+        return sdk_line(self.ctx) == "0.2" and (
+            module == "pytrio.errors" or module.startswith("pytrio.errors.")
+        )
