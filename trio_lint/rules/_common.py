@@ -112,11 +112,10 @@ def append_result_call(node: cst.CSTNode) -> cst.CSTNode:
 
 def wrap_in_call(callee: str):
     """`E` -> `callee(E)`, keeping E's own text."""
-    func = cst.parse_expression(callee)
 
     def transform(node: cst.CSTNode) -> cst.CSTNode:
         assert isinstance(node, cst.BaseExpression)
-        return cst.Call(func=func, args=[cst.Arg(value=node)])
+        return cst.Call(func=cst.parse_expression(callee), args=[cst.Arg(value=node)])
 
     return transform
 

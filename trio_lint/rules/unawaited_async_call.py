@@ -9,11 +9,6 @@ import libcst as cst
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules.base import Invalid, Rule, Valid, edit, unsafe_fix
 
-# Functions that take a coroutine and run it: passing the call to them is awaiting it.
-_RUNNERS = frozenset(
-    {"gather", "create_task", "ensure_future", "wait_for", "run", "shield", "wait", "as_completed"}
-)
-
 
 def _await(node: cst.CSTNode) -> cst.CSTNode:
     assert isinstance(node, cst.BaseExpression)

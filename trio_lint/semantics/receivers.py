@@ -320,6 +320,11 @@ class Receivers:
             return None
         return qualname.rsplit(".", 1)[-1]
 
+    def bound_expression(self, name: ast.Name) -> ast.expr | None:
+        """The expression assigned to `name` by the binding that reaches this read (or None)."""
+        binding = self._resolve(name)
+        return binding.expr if binding is not None else None
+
     def client_call(self, call: ast.Call) -> tuple[Kind, str] | None:
         """For `recv.m(...)` on a PyTRIO client: (client kind, method name), else None.
         Unknown receivers count only for the distinctive method names."""
@@ -776,6 +781,9 @@ class ReceiverModel:
 
     def sdk_symbol(self, node: ast.AST) -> str | None:
         return self.model.sdk_symbol(node)
+
+    def bound_expression(self, name: ast.Name) -> ast.expr | None:
+        return self.model.bound_expression(name)
 
     def method_returns(self, kind: Kind, name: str) -> SdkType | None:
         return self.model.methods.get(kind, {}).get(name)

@@ -1,0 +1,164 @@
+"""PTR104 awaited-value: a second `await` (or `.result()`) on what is already the value."""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from trio_lint.diagnostics import Applicability, Severity
+from trio_lint.rules.base import Invalid, Rule, Valid, edit, safe_fix
+from trio_lint.semantics.receivers import FUTURE_KINDS, Kind
+
+_AWAITABLE = FUTURE_KINDS | {Kind.COROUTINE}
+
+
+def _unwrap_await(node: cst.CSTNode) -> cst.CSTNode:
+    assert isinstance(node, cst.Await)
+    inner = node.expression
+    if isinstance(node.expression, cst.Await):
+        inner = node.expression.with_changes(lpar=node.lpar, rpar=node.rpar)
+    elif isinstance(inner, cst.Name | cst.Attribute | cst.Call | cst.Subscript):
+        inner = inner.with_changes(lpar=node.lpar, rpar=node.rpar)
+    return inner
+
+
+def _drop_result_call(node: cst.CSTNode) -> cst.CSTNode:
+    assert isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+    return node.func.value
+
+
+class AwaitedValue(Rule):
+    code = "PTR104"
+    name = "awaited-value"
+    message = "`{expr}` is already a `{kind}`, not a future: {fix}"
+    severity = Severity.ERROR
+    min_sdk = "0.2"
+    fix_safety = Applicability.SAFE
+    doc = """
+## What it does
+On 0.2: flags a second `await` or a `.result()` on a value that one `await` already produced:
+the results of `SamplingClient.sample_async`/`compute_logprobs_async`, of every RestClient and
+ServiceClient `*_async` method, and of `create_sampling_client_async`. Both the inline
+`await (await sampler.sample_async(...))` and `r = await ...` followed by `await r` /
+`r.result()` are flagged.
+
+## Why is this bad?
+In 0.2.9 these coroutines return the value itself (`return await response`,
+`029:client/sampling.py:92-128,219-234`), so the extra `await` raises
+`TypeError: object SampleResponse can't be used in 'await' expression`. The habit comes from the
+training methods and from 0.1.13, whose `sample_async` returned an `APIFuture`
+(`013:lib/sampling_client.py:55-111`); both need two awaits (api-diff.md §2).
+
+## Example
+```python
+response = await (await sampler.sample_async(prompt=prompt, sampling_params=params))
+```
+
+Use instead:
+```python
+response = await sampler.sample_async(prompt=prompt, sampling_params=params)
+```
+
+## Fix safety
+Removing the extra `await`/`.result()` is safe on 0.2; the rule never runs on 0.1, where the
+double await is the correct form.
+
+## References
+- api-diff.md §2 ("Two awaits on sampling"), §3.2; TRIO002
+"""
+    VALID = (
+        Valid(
+            "import pytrio as trio\n"
+            "async def go(sampler: trio.SamplingClient, p, sp):\n"
+            "    return await sampler.sample_async(prompt=p, sampling_params=sp)\n"
+        ),
+        Valid(
+            "import pytrio as trio\n"
+            "async def step(train: trio.TrainingClient, batch):\n"
+            "    return await (await train.forward_backward_async(batch))\n"
+        ),
+        Valid(
+            "import pytrio as trio\n"
+            "async def go(sampler: trio.SamplingClient, p, sp):\n"
+            "    return await (await sampler.sample_async(prompt=p, sampling_params=sp))\n",
+            config={"target-version": "0.1"},
+        ),
+        Valid(
+            "import pytrio as trio\nimport asyncio\n"
+            "async def go(session, url):\n"
+            "    resp = await session.get(url)\n"
+            "    return await resp.json()\n"
+        ),
+    )
+    INVALID = (
+        Invalid(
+            "import pytrio as trio\n"
+            "async def go(sampler: trio.SamplingClient, p, sp):\n"
+            "    return await (await sampler.sample_async(prompt=p, sampling_params=sp))\n",
+            fixed="import pytrio as trio\n"
+            "async def go(sampler: trio.SamplingClient, p, sp):\n"
+            "    return await sampler.sample_async(prompt=p, sampling_params=sp)\n",
+            line=3,
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "async def go(sampler: trio.SamplingClient, p, sp):\n"
+            "    fut = await sampler.sample_async(prompt=p, sampling_params=sp)\n"
+            "    result = await fut\n"
+            "    return result.sequences[0].text\n",
+            fixed="import pytrio as trio\n"
+            "async def go(sampler: trio.SamplingClient, p, sp):\n"
+            "    fut = await sampler.sample_async(prompt=p, sampling_params=sp)\n"
+            "    result = fut\n"
+            "    return result.sequences[0].text\n",
+            line=4,
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "async def runs(rest: trio.RestClient):\n"
+            "    resp = await rest.list_training_runs_async()\n"
+            "    return resp.result().training_runs\n",
+            fixed="import pytrio as trio\n"
+            "async def runs(rest: trio.RestClient):\n"
+            "    resp = await rest.list_training_runs_async()\n"
+            "    return resp.training_runs\n",
+        ),
+    )
+
+    def visit_Await(self, node: ast.Await) -> None:
+        typ = self.ctx.receivers.type_of(node.value)
+        if typ is None or typ.kind in _AWAITABLE:
+            return
+        self.report(
+            node,
+            self.message.format(
+                expr=ast.unparse(node.value), kind=typ.kind, fix="remove the extra `await`"
+            ),
+            fix=safe_fix("Remove the extra `await`", edit(node, cst.Await, _unwrap_await)),
+        )
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "result") or node.args:
+            return
+        typ = self.ctx.receivers.type_of(func.value)
+        if typ is None or typ.kind in _AWAITABLE or typ.is_client:
+            return
+        # Only values that came out of an await: a sync call's result is checked elsewhere.
+        if not self._from_await(func.value):
+            return
+        self.report(
+            node,
+            self.message.format(
+                expr=ast.unparse(func.value), kind=typ.kind, fix="drop `.result()`"
+            ),
+            fix=safe_fix("Drop `.result()`", edit(node, cst.Call, _drop_result_call)),
+        )
+
+    def _from_await(self, expr: ast.expr) -> bool:
+        if isinstance(expr, ast.Await):
+            return True
+        if not isinstance(expr, ast.Name):
+            return False
+        return isinstance(self.ctx.receivers.bound_expression(expr), ast.Await)

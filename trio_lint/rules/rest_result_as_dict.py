@@ -1,0 +1,118 @@
+"""PTR108 rest-result-as-dict: 0.1-style dict access on 0.2 RestClient results."""
+
+from __future__ import annotations
+
+import ast
+
+from trio_lint.diagnostics import Severity
+from trio_lint.rules.base import Invalid, Rule, Valid
+from trio_lint.semantics.receivers import Kind
+
+_MODELS = frozenset({Kind.REST_RESULT, Kind.CHECKPOINTS_LIST_RESPONSE, Kind.TRAINING_RUNS_RESPONSE})
+# 0.1 dict keys and where the value lives on the 0.2 model.
+_KEYS = {
+    "total": "`.cursor.total_count`",
+    "has_more": "`.cursor` (`offset + limit < total_count`)",
+    "training_runs": "`.training_runs`",
+    "checkpoints": "`.checkpoints`",
+}
+
+
+class RestResultAsDict(Rule):
+    code = "PTR108"
+    name = "rest-result-as-dict"
+    message = "{what}"
+    severity = Severity.ERROR
+    min_sdk = "0.2"
+    doc = """
+## What it does
+On 0.2: flags string-key access (`x["training_runs"]`, `x.get("checkpoints")`) on what a
+RestClient call returns: a `concurrent.futures.Future` when `.result()` is missing, or a Pydantic
+model (`TrainingRunsResponse`, `CheckpointsListResponse`, ...) after it.
+
+## Why is this bad?
+0.1.13's RestClient returned plain dicts (`013:lib/rest_client.py:60-73`). 0.2.9's sync methods
+return `concurrent.futures.Future[model]` (`029:client/rest.py:86-87,151-171`); a future cannot be
+indexed (`TypeError`) and a Pydantic model has attributes, not keys. Some fields moved: 0.1's
+`total`/`has_more` are `cursor.total_count` on 0.2.
+
+## Example
+```python
+runs = rest.list_training_runs()["training_runs"]
+```
+
+Use instead:
+```python
+runs = rest.list_training_runs().result().training_runs
+```
+
+## Fix safety
+No fix: field names changed between the lines.
+
+## References
+- api-diff.md rows 45-49; §3.2 (RestClient); TRIO027, TRIO001 (d)
+"""
+    VALID = (
+        Valid(
+            "import pytrio as trio\n"
+            "rest = trio.ServiceClient().create_rest_client()\n"
+            "runs = rest.list_training_runs().result().training_runs\n"
+            "total = rest.list_user_checkpoints().result().cursor.total_count\n"
+        ),
+        Valid("import pytrio as trio\nimport requests\nruns = requests.get(u).json()['runs']\n"),
+        Valid(
+            "import pytrio as trio\n"
+            "rest = trio.ServiceClient().create_rest_client()\n"
+            "runs = rest.list_training_runs()['training_runs']\n",
+            config={"target-version": "0.1"},
+        ),
+    )
+    INVALID = (
+        Invalid(
+            "import pytrio as trio\n"
+            "rest = trio.ServiceClient().create_rest_client()\n"
+            "runs = rest.list_training_runs()['training_runs']\n",
+            line=3,
+            message_contains=".result()",
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "rest = trio.ServiceClient().create_rest_client()\n"
+            "page = rest.list_user_checkpoints().result()\n"
+            "print(page['total'])\n",
+            message_contains="cursor.total_count",
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "def runs(rest: trio.RestClient, run_id):\n"
+            "    resp = rest.list_checkpoints(run_id).result()\n"
+            "    return resp.get('checkpoints', [])\n",
+        ),
+    )
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        key = node.slice
+        if isinstance(key, ast.Constant) and isinstance(key.value, str):
+            self._check(node, node.value, key.value)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "get" and node.args:
+            key = node.args[0]
+            if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                self._check(node, func.value, key.value)
+
+    def _check(self, node: ast.expr, value: ast.expr, key: str) -> None:
+        typ = self.ctx.receivers.type_of(value)
+        if typ is None:
+            return
+        where = _KEYS.get(key, f"`.{key}`")
+        if typ.kind is Kind.CONCURRENT_FUTURE:
+            what = (
+                f"this is a `concurrent.futures.Future` on 0.2: call `.result()` and read {where}"
+            )
+        elif typ.kind in _MODELS:
+            what = f"`{typ.kind}` is a Pydantic model on 0.2, not a dict: read {where}"
+        else:
+            return
+        self.report(node, self.message.format(what=what))

@@ -1,0 +1,244 @@
+"""PTR106 serial-optim-step: waiting for forward-backward before `optim_step` is submitted."""
+
+from __future__ import annotations
+
+import ast
+
+from trio_lint.diagnostics import Severity
+from trio_lint.rules.base import Invalid, Rule, Valid
+
+_FB = ("forward_backward_async", "forward_backward_custom_async")
+_CONTROL = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.AsyncWith)
+_EXITS = (ast.Return, ast.Raise, ast.Break, ast.Continue)
+
+
+def _submission(expr: ast.AST, methods: tuple[str, ...]) -> ast.Call | None:
+    """The `R.m(...)` call inside `await R.m(...)` (or `await (await R.m(...))`)."""
+    while isinstance(expr, ast.Await):
+        expr = expr.value
+    if (
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Attribute)
+        and expr.func.attr in methods
+    ):
+        return expr
+    return None
+
+
+def _receiver(call: ast.Call) -> str:
+    return ast.unparse(call.func.value)  # type: ignore[attr-defined]
+
+
+def _waits_for(stmt: ast.stmt, name: str) -> bool:
+    for node in ast.walk(stmt):
+        if (
+            isinstance(node, ast.Await)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == name
+        ):
+            return True
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "result"
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == name
+        ):
+            return True
+    return False
+
+
+def _bound_names(stmt: ast.stmt) -> set[str]:
+    return {
+        node.id
+        for node in ast.walk(stmt)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
+    }
+
+
+def _reads(node: ast.AST, names: set[str]) -> bool:
+    return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node))
+
+
+def _optim_in(stmt: ast.stmt, receiver: str) -> ast.Call | None:
+    if isinstance(stmt, ast.Expr | ast.Assign | ast.AnnAssign):
+        value = stmt.value
+        if isinstance(value, ast.Await):
+            call = _submission(value, ("optim_step_async",))
+            if call is not None and _receiver(call) == receiver:
+                return call
+    return None
+
+
+class SerialOptimStep(Rule):
+    code = "PTR106"
+    name = "serial-optim-step"
+    message = (
+        "The forward-backward result is awaited before `optim_step_async` is submitted: submit "
+        "`optim_step_async` first, then await both (the two requests can then share a cycle)"
+    )
+    severity = Severity.INFO
+    doc = """
+## What it does
+In one block of an `async def`, flags the sequence
+`F = await R.forward_backward_async(...)`, then `await F` (or `F.result()`), then
+`await R.optim_step_async(...)` on the same client with nothing in between that depends on the
+result: the clock-cycle doc's anti-pattern. The fused `await (await R.forward_backward_async(...))`
+followed by `await R.optim_step_async(...)` is flagged too.
+
+## Why is this bad?
+The first await only enqueues (0.2: `029:transport/actor/training_run/coordinator.py:145-188`).
+Waiting for the forward-backward result before submitting the optimizer step leaves the server
+without queued work for a full round-trip each step; submitting both and then awaiting lets
+them run back to back, and the queue keeps their order (api-diff.md §2).
+
+## Example
+```python
+fb = await train.forward_backward_async(batch, "cross_entropy")
+result = await fb
+await (await train.optim_step_async(adam))
+```
+
+Use instead:
+```python
+fb = await train.forward_backward_async(batch, "cross_entropy")
+opt = await train.optim_step_async(adam)
+result = await fb
+await opt
+```
+
+## Fix safety
+No fix. Pipelining changes error behaviour: with the serial form a failed forward-backward
+means no optimizer step is sent; pipelined, the step is already queued, and 0.2 still submits it
+after a failed single-event forward-backward (`coordinator.py:172-175`). Not flagged when the
+step depends on the result (adaptive learning rate, NaN guards, early stopping, `if`/`return`
+between the two) or when another forward-backward is submitted in between (accumulation).
+
+## References
+- api-diff.md §2 (the clock-cycle doc, error-path row); anchors.md 3.3 item 1; TRIO022
+"""
+    VALID = (
+        Valid(
+            "import pytrio as trio\n"
+            "async def step(train: trio.TrainingClient, batch, adam):\n"
+            "    fb = await train.forward_backward_async(batch, 'cross_entropy')\n"
+            "    opt = await train.optim_step_async(adam)\n"
+            "    result = await fb\n"
+            "    await opt\n"
+            "    return result\n"
+        ),
+        Valid(
+            "import math\nimport pytrio as trio\n"
+            "async def step(train: trio.TrainingClient, batch, adam):\n"
+            "    fb = await train.forward_backward_async(batch)\n"
+            "    result = await fb\n"
+            "    if math.isnan(result.metrics['loss_mean']):\n"
+            "        return None\n"
+            "    await (await train.optim_step_async(adam))\n"
+        ),
+        Valid(
+            "import pytrio as trio\n"
+            "async def step(train: trio.TrainingClient, batch):\n"
+            "    fb = await train.forward_backward_async(batch)\n"
+            "    result = await fb\n"
+            "    lr = 1e-4 / max(result.metrics['loss_mean'], 1.0)\n"
+            "    await (await train.optim_step_async(trio.AdamParams(learning_rate=lr)))\n"
+        ),
+    )
+    INVALID = (
+        Invalid(
+            "import pytrio as trio\n"
+            "async def step(train: trio.TrainingClient, batch, adam):\n"
+            "    fb = await train.forward_backward_async(batch, 'cross_entropy')\n"
+            "    result = await fb\n"
+            "    print(result.metrics['loss_mean'])\n"
+            "    await (await train.optim_step_async(adam))\n",
+            line=4,
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "async def step(train: trio.TrainingClient, batch, adam):\n"
+            "    result = await (await train.forward_backward_async(batch))\n"
+            "    opt = await train.optim_step_async(adam)\n"
+            "    await opt\n",
+            line=3,
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "async def train_loop(tc: trio.TrainingClient, batches, adam):\n"
+            "    for batch in batches:\n"
+            "        fut = await tc.forward_backward_custom_async(batch, my_loss)\n"
+            "        out = fut.result()\n"
+            "        await (await tc.optim_step_async(adam))\n",
+            line=5,
+        ),
+    )
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> None:
+        for block in self._blocks(node):
+            self._scan(block)
+
+    def _blocks(self, node: ast.AST):
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            for field in ("body", "orelse", "finalbody"):
+                block = getattr(current, field, None)
+                if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                    yield block
+                    stack.extend(
+                        s
+                        for s in block
+                        if not isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+                    )
+            for handler in getattr(current, "handlers", []):
+                yield handler.body
+                stack.extend(handler.body)
+
+    def _scan(self, block: list[ast.stmt]) -> None:
+        for i, stmt in enumerate(block):
+            if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
+                continue
+            target = stmt.targets[0]
+            value = stmt.value
+            fb = _submission(value, _FB)
+            if fb is None or not isinstance(target, ast.Name):
+                continue
+            receiver = _receiver(fb)
+            fused = isinstance(value, ast.Await) and isinstance(value.value, ast.Await)
+            if fused:
+                self._look_ahead(block, i, i, receiver, _bound_names(stmt))
+                continue
+            for j in range(i + 1, len(block)):
+                if isinstance(block[j], _CONTROL + _EXITS):
+                    break
+                if _waits_for(block[j], target.id):
+                    self._look_ahead(block, j, j, receiver, _bound_names(block[j]))
+                    break
+
+    def _look_ahead(
+        self, block: list[ast.stmt], start: int, report_at: int, receiver: str, derived: set[str]
+    ) -> None:
+        for k in range(start + 1, len(block)):
+            stmt = block[k]
+            if isinstance(stmt, _CONTROL + _EXITS):
+                return
+            optim = _optim_in(stmt, receiver)
+            if optim is not None:
+                if not _reads(optim, derived):
+                    self.report(block[report_at])
+                return
+            if any(
+                isinstance(n, ast.Call)
+                and isinstance(n.func, ast.Attribute)
+                and n.func.attr.startswith("forward_backward")
+                for n in ast.walk(stmt)
+            ):
+                return
+            derived |= {
+                n.id
+                for n in ast.walk(stmt)
+                if isinstance(n, ast.Name)
+                and isinstance(n.ctx, ast.Store)
+                and _reads(stmt, derived)
+            }
