@@ -197,6 +197,13 @@ def _edits_for(code: str, finding: Finding, document: Document, unit: Unit) -> t
         end_before -= 1
         end_after -= 1
 
+    # Widen to whole identifiers: `lr` -> `learning_rate`, not `r` -> `earning_rate`.
+    while start > 0 and _is_word(code[start - 1]):
+        start -= 1
+    while end_before < len(code) and end_after < len(after) and _is_word(code[end_before]):
+        end_before += 1
+        end_after += 1
+
     def location(offset: int) -> Location:
         line = code.count("\n", 0, offset) + 1
         column = offset - (code.rfind("\n", 0, offset) + 1) + 1
@@ -210,6 +217,10 @@ def _edits_for(code: str, finding: Finding, document: Document, unit: Unit) -> t
             end_location=location(end_before),
         ),
     )
+
+
+def _is_word(char: str) -> bool:
+    return char.isalnum() or char == "_"
 
 
 def to_diagnostics(

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from trio_lint.semantics.context import LintContext
 
 # A fix step: receives the (already updated) libcst node at the reported position, returns its replacement.
-CstTransform = Callable[[cst.CSTNode], cst.CSTNode]
+CstTransform = Callable[["cst.CSTNode"], "cst.CSTNode"]  # strings: libcst loads lazily
 
 
 @dataclass(frozen=True, slots=True)
