@@ -1,0 +1,105 @@
+"""PTR211 wrong-sample-attribute: `.samples`/`.outputs` on a `SampleResponse` (it is `.sequences`)."""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from trio_lint.diagnostics import Applicability, Severity
+from trio_lint.rules.base import Invalid, Rule, Valid, edit, safe_fix
+from trio_lint.semantics.receivers import Kind
+
+# Spellings from the original skill text (`samples`), vLLM (`outputs`) and HF (`generations`).
+_WRONG = ("samples", "outputs", "generations", "completions")
+
+
+def _rename(node: cst.CSTNode) -> cst.CSTNode:
+    assert isinstance(node, cst.Attribute)
+    return node.with_changes(attr=cst.Name("sequences"))
+
+
+class WrongSampleAttribute(Rule):
+    code = "PTR211"
+    name = "wrong-sample-attribute"
+    message = "`SampleResponse` has no `.{attr}`: the generated sequences are `.sequences`"
+    severity = Severity.ERROR
+    fix_safety = Applicability.SAFE
+    doc = """
+## What it does
+Flags `.samples`, `.outputs`, `.generations` or `.completions` read from a sample result
+(`sampler.sample(...).result()`, `await sampler.sample_async(...)` on 0.2).
+
+## Why is this bad?
+`SampleResponse` has `sequences` (a list of `SampleSequence` with `tokens`, `text`, `logprobs`,
+`stop_reason`), `prompt_logprobs`, `topk_prompt_logprobs`, `input_tokens`, `output_tokens`
+(`029:types/sample/sample_response.py`, `013:types/sample/sample_sequence.py:4-15`). The vLLM
+(`outputs[0].text`) and old skill (`samples`) spellings raise `AttributeError`.
+
+## Example
+```python
+text = sampler.sample(prompt, sampling_params=params).result().samples[0].text
+```
+
+Use instead:
+```python
+text = sampler.sample(prompt, sampling_params=params).result().sequences[0].text
+```
+
+## Fix safety
+Renaming to `.sequences` is safe on a receiver known to be a `SampleResponse`.
+
+## References
+- api-diff.md row 38, pitfall 16; TRIO005 (last item)
+"""
+    VALID = (
+        Valid(
+            "import pytrio as trio\n"
+            "def gen(sampler: trio.SamplingClient, p, sp):\n"
+            "    return sampler.sample(p, sampling_params=sp).result().sequences[0].text\n"
+        ),
+        Valid(
+            "import pytrio as trio\nfrom vllm import LLM\n"
+            "outs = LLM('m').generate(prompts)\nprint(outs[0].outputs[0].text)\n"
+        ),
+        Valid("import pytrio as trio\nimport torch\nx = dist.sample((4,))\nprint(batch.samples)\n"),
+    )
+    INVALID = (
+        Invalid(
+            "import pytrio as trio\n"
+            "def gen(sampler: trio.SamplingClient, p, sp):\n"
+            "    return sampler.sample(p, sampling_params=sp).result().samples[0].text\n",
+            fixed="import pytrio as trio\n"
+            "def gen(sampler: trio.SamplingClient, p, sp):\n"
+            "    return sampler.sample(p, sampling_params=sp).result().sequences[0].text\n",
+            line=3,
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "async def gen(sampler: trio.SamplingClient, p, sp):\n"
+            "    out = await sampler.sample_async(p, sampling_params=sp)\n"
+            "    return [o.text for o in out.outputs]\n",
+            fixed="import pytrio as trio\n"
+            "async def gen(sampler: trio.SamplingClient, p, sp):\n"
+            "    out = await sampler.sample_async(p, sampling_params=sp)\n"
+            "    return [o.text for o in out.sequences]\n",
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "sampler = trio.ServiceClient().create_sampling_client(base_model='m')\n"
+            "resp = sampler.sample(p, num_samples=4, sampling_params=sp).result()\n"
+            "texts = [c.text for c in resp.completions]\n",
+            fixed="import pytrio as trio\n"
+            "sampler = trio.ServiceClient().create_sampling_client(base_model='m')\n"
+            "resp = sampler.sample(p, num_samples=4, sampling_params=sp).result()\n"
+            "texts = [c.text for c in resp.sequences]\n",
+        ),
+    )
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if node.attr not in _WRONG:
+            return
+        typ = self.ctx.receivers.type_of(node.value)
+        if typ is not None and typ.kind is Kind.SAMPLE_RESPONSE:
+            fix = safe_fix("Use `.sequences`", edit(node, cst.Attribute, _rename))
+            self.report(node, self.message.format(attr=node.attr), fix=fix)
