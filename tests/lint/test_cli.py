@@ -184,7 +184,8 @@ def test_rule_explain_and_catalogue(project: Path) -> None:
     assert by_name.out == doc.out
     table = run_cli("rule", "--all", cwd=project).out.splitlines()
     assert table[0].split() == ["code", "name", "default", "severity", "fix"]
-    assert any(line.split()[:3] == ["PTR001", "from-import", "off"] for line in table)
+    assert any(line.split()[:3] == ["PTR001", "from-import", "on"] for line in table)
+    assert any(line.split()[:3] == ["PTR210", "train-unembed-default", "off"] for line in table)
     assert any(line.split()[:3] == ["PTR201", "hf-max-new-tokens", "on"] for line in table)
     missing = run_cli("rule", "PTR999", cwd=project)
     assert missing.code == 2 and "PTR999" in missing.err

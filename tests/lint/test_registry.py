@@ -48,7 +48,8 @@ def test_every_rule_documents_examples() -> None:
 def test_lookup_and_selection() -> None:
     assert get_rule("PTR201") is get_rule("hf-max-new-tokens")
     default = {rule.code for rule in select_rules(LintConfig())}
-    assert "PTR201" in default and "PTR001" not in default  # from-import is opt-in
+    assert "PTR201" in default and "PTR001" in default  # from-import is on (issue 4)
+    assert "PTR210" not in default  # train-unembed-default is opt-in
     assert {r.code for r in select_rules(LintConfig(select=("PTR2",)))} >= {"PTR201", "PTR202"}
     chosen = {
         r.code for r in select_rules(LintConfig(extend_select=("PTR001",), ignore=("PTR202",)))

@@ -33,15 +33,20 @@ class Minus100Mask(Rule):
 ## What it does
 Flags the HuggingFace ignore label `-100` in PyTRIO token data:
 - in `ModelInput.from_ints(...)` (the model's input tokens): an **error**;
-- in `loss_fn_inputs["target_tokens"]` of a `Datum`: **info**, suggesting `weights` instead.
-Names bound in the same module to an expression containing `-100` count too.
+- in `loss_fn_inputs["weights"]`: an **error** (a weight, not a label);
+- in `loss_fn_inputs["target_tokens"]`: a **warning**, suggesting `weights` instead.
+Names bound in the same module to an expression containing `-100` count too, as do names whose
+items are later set to `-100` (`labels[:n] = -100`).
 
 ## Why is this bad?
 pytrio 0.2 validates input tokens against the vocabulary and raises a `ValidationError` for `-100`
-(`029:client/training_batch.py:199-213`). In targets, 0.2 does treat `-100` as an ignore label
-(it is left out of `token_count`), but 0.1 forwarded it raw, and per-token `weights` (0 for the
-prompt,
-1 for the completion) say the same thing explicitly and also work for the RL losses' bookkeeping.
+(`029:client/training_batch.py:199-213`). In `weights`, `-100` is accepted as a number: it
+multiplies those positions' loss by -100, so training climbs the loss there and diverges. In
+targets, 0.2.9 does treat `-100` as an ignore label (left out of `token_count`,
+`029:client/training_batch.py:273-293,326-343`), but 0.1.13 forwarded it raw to a server whose
+handling cannot be seen (api-diff.md pitfall 19) and Tinker has no such label, so the code is not
+portable; per-token `weights` (0 for the prompt, 1 for the completion) say the same thing
+explicitly on every line.
 
 ## Example
 ```python
@@ -69,7 +74,8 @@ No fix: the mask has to become a `weights` list aligned with the shifted targets
 
 ## References
 - api-diff.md pitfall 19 and rule TRIO016; offline check "plan -100 targets ->
-  total_active_tokens=2".
+  total_active_tokens=2"; the requesters' issue 4 (error in inputs and weights, warning in
+  targets).
 """
     VALID = (
         Valid(
@@ -99,6 +105,22 @@ No fix: the mask has to become a `weights` list aligned with the shifted targets
             "from pytrio import Datum, ModelInput\n"
             "d = Datum(ModelInput.from_ints(ids), {'target_tokens': [-100, 4]})\n",
         ),
+        Invalid(
+            "import pytrio as trio\n"
+            "mask = [-100 if i < n_prompt else 1.0 for i in range(len(targets))]\n"
+            "d = trio.Datum(model_input=trio.ModelInput.from_ints(ids),\n"
+            "               loss_fn_inputs={'target_tokens': targets, 'weights': mask})\n",
+            line=4,
+            message_contains="`weights`",
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "labels = list(ids)\n"
+            "labels[:n_prompt] = -100\n"
+            "d = trio.Datum(model_input=trio.ModelInput.from_ints(ids[:-1]),\n"
+            "               loss_fn_inputs={'target_tokens': labels[1:]})\n",
+            line=5,
+        ),
     )
 
     def __init__(self, ctx) -> None:
@@ -109,6 +131,13 @@ No fix: the mask has to become a `weights` list aligned with the shifted targets
         for target in node.targets:
             if isinstance(target, ast.Name):
                 self.assigned[target.id] = node.value
+            elif (
+                isinstance(target, ast.Subscript)
+                and isinstance(target.value, ast.Name)
+                and _minus_100(node.value) is not None
+            ):
+                # `labels[:n] = -100`: the list now holds the ignore label.
+                self.assigned[target.value.id] = node.value
 
     def _source_of(self, expr: ast.expr) -> tuple[ast.AST | None, ast.expr]:
         """(the -100 literal, the node to report) for an expression or a name bound to one."""
@@ -129,15 +158,24 @@ No fix: the mask has to become a `weights` list aligned with the shifted targets
                     self.report(where)
         elif qualname == "pytrio.Datum":
             inputs = node.args[1] if len(node.args) > 1 else _keyword(node, "loss_fn_inputs")
+            weights = _dict_value(inputs, "weights")
+            if weights is not None:
+                found, where = self._source_of(weights)
+                if found is not None:
+                    self.report(
+                        where,
+                        "`-100` in `weights`: a weight multiplies the loss (this one by -100, "
+                        "which makes training diverge); use 0.0 to mask and 1.0 to train",
+                    )
             targets = _dict_value(inputs, "target_tokens")
             if targets is not None:
                 found, where = self._source_of(targets)
                 if found is not None:
                     self.report(
                         where,
-                        "`-100` in `target_tokens`: mask the prompt with `weights` (0.0) instead of"
-                        " HuggingFace's ignore label",
-                        severity=Severity.INFO,
+                        "`-100` in `target_tokens`: pytrio 0.2 reads it as an ignore label, 0.1 "
+                        "and Tinker do not; mask the prompt with `weights` (0.0) instead",
+                        severity=Severity.WARNING,
                     )
 
 

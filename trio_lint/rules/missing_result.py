@@ -41,6 +41,13 @@ _FUTURE_API = frozenset(
 )
 
 
+def _await_again(node: cst.CSTNode) -> cst.CSTNode:
+    """`(await x.m_async(...))` -> `(await (await x.m_async(...)))`: the second await waits."""
+    assert isinstance(node, cst.Await)
+    inner = node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return cst.Await(expression=inner, lpar=node.lpar, rpar=node.rpar)
+
+
 def _append_result(node: cst.CSTNode) -> cst.CSTNode:
     return cst.Call(func=cst.Attribute(value=node, attr=cst.Name("result")))  # type: ignore[arg-type]
 
@@ -104,6 +111,12 @@ submitting the next request first is usually faster).
             "import pytrio as trio\nasync def f(tc):\n"
             "    fb = await tc.forward_backward_async(batch)\n    return (await fb).metrics\n"
         ),
+        Valid(
+            "import pytrio as trio\n"
+            "async def gen(sc: trio.SamplingClient, p, sp):\n"
+            "    resp = await sc.sample_async(p, sampling_params=sp)\n"
+            "    return resp.sequences[0].text\n"
+        ),
     )
     INVALID = (
         Invalid(
@@ -120,6 +133,23 @@ submitting the next request first is usually faster).
             fixed="import pytrio as trio\nsvc = trio.ServiceClient()\n"
             "sc = svc.create_sampling_client(base_model='m')\n"
             "text = sc.sample(prompt, sampling_params=p).result().sequences[0].text\n",
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "async def step(tc: trio.TrainingClient, batch):\n"
+            "    return (await tc.forward_backward_async(batch)).metrics['loss_mean']\n",
+            fixed="import pytrio as trio\n"
+            "async def step(tc: trio.TrainingClient, batch):\n"
+            "    return (await (await tc.forward_backward_async(batch))).metrics['loss_mean']\n",
+            message_contains="first await only enqueues",
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "async def step(tc: trio.TrainingClient, batch):\n"
+            "    fb = await tc.forward_backward_async(batch)\n"
+            "    return fb.metrics['loss_mean']\n",
+            fixed=None,
+            line=4,
         ),
         Invalid(
             "import pytrio as trio\nfb = tc.forward_backward(batch)\nprint(fb.metrics)\n",
@@ -142,8 +172,10 @@ submitting the next request first is usually faster).
 
     def visit_Assign(self, node: ast.Assign) -> None:
         value = node.value
+        if isinstance(value, ast.Await):  # `fb = await tc.forward_backward_async(...)`
+            value = value.value
         func = value.func if isinstance(value, ast.Call) else None
-        if isinstance(func, ast.Attribute) and func.attr in _FUTURE_METHODS:
+        if isinstance(func, ast.Attribute) and func.attr.removesuffix("_async") in _FUTURE_METHODS:
             self.candidates.update(t.id for t in node.targets if isinstance(t, ast.Name))
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
@@ -154,6 +186,18 @@ submitting the next request first is usually faster).
         self._check(node, node.value, "an item")
 
     def _check(self, node: ast.expr, value: ast.expr, use: str) -> None:
+        if isinstance(value, ast.Await) and isinstance(value.value, ast.Call):
+            # One await of a two-await method gives the future, not the result (api-diff.md §2).
+            func = value.value.func
+            if isinstance(func, ast.Attribute) and self._is_future(value):
+                fix = safe_fix("Await the future too", edit(value, cst.Await, _await_again))
+                self.report(
+                    node,
+                    f"`await {func.attr}(...)` gives a future (the first await only enqueues): "
+                    f"await it again before reading {use}",
+                    fix=fix,
+                )
+            return
         if isinstance(value, ast.Call):
             func = value.func
             if not (isinstance(func, ast.Attribute) and func.attr in _FUTURE_METHODS):
