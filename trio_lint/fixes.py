@@ -8,6 +8,8 @@ Everything outside the edited nodes is reproduced byte for byte by libcst's code
 from __future__ import annotations
 
 import ast
+import difflib
+import re
 from collections.abc import Iterable
 
 from trio_lint.parse import LineIndex
@@ -43,18 +45,56 @@ def _transformer(targets: dict[int, list[CstTransform]]):
     return Apply()
 
 
+_LINE_END = re.compile(r"(?<=\n)|(?<=\r)(?!\n)")
+
+
+def _lines(text: str) -> list[str]:
+    parts = _LINE_END.split(text)
+    return parts[:-1] if parts and parts[-1] == "" else parts
+
+
+def _column_shift(original: str, roundtrip: str) -> dict[int, int]:
+    """Per line, how many leading characters libcst's output lost (its positions count without)."""
+    shift = {}
+    for number, (kept, lost) in enumerate(
+        zip(_lines(original), _lines(roundtrip), strict=False), start=1
+    ):
+        if len(kept) != len(lost):
+            shift[number] = len(kept) - len(lost)
+    return shift
+
+
+def _transplant(original: str, roundtrip: str, fixed: str) -> str:
+    """libcst drops some bytes it cannot represent (a form feed used as indentation). Apply the
+    lines the fix changed to the *original* text instead, restoring lost leading whitespace, so
+    everything outside the edited lines stays byte for byte."""
+    before, after, source = _lines(roundtrip), _lines(fixed), _lines(original)
+    if len(before) != len(source):
+        raise FixError("libcst does not reproduce this file exactly; not fixed")
+    out: list[str] = []
+    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            out.extend(source[i1:i2])
+            continue
+        for offset, line in enumerate(after[j1:j2]):
+            restored = line
+            if i1 + offset < i2:
+                kept, lost = source[i1 + offset], before[i1 + offset]
+                kept_indent = kept[: len(kept) - len(kept.lstrip())]
+                lost_indent = lost[: len(lost) - len(lost.lstrip())]
+                if kept_indent != lost_indent and line.startswith(lost_indent):
+                    restored = kept_indent + line[len(lost_indent) :]
+            out.append(restored)
+    return "".join(out)
+
+
 def apply_fixes(code: str, findings: Iterable[Finding]) -> tuple[str, list[Finding]]:
     """Apply every edit of the given findings' fixes. Returns (new code, findings fully applied).
 
     Raises FixError when libcst cannot parse `code` or the result is not valid Python."""
-    index = LineIndex(code)
-    wanted: dict[SpanKey, list[tuple[type, CstTransform, int]]] = {}
     findings = [finding for finding in findings if finding.fix is not None]
-    for number, finding in enumerate(findings):
-        for node_edit in finding.fix.edits:  # type: ignore[union-attr]
-            key = _char_span(index, node_edit.span)
-            wanted.setdefault(key, []).append((node_edit.kind, node_edit.transform, number))
-    if not wanted:
+    if not findings:
         return code, []
     import libcst as cst
     from libcst.metadata import MetadataWrapper, PositionProvider
@@ -63,6 +103,15 @@ def apply_fixes(code: str, findings: Iterable[Finding]) -> tuple[str, list[Findi
         module = cst.parse_module(code)
     except cst.ParserSyntaxError as exc:
         raise FixError(f"libcst cannot parse the file: {exc.message}") from None
+    roundtrip = module.code
+    shift = _column_shift(code, roundtrip) if roundtrip != code else {}
+    index = LineIndex(code)
+    wanted: dict[SpanKey, list[tuple[type, CstTransform, int]]] = {}
+    for number, finding in enumerate(findings):
+        for node_edit in finding.fix.edits:  # type: ignore[union-attr]
+            line, col, end_line, end_col = _char_span(index, node_edit.span)
+            key = (line, col - shift.get(line, 0), end_line, end_col - shift.get(end_line, 0))
+            wanted.setdefault(key, []).append((node_edit.kind, node_edit.transform, number))
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     targets: dict[int, list[CstTransform]] = {}
     matched_edits: dict[int, int] = {}
@@ -87,6 +136,8 @@ def apply_fixes(code: str, findings: Iterable[Finding]) -> tuple[str, list[Findi
         keep = {id(f) for f in applied}
         return apply_fixes(code, [f for f in findings if id(f) in keep]) if keep else (code, [])
     new_code = module.visit(_transformer(targets)).code
+    if roundtrip != code:
+        new_code = _transplant(code, roundtrip, new_code)
     try:
         ast.parse(new_code)
     except (SyntaxError, ValueError) as exc:
