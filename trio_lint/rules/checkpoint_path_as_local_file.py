@@ -37,6 +37,23 @@ _LOCAL_FILE_CALLS = frozenset(
 )
 
 
+_OS_PATH_FS = frozenset(
+    {
+        "exists",
+        "lexists",
+        "isfile",
+        "isdir",
+        "islink",
+        "getsize",
+        "getmtime",
+        "getatime",
+        "getctime",
+        "samefile",
+        "realpath",
+    }
+)
+
+
 def _dotted(expr: ast.expr) -> str | None:
     if isinstance(expr, ast.Name):
         return expr.id
@@ -50,7 +67,10 @@ def _is_local_file_call(func: ast.expr) -> bool:
     dotted = _dotted(func)
     if dotted is None:
         return False
-    if dotted.startswith("os.path.") or dotted in _LOCAL_FILE_CALLS:
+    if dotted.startswith("os.path."):
+        # join/basename/dirname only build strings; these read the file system.
+        return dotted.removeprefix("os.path.") in _OS_PATH_FS
+    if dotted in _LOCAL_FILE_CALLS:
         return True
     return dotted.rsplit(".", 1)[-1] in {"from_pretrained", "load_file", "safe_open"}
 

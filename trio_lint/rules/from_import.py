@@ -6,11 +6,19 @@ import ast
 
 import libcst as cst
 
+from pytrio_facts.api import TOP_LEVEL_NAMES
+from pytrio_facts.versions import TYPES_NAMES
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules.base import Fix, Invalid, NodeEdit, Rule, Span, Valid, edit
 
 _FLAGGED_MODULES = ("pytrio", "pytrio.types")
 _PREFERRED_ALIAS = "trio"
+
+
+def _public(module: str | None, name: str) -> bool:
+    """Only names the SDK exports there can be rewritten to `trio.<name>`; 0.1 leftovers such as
+    `SampleInput` are PTR002's (internal-import) to report."""
+    return name in (TOP_LEVEL_NAMES if module == "pytrio" else TYPES_NAMES)
 
 
 class FromImport(Rule):
@@ -146,7 +154,8 @@ star imports, function-level imports, or names listed in `__all__` (a re-export)
             return
         alias = self._alias()
         fixable = all(
-            at_module_level and all(a.name != "*" for a in stmt.names)
+            at_module_level
+            and all(a.name != "*" and _public(stmt.module, a.name) for a in stmt.names)
             for stmt, at_module_level in self.imports
         ) and not (self.exported & set(self.imported))
         unsafe = bool(self.rebound & set(self.imported))

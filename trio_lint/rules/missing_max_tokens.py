@@ -109,8 +109,8 @@ built from `**kwargs` is not reported.
 
     def _lacks(self, call: ast.Call) -> str | None:
         """Why this SamplingParams(...) has no usable max_tokens (None if it has one)."""
-        if has_splat(call):
-            return None
+        if has_splat(call) or keyword(call, "max_new_tokens") is not None:
+            return None  # PTR201 (hf-max-new-tokens) reports and fixes that one
         kw = keyword(call, "max_tokens")
         if kw is None:
             return "this `SamplingParams` has no `max_tokens`"

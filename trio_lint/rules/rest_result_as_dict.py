@@ -26,9 +26,9 @@ class RestResultAsDict(Rule):
     min_sdk = "0.2"
     doc = """
 ## What it does
-On 0.2: flags string-key access (`x["training_runs"]`, `x.get("checkpoints")`) on what a
-RestClient call returns: a `concurrent.futures.Future` when `.result()` is missing, or a Pydantic
-model (`TrainingRunsResponse`, `CheckpointsListResponse`, ...) after it.
+On 0.2: flags string-key access (`x["training_runs"]`, `x.get("checkpoints")`) on the result of
+a RestClient call, a Pydantic model (`TrainingRunsResponse`, `CheckpointsListResponse`, ...).
+Indexing the future itself (`.result()` missing) is PTR101's finding, with a fix.
 
 ## Why is this bad?
 0.1.13's RestClient returned plain dicts (`013:lib/rest_client.py:60-73`). 0.2.9's sync methods
@@ -38,7 +38,7 @@ indexed (`TypeError`) and a Pydantic model has attributes, not keys. Some fields
 
 ## Example
 ```python
-runs = rest.list_training_runs()["training_runs"]
+runs = rest.list_training_runs().result()["training_runs"]
 ```
 
 Use instead:
@@ -71,9 +71,9 @@ No fix: field names changed between the lines.
         Invalid(
             "import pytrio as trio\n"
             "rest = trio.ServiceClient().create_rest_client()\n"
-            "runs = rest.list_training_runs()['training_runs']\n",
+            "runs = rest.list_training_runs().result()['training_runs']\n",
             line=3,
-            message_contains=".result()",
+            message_contains="Pydantic model",
         ),
         Invalid(
             "import pytrio as trio\n"
@@ -107,11 +107,7 @@ No fix: field names changed between the lines.
         if typ is None:
             return
         where = _KEYS.get(key, f"`.{key}`")
-        if typ.kind is Kind.CONCURRENT_FUTURE:
-            what = (
-                f"this is a `concurrent.futures.Future` on 0.2: call `.result()` and read {where}"
-            )
-        elif typ.kind in _MODELS:
+        if typ.kind in _MODELS:
             what = f"`{typ.kind}` is a Pydantic model on 0.2, not a dict: read {where}"
         else:
             return

@@ -32,10 +32,10 @@ def _add_train_unembed(node: cst.CSTNode) -> cst.CSTNode:
             )
             args.append(new)
         else:
+            # A trailing comma: one argument per line; repeat the layout of the line above.
+            between = args[-2].comma if len(args) > 1 else last.comma
+            args[-1] = last.with_changes(comma=between)
             args.append(new.with_changes(comma=last.comma))
-            args[-2] = last.with_changes(
-                comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-            )
     else:
         args.append(new)
     return node.with_changes(args=args)
@@ -121,7 +121,8 @@ the fix is unsafe.
             fixed="import pytrio as trio\n"
             "train = trio.ServiceClient().create_lora_training_client(\n"
             "    base_model='m',\n"
-            "    rank=16, train_unembed=False,\n"
+            "    rank=16,\n"
+            "    train_unembed=False,\n"
             ")\n",
             unsafe=True,
         ),

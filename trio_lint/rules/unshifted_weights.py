@@ -27,13 +27,21 @@ def _slice_bounds(expr: ast.expr) -> tuple[int | None, int | None] | None:
     return bound(expr.slice.lower), bound(expr.slice.upper)
 
 
-def _full_length(expr: ast.expr) -> bool:
-    """Expressions that build per-token weights over the whole sequence."""
+def _full_length(expr: ast.expr, sequence: str | None) -> bool:
+    """Expressions that build per-token weights over the whole sequence `sequence`:
+    `prompt_w + completion_w`, `[1.0] * n`, or a comprehension over `range(len(sequence))`."""
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
-        return True  # prompt_weights + completion_weights
+        return True
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult):
         return isinstance(expr.left, ast.List) or isinstance(expr.right, ast.List)
-    return isinstance(expr, ast.ListComp)
+    if isinstance(expr, ast.ListComp) and sequence is not None:
+        it = expr.generators[0].iter
+        if isinstance(it, ast.Call) and getattr(it.func, "id", None) == "range" and it.args:
+            it = it.args[-1]
+            if isinstance(it, ast.Call) and getattr(it.func, "id", None) == "len" and it.args:
+                it = it.args[0]
+        return isinstance(it, ast.Name) and it.id == sequence
+    return False
 
 
 class UnshiftedWeights(Rule):
@@ -128,7 +136,7 @@ No fix: where the weights were meant to start is the author's decision.
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self._bound: list[dict[str, bool]] = [{}]
+        self._bound: list[dict[str, ast.expr]] = [{}]
 
     def visit_FunctionDef(self, node: ast.AST) -> None:
         self._bound.append({})
@@ -143,7 +151,7 @@ No fix: where the weights were meant to start is the author's decision.
     def leave_Assign(self, node: ast.Assign) -> None:
         for target in node.targets:
             if isinstance(target, ast.Name):
-                self._bound[-1][target.id] = _full_length(node.value)
+                self._bound[-1][target.id] = node.value
 
     def visit_Call(self, node: ast.Call) -> None:
         if not self.ctx.is_sdk(node.func, "Datum"):
@@ -165,9 +173,15 @@ No fix: where the weights were meant to start is the author's decision.
             if isinstance(model_input, ast.Call) and len(model_input.args) == 1
             else None
         )
-        shifted = _slice_bounds(targets) == (1, None) or (
-            inner is not None and _slice_bounds(inner) == (None, -1)
-        )
-        if shifted and self._bound[-1].get(weights.id, False):
+        sequence = None
+        if _slice_bounds(targets) == (1, None):
+            sequence = targets.value  # type: ignore[attr-defined]
+        elif inner is not None and _slice_bounds(inner) == (None, -1):
+            sequence = inner.value  # type: ignore[attr-defined]
+        if sequence is None:
+            return
+        name = sequence.id if isinstance(sequence, ast.Name) else None
+        bound = self._bound[-1].get(weights.id)
+        if bound is not None and _full_length(bound, name):
             severity = Severity.ERROR if sdk_line(self.ctx) == "0.1" else Severity.WARNING
             self.report(weights, self.message.format(name=weights.id), severity=severity)

@@ -1,0 +1,16 @@
+"""A FastAPI-style async handler that trains with the blocking API."""
+
+import pytrio as trio
+
+service = trio.ServiceClient()
+
+
+async def train_request(base_model: str, batches, lr: float):
+    training = service.create_lora_training_client(base_model=base_model)  # bug: PTR105
+    adam = trio.AdamParams(learning_rate=lr)
+    history = []
+    for batch in batches:
+        fb = training.forward_backward(batch, "cross_entropy")  # bug: PTR105
+        training.optim_step(adam).result()  # bug: PTR105
+        history.append((await fb).metrics["loss_mean"])
+    return history
