@@ -36,7 +36,10 @@ def build_parser() -> argparse.ArgumentParser:
     selection.add_argument("--select", action="append", metavar="CODES", help="codes or prefixes")
     selection.add_argument("--extend-select", action="append", metavar="CODES")
     selection.add_argument("--ignore", action="append", metavar="CODES")
-    selection.add_argument("--target-version", help="the SDK version the code targets (0.2.9)")
+    selection.add_argument(
+        "--target-version",
+        help="the SDK line the code targets: 0.1 or 0.2 (default: the installed pytrio)",
+    )
     selection.add_argument("--sdk-modules", help="comma-separated SDK modules (pytrio,tinker)")
     selection.add_argument(
         "--force-sdk",

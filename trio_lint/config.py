@@ -4,14 +4,38 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import importlib.metadata
 import json
+import re
 import tomllib
+from functools import cache
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 DEFAULT_SDK_VERSION = "0.2.9"
+_TARGET_VERSION = re.compile(r"0\.[12](\.\d+\S*)?")
+
+
+@cache
+def installed_sdk_version() -> str:
+    """`target-version`'s default: the installed pytrio's version, else "0.2" (issue 4)."""
+    try:
+        version = importlib.metadata.version("pytrio")
+    except importlib.metadata.PackageNotFoundError:
+        return "0.2"
+    return version if _TARGET_VERSION.fullmatch(version) else "0.2"
+
+
+def check_target_version(value: str) -> str:
+    """`0.1` or `0.2` (or a full version of those lines, such as `0.2.9`)."""
+    value = str(value).strip()
+    if not _TARGET_VERSION.fullmatch(value):
+        raise ValueError("must be `0.1` or `0.2` (or a full version such as `0.2.9`)")
+    return value
+
+
 DEFAULT_EXCLUDES = (
     ".git",
     ".hg",
@@ -54,11 +78,16 @@ class LintConfig(BaseModel):
     extend_exclude: tuple[str, ...] = Field(default=(), alias="extend-exclude")
     sdk_modules: tuple[str, ...] = Field(default=("pytrio",), alias="sdk-modules")
     trainable_models: tuple[str, ...] = Field(default=(), alias="trainable-models")
-    target_version: str = Field(default=DEFAULT_SDK_VERSION, alias="target-version")
+    target_version: str = Field(default_factory=installed_sdk_version, alias="target-version")
     # Lint files even when they never mention an SDK module (skips the byte prefilter).
     force_sdk: bool = Field(default=False, alias="force-sdk")
     respect_gitignore: bool = Field(default=True, alias="respect-gitignore")
     cache_dir: str = Field(default=".trio_lint_cache", alias="cache-dir")
+
+    @field_validator("target_version")
+    @classmethod
+    def _known_sdk_line(cls, value: str) -> str:
+        return check_target_version(value)
 
     def fingerprint(self) -> str:
         """Stable hash of everything that changes findings (cache key part)."""
@@ -159,6 +188,13 @@ def with_overrides(config: LintConfig, **overrides: Any) -> LintConfig:
     given = {key: value for key, value in overrides.items() if value is not None}
     if not given:
         return config
+    if "target_version" in given:
+        try:
+            given["target_version"] = check_target_version(given["target_version"])
+        except ValueError as exc:
+            raise ConfigError(
+                f"--target-version: {exc} (got {given['target_version']!r})."
+            ) from None
     merged = config.model_copy(update=given)
     validate_codes(merged, origin="command line")
     return merged
