@@ -101,3 +101,18 @@ def test_examples_are_plain_pytrio_scripts() -> None:
         assert f"trio-local run python examples/{script.name}" in text
         for ours in ("trio_local", "trio_lint", "mcp_server", "pytrio_facts"):
             assert f"import {ours}" not in text and f"from {ours}" not in text
+
+
+def _structure(text: str) -> tuple[list[str], list[str], list[str]]:
+    headings = re.findall(r"^(#+) ", text, re.M)
+    code = re.findall(r"```[a-z]*\n.*?```", text, re.S)
+    blocks = re.findall(r"<!-- BEGIN GENERATED: ([\w-]+) -->", text)
+    return headings, code, blocks
+
+
+def test_the_chinese_readme_follows_the_english_one() -> None:
+    english = (ROOT / "README.md").read_text(encoding="utf-8")
+    chinese = (ROOT / "README.zh-CN.md").read_text(encoding="utf-8")
+    assert _structure(chinese) == _structure(english), "update README.zh-CN.md to match README.md"
+    for command in re.findall(r"`((?:trio-|npx |make )[^`]+)`", english):
+        assert command in chinese, command
