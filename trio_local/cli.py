@@ -1,0 +1,123 @@
+"""`trio-local serve` and `trio-local run [service options] [--] COMMAND ...`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from trio_local.config import ConfigError, ServeConfig, default_data_dir
+
+
+def _service_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=None, help="TCP port; 0 picks a free one")
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=None,
+        help=f"runs, checkpoints, key and tokenizer (default {default_data_dir()})",
+    )
+    parser.add_argument("--api-key", default=None, help="use this key instead of the generated one")
+    parser.add_argument(
+        "--cycle-ms", type=int, default=0, help="minimum scheduler cycle length (default 0)"
+    )
+    parser.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
+    parser.add_argument("--log-level", default="warning", help="uvicorn log level")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="trio-local",
+        description="An offline PyTRIO service backed by a tiny model that really trains.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    serve = commands.add_parser("serve", help="serve until interrupted")
+    _service_options(serve)
+    run = commands.add_parser(
+        "run",
+        help="serve on a free port while COMMAND runs with PYTRIO_BASE_URL/PYTRIO_API_KEY set",
+    )
+    _service_options(run)
+    run.add_argument("child", nargs=argparse.REMAINDER, metavar="COMMAND ...")
+    return parser
+
+
+def _config(args: argparse.Namespace, default_port: int) -> ServeConfig:
+    return ServeConfig(
+        host=args.host,
+        port=default_port if args.port is None else args.port,
+        data_dir=args.data_dir or default_data_dir(),
+        api_key=args.api_key or os.environ.get("TRIO_LOCAL_API_KEY") or None,
+        cycle_ms=args.cycle_ms,
+        threads=args.threads,
+        log_level=args.log_level,
+    )
+
+
+def _start(config: ServeConfig):  # -> RunningServer
+    from trio_local.server import RunningServer, Service
+
+    return RunningServer(Service(config)).start()
+
+
+def serve(args: argparse.Namespace) -> int:
+    server = _start(_config(args, default_port=8765))
+    service = server.service
+    print(f"trio-local serving PyTRIO at {server.base_url}", flush=True)
+    if service.key_created:
+        print(f"API key (shown once; stored 0600 in {service.data_dir}): {service.api_key}")
+    elif not service.config.api_key:
+        print(f"API key: stored in {service.data_dir / 'api_key'}")
+    print(f"export PYTRIO_BASE_URL={server.base_url}")
+    print(f"export MODELSCOPE_CACHE={service.modelscope_cache}", flush=True)
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
+    stop.wait()
+    server.stop()
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    child = list(args.child)
+    if child and child[0] == "--":
+        child = child[1:]
+    if not child:
+        print(
+            "trio-local run: give a COMMAND to run, e.g. trio-local run python train.py",
+            file=sys.stderr,
+        )
+        return 2
+    server = _start(_config(args, default_port=0))
+    try:
+        server.wait_ready()
+        env = {**os.environ, **server.service.environment(server.base_url)}
+        try:
+            process = subprocess.Popen(child, env=env)
+        except OSError as error:
+            print(f"trio-local run: cannot start {child[0]}: {error.strerror}", file=sys.stderr)
+            return 127
+        # Ctrl-C reaches the child through the terminal; wait for it to finish its shutdown.
+        signal.signal(signal.SIGINT, lambda *_: None)
+        signal.signal(signal.SIGTERM, lambda *_: process.terminate())
+        return process.wait()
+    finally:
+        server.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return serve(args) if args.command == "serve" else run(args)
+    except ConfigError as error:
+        print(f"trio-local: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

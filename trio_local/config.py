@@ -1,0 +1,61 @@
+"""Service settings shared by the CLI, `serve_in_background` and the app."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+MIB = 1024 * 1024
+
+
+def default_data_dir() -> Path:
+    root = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(os.environ.get("TRIO_LOCAL_DATA_DIR") or Path(root) / "trio-local")
+
+
+def default_cache_dir() -> Path:
+    root = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(os.environ.get("TRIO_LOCAL_CACHE_DIR") or Path(root) / "trio-local")
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class ConfigError(ValueError):
+    """A setting that cannot work; the message names the option and the fix."""
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    host: str = "127.0.0.1"
+    port: int = 0
+    data_dir: Path = field(default_factory=default_data_dir)
+    api_key: str | None = None  # None: the key stored in the data dir (created on first start)
+    cycle_ms: int = 0
+    threads: int = 2
+    control_body_limit: int = 2 * MIB
+    actor_body_limit: int = 64 * MIB
+    log_level: str = "warning"
+
+    def validate(self) -> None:
+        if not is_loopback(self.host) and not self.api_key:
+            raise ConfigError(
+                f"refusing to bind {self.host}, which is not a loopback address, with the "
+                "generated key; pass --api-key (or api_key=) with a key you chose"
+            )
+        if self.api_key is not None and len(self.api_key) < 8:
+            raise ConfigError("--api-key must be at least 8 characters")
+        if not 0 <= self.port <= 65535:
+            raise ConfigError(f"--port {self.port} is not a TCP port (0 picks a free one)")
+        if self.cycle_ms < 0:
+            raise ConfigError("--cycle-ms must be >= 0")
+        if self.threads < 1:
+            raise ConfigError("--threads must be >= 1")

@@ -1,0 +1,1 @@
+"""The engine: the tiny model, LoRA training, losses, sampling and the tokenizer."""

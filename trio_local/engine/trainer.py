@@ -1,0 +1,253 @@
+"""Training runs: one LoRA adapter and one AdamW optimizer per run, driven by trainer events.
+
+Each handler takes the run and the event's payload (already validated with the SDK's own
+pydantic payload models) and returns the event's `result`, shaped as 0.2.9's client requires.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from pytrio.protocol.actor.events.trainer.forward import TrainerForwardBackwardPayload
+from pytrio.protocol.actor.events.trainer.optimize_step import TrainerOptimizeStepPayload
+
+from trio_local.engine.errors import EngineError
+from trio_local.engine.losses import LOSSES, LossInputs
+from trio_local.engine.model import LoraSpec, ModelHost
+
+IGNORE_INDEX = -100
+
+
+@dataclass
+class TrainerRun:
+    run_id: str
+    model_id: str
+    lora: LoraSpec
+    host: ModelHost
+    optimizer: Any = None
+    optim_steps: int = 0
+    usage: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def adapter(self) -> str:
+        return self.run_id
+
+    def params(self) -> dict[str, Any]:
+        return self.host.parameters(self.adapter)
+
+
+def wire_tensor(values: np.ndarray) -> dict[str, object]:
+    array = np.ascontiguousarray(values, dtype="<f4")
+    return {
+        "dtype": "<f4",
+        "shape": list(array.shape),
+        "encoding": "raw_le",
+        "data": array.tobytes(),
+    }
+
+
+def _datum_tokens(index: int, datum: Any, vocab_size: int) -> list[int]:
+    tokens: list[int] = []
+    for chunk in datum.model_input.chunks:
+        if chunk.type != "encoded_text":
+            raise EngineError(
+                "unsupported_input",
+                f"data[{index}] has an image chunk; the local stand-in model reads text only",
+            )
+        tokens.extend(chunk.tokens)
+    for position, token in enumerate(tokens):
+        if not 0 <= token < vocab_size:
+            raise EngineError(
+                "token_id_out_of_range",
+                f"data[{index}].model_input token {position} is {token}, outside [0, {vocab_size})",
+            )
+    if len(datum.target_ids) != len(tokens):
+        raise EngineError(
+            "invalid_datum",
+            f"data[{index}].target_ids has {len(datum.target_ids)} entries but model_input has "
+            f"{len(tokens)} tokens; they must be equal",
+        )
+    return tokens
+
+
+def _shift(values: list[Any], fill: Any) -> list[Any]:
+    # auto_shift: position t is scored against label t+1, the first label is dropped.
+    return [*values[1:], fill]
+
+
+def forward(run: TrainerRun, payload: TrainerForwardBackwardPayload, *, backward: bool) -> dict:
+    import torch
+    import torch.nn.functional as F
+
+    loss_name = payload.loss.type.strip().lower()
+    loss_fn = LOSSES.get(loss_name)
+    if loss_fn is None:
+        raise EngineError(
+            "unsupported_loss",
+            f"loss '{payload.loss.type}' is not implemented by trio-local yet; "
+            f"supported: {', '.join(sorted(LOSSES))}",
+        )
+    vocab = run.host.spec.vocab_size
+    rows: list[tuple[list[int], list[int], list[float], list[float], list[float]]] = []
+    for index, datum in enumerate(payload.data):
+        tokens = _datum_tokens(index, datum, vocab)
+        length = len(tokens)
+        targets = list(datum.target_ids)
+        weights = list(datum.weights) if datum.weights is not None else [1.0] * length
+        sampler = list(datum.logprobs) if datum.logprobs is not None else [0.0] * length
+        advantages = list(datum.advantages) if datum.advantages is not None else [0.0] * length
+        extras = (("weights", weights), ("logprobs", sampler), ("advantages", advantages))
+        for name, values in extras:
+            if len(values) != length:
+                raise EngineError(
+                    "invalid_datum",
+                    f"data[{index}].{name} has {len(values)} entries, expected {length}",
+                )
+        for position, target in enumerate(targets):
+            if target != IGNORE_INDEX and not 0 <= target < vocab:
+                raise EngineError(
+                    "token_id_out_of_range",
+                    f"data[{index}].target_ids[{position}] is {target}, outside [0, {vocab}) "
+                    "and not -100",
+                )
+        if payload.auto_shift:
+            targets = _shift(targets, IGNORE_INDEX)
+            weights, sampler, advantages = (
+                _shift(weights, 0.0),
+                _shift(sampler, 0.0),
+                _shift(advantages, 0.0),
+            )
+        rows.append((tokens, targets, weights, sampler, advantages))
+
+    batch, width = len(rows), max(len(row[0]) for row in rows)
+    input_ids = torch.zeros((batch, width), dtype=torch.long)
+    attention = torch.zeros((batch, width), dtype=torch.long)
+    targets_t = torch.full((batch, width), IGNORE_INDEX, dtype=torch.long)
+    weights_t = torch.zeros((batch, width))
+    sampler_t = torch.zeros((batch, width))
+    advantages_t = torch.zeros((batch, width))
+    for i, (tokens, targets, weights, sampler, advantages) in enumerate(rows):
+        n = len(tokens)
+        input_ids[i, :n] = torch.tensor(tokens)
+        attention[i, :n] = 1
+        targets_t[i, :n] = torch.tensor(targets)
+        weights_t[i, :n] = torch.tensor(weights)
+        sampler_t[i, :n] = torch.tensor(sampler)
+        advantages_t[i, :n] = torch.tensor(advantages)
+    valid = targets_t != IGNORE_INDEX
+
+    run.host.activate(run.adapter)
+    totals = payload.gradient_accumulation
+    with torch.set_grad_enabled(backward):
+        logits = run.host.model(input_ids=input_ids, attention_mask=attention).logits.float()
+        nll = F.cross_entropy(
+            logits.transpose(1, 2), targets_t.clamp(min=0), reduction="none"
+        )  # [B, T]
+        target_logprobs = -nll * valid
+        terms = loss_fn(
+            LossInputs(
+                target_logprobs=target_logprobs,
+                valid=valid,
+                weights=weights_t,
+                sampler_logprobs=sampler_t if payload.data[0].logprobs is not None else None,
+                advantages=advantages_t if payload.data[0].advantages is not None else None,
+                config=dict(payload.loss.config),
+                total_samples=totals.total_samples,
+                total_active_tokens=totals.total_active_tokens,
+                total_advantage_tokens=totals.total_advantage_tokens,
+            )
+        )
+        if backward:
+            terms.objective.backward()
+
+    logprobs_np = target_logprobs.detach().numpy()
+    loss_np = terms.elementwise.detach().numpy()
+    outputs = []
+    for i, row in enumerate(rows):
+        n = len(row[0])
+        lp, el = logprobs_np[i, :n], loss_np[i, :n]
+        if payload.auto_shift:
+            lp = np.concatenate([[0.0], lp[:-1]])
+            el = np.concatenate([[0.0], el[:-1]])
+        outputs.append({"logprobs": wire_tensor(lp), "elementwise_loss": wire_tensor(el)})
+    loss_sum = float(loss_np.sum())
+    count = terms.token_count
+    run.usage = {
+        "input_tokens": int(attention.sum().item()),
+        "output_tokens": 0,
+        "train_tokens": count if backward else 0,
+    }
+    return {
+        "loss_fn_outputs": outputs,
+        "metrics": {
+            "loss_sum": loss_sum,
+            "loss_mean": loss_sum / count if count else 0.0,
+            "token_count": count,
+        },
+    }
+
+
+def optimize_step(run: TrainerRun, payload: TrainerOptimizeStepPayload) -> dict:
+    import torch
+
+    adam = payload.adam_params
+    params = list(run.params().values())
+    if run.optimizer is None:
+        run.optimizer = torch.optim.AdamW(params, lr=adam.learning_rate)
+    for group in run.optimizer.param_groups:
+        group.update(
+            lr=adam.learning_rate,
+            betas=(adam.beta1, adam.beta2),
+            eps=adam.eps,
+            weight_decay=adam.weight_decay,
+        )
+    grads = [param for param in params if param.grad is not None]
+    max_norm = adam.grad_clip_norm if adam.grad_clip_norm > 0 else float("inf")
+    grad_norm = float(torch.nn.utils.clip_grad_norm_(grads, max_norm)) if grads else 0.0
+    run.optimizer.step()
+    run.optimizer.zero_grad(set_to_none=True)
+    run.optim_steps += 1
+    run.usage = {"input_tokens": 0, "output_tokens": 0, "train_tokens": 0}
+    return {
+        "metrics": {
+            "grad_norm": grad_norm,
+            "learning_rate": adam.learning_rate,
+            "step": float(run.optim_steps),
+        }
+    }
+
+
+def optimizer_tensors(run: TrainerRun) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The optimizer's state as flat tensors plus JSON-able hyperparameters."""
+    if run.optimizer is None:
+        return {}, {"param_groups": []}
+    state = run.optimizer.state_dict()
+    tensors = {
+        f"{index}.{key}": value.detach().clone().contiguous()
+        for index, slots in state["state"].items()
+        for key, value in slots.items()
+    }
+    groups = [
+        {key: value for key, value in group.items() if key != "params"}
+        for group in state["param_groups"]
+    ]
+    return tensors, {"param_groups": groups}
+
+
+def restore_optimizer(run: TrainerRun, tensors: dict[str, Any], meta: dict[str, Any]) -> None:
+    import torch
+
+    params = list(run.params().values())
+    run.optimizer = torch.optim.AdamW(params, lr=1e-4)
+    if not meta.get("param_groups"):
+        return
+    slots: dict[int, dict[str, Any]] = {}
+    for key, value in tensors.items():
+        index, name = key.split(".", 1)
+        slots.setdefault(int(index), {})[name] = value
+    group = dict(meta["param_groups"][0])
+    group["betas"] = tuple(group["betas"])
+    group["params"] = list(range(len(params)))
+    run.optimizer.load_state_dict({"state": slots, "param_groups": [group]})

@@ -1,0 +1,1 @@
+"""Actor-plane routes under /actor: events, heartbeat and sampling."""

@@ -1,0 +1,32 @@
+"""POST /actor/v1/sampling-runs/{sampling_run}/sample: generation and compute_logprobs."""
+
+from __future__ import annotations
+
+import asyncio
+
+from pytrio.protocol.actor.sampling_run.sample import SampleRequest
+from starlette.requests import Request
+from starlette.responses import Response
+
+from trio_local.engine.errors import EngineError
+from trio_local.errors import ApiError, not_found
+from trio_local.http.common import read_model, reply, service
+
+
+async def sample(request: Request) -> Response:
+    state = service(request)
+    run_id = request.path_params["sampling_run"]
+    if request.state.actor_run != run_id:
+        raise ApiError(403, "forbidden", "the actor token was issued for another sampling run")
+    row = state.store.sampling_run(run_id)
+    if row is None:
+        raise not_found("sampling run", run_id)
+    body = await read_model(request, SampleRequest)
+    uri = row["source_checkpoint_uri"]
+    future = state.scheduler.submit(run_id, "sample", lambda: state.engine.sample(uri, body))
+    try:
+        result = await asyncio.wrap_future(future)
+    except EngineError as error:
+        raise ApiError(400, error.code, error.message) from None
+    result["sampling_run"] = run_id
+    return reply(result)

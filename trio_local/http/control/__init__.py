@@ -1,0 +1,1 @@
+"""Control-plane routes under /api, one module per endpoint group."""

@@ -1,0 +1,23 @@
+"""GET /api/models: the catalogue, paged."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from trio_local import catalogue
+from trio_local.http.common import paging, reply
+from trio_local.protocol.control import model_info
+
+
+async def list_models(request: Request) -> Response:
+    limit, offset = paging(request, 100)
+    entries = catalogue.ENTRIES[offset : offset + limit]
+    return reply(
+        {
+            "items": [model_info(entry) for entry in entries],
+            "total": len(catalogue.ENTRIES),
+            "limit": limit,
+            "offset": offset,
+        }
+    )

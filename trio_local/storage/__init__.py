@@ -1,0 +1,1 @@
+"""Storage: SQLite metadata and checkpoint files in the data directory."""

@@ -1,0 +1,204 @@
+"""SQLite metadata: service sessions, training runs, sampling runs and checkpoints.
+
+One connection guarded by a lock: the HTTP loop and the scheduler's worker thread both write,
+and the volume is tiny, so serialising is simpler than a pool and never contends in practice.
+"""
+
+from __future__ import annotations
+
+import secrets
+import sqlite3
+import threading
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (
+    cuid TEXT PRIMARY KEY, status TEXT NOT NULL, sdk_version TEXT,
+    created_at TEXT NOT NULL, updated_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS training_runs (
+    cuid TEXT PRIMARY KEY, session_cuid TEXT NOT NULL, run_index INTEGER NOT NULL,
+    model_id TEXT NOT NULL, lora_rank INTEGER NOT NULL, seed INTEGER,
+    train_mlp INTEGER NOT NULL, train_attn INTEGER NOT NULL, train_unembed INTEGER NOT NULL,
+    source_checkpoint_uri TEXT, restore_optimizer INTEGER NOT NULL, status TEXT NOT NULL,
+    created_at TEXT NOT NULL, started_at TEXT, ended_at TEXT, updated_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS sampling_runs (
+    cuid TEXT PRIMARY KEY, session_cuid TEXT NOT NULL, run_index INTEGER NOT NULL,
+    model_id TEXT NOT NULL, source_checkpoint_uri TEXT, status TEXT NOT NULL,
+    created_at TEXT NOT NULL, updated_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS checkpoints (
+    cuid TEXT PRIMARY KEY, run_cuid TEXT NOT NULL, name TEXT NOT NULL, kind TEXT NOT NULL,
+    uri TEXT NOT NULL UNIQUE, path TEXT NOT NULL, step INTEGER, size_bytes INTEGER NOT NULL,
+    lora_rank INTEGER NOT NULL, model_id TEXT NOT NULL, created_at TEXT NOT NULL,
+    expires_at TEXT
+);
+"""
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+def iso(moment: datetime) -> str:
+    return moment.isoformat()
+
+
+def new_cuid(prefix: str) -> str:
+    # Telemetry and the SDK accept ids made of [A-Za-z0-9_-]; keep them that way.
+    return f"{prefix}_{secrets.token_hex(8)}"
+
+
+@dataclass(frozen=True)
+class Page:
+    rows: list[dict[str, Any]]
+    total: int
+
+
+class Store:
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._conn.row_factory = sqlite3.Row
+        self._lock = threading.Lock()
+        with self._lock:
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=FULL")
+            self._conn.executescript(SCHEMA)
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def _one(self, sql: str, args: tuple[Any, ...] = ()) -> dict[str, Any] | None:
+        with self._lock:
+            row = self._conn.execute(sql, args).fetchone()
+        return dict(row) if row else None
+
+    def _all(self, sql: str, args: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+        with self._lock:
+            return [dict(row) for row in self._conn.execute(sql, args).fetchall()]
+
+    def _exec(self, sql: str, args: tuple[Any, ...] = ()) -> int:
+        with self._lock:
+            return self._conn.execute(sql, args).rowcount
+
+    def _page(self, table: str, where: str, args: tuple[Any, ...], limit: int, offset: int) -> Page:
+        total = self._one(f"SELECT COUNT(*) AS n FROM {table} {where}", args)
+        rows = self._all(
+            f"SELECT * FROM {table} {where} ORDER BY created_at, cuid LIMIT ? OFFSET ?",
+            (*args, limit, offset),
+        )
+        return Page(rows=rows, total=int(total["n"]) if total else 0)
+
+    # sessions
+    def create_session(self, sdk_version: str) -> dict[str, Any]:
+        stamp = iso(now())
+        cuid = new_cuid("ss")
+        self._exec(
+            "INSERT INTO sessions VALUES (?, 'ACTIVE', ?, ?, ?)", (cuid, sdk_version, stamp, stamp)
+        )
+        return self.session(cuid) or {}
+
+    def session(self, cuid: str) -> dict[str, Any] | None:
+        return self._one("SELECT * FROM sessions WHERE cuid = ?", (cuid,))
+
+    def sessions(self, limit: int, offset: int) -> Page:
+        return self._page("sessions", "", (), limit, offset)
+
+    def close_session(self, cuid: str, status: str) -> None:
+        self._exec(
+            "UPDATE sessions SET status = ?, updated_at = ? WHERE cuid = ?",
+            (status, iso(now()), cuid),
+        )
+
+    def session_run_ids(self, cuid: str, table: str) -> list[str]:
+        rows = self._all(
+            f"SELECT cuid FROM {table} WHERE session_cuid = ? ORDER BY created_at", (cuid,)
+        )
+        return [row["cuid"] for row in rows]
+
+    # training runs
+    def create_training_run(self, session_cuid: str, fields: dict[str, Any]) -> dict[str, Any]:
+        stamp = iso(now())
+        cuid = new_cuid("tr")
+        index = len(self.session_run_ids(session_cuid, "training_runs")) + 1
+        self._exec(
+            "INSERT INTO training_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'CREATED', ?, NULL,"
+            " NULL, ?)",
+            (
+                cuid,
+                session_cuid,
+                index,
+                fields["model_id"],
+                fields["lora_rank"],
+                fields.get("seed"),
+                int(fields["train_mlp"]),
+                int(fields["train_attn"]),
+                int(fields["train_unembed"]),
+                fields.get("source_checkpoint_uri") or None,
+                int(fields.get("restore_optimizer", False)),
+                stamp,
+                stamp,
+            ),
+        )
+        return self.training_run(cuid) or {}
+
+    def training_run(self, cuid: str) -> dict[str, Any] | None:
+        return self._one("SELECT * FROM training_runs WHERE cuid = ?", (cuid,))
+
+    def training_runs(self, limit: int, offset: int) -> Page:
+        return self._page("training_runs", "", (), limit, offset)
+
+    def update_training_run(self, cuid: str, **fields: Any) -> None:
+        sets = ", ".join(f"{key} = ?" for key in fields)
+        self._exec(
+            f"UPDATE training_runs SET {sets}, updated_at = ? WHERE cuid = ?",
+            (*fields.values(), iso(now()), cuid),
+        )
+
+    # sampling runs
+    def create_sampling_run(
+        self, session_cuid: str, model_id: str, source_checkpoint_uri: str
+    ) -> dict[str, Any]:
+        stamp = iso(now())
+        cuid = new_cuid("sr")
+        index = len(self.session_run_ids(session_cuid, "sampling_runs")) + 1
+        self._exec(
+            "INSERT INTO sampling_runs VALUES (?, ?, ?, ?, ?, 'READY', ?, ?)",
+            (cuid, session_cuid, index, model_id, source_checkpoint_uri or None, stamp, stamp),
+        )
+        return self.sampling_run(cuid) or {}
+
+    def sampling_run(self, cuid: str) -> dict[str, Any] | None:
+        return self._one("SELECT * FROM sampling_runs WHERE cuid = ?", (cuid,))
+
+    # checkpoints
+    def add_checkpoint(self, row: dict[str, Any]) -> dict[str, Any]:
+        # A re-save under the same name (overwrite=True) replaces the old row.
+        self._exec("DELETE FROM checkpoints WHERE uri = ?", (row["uri"],))
+        columns = ", ".join(row)
+        marks = ", ".join("?" for _ in row)
+        self._exec(f"INSERT INTO checkpoints ({columns}) VALUES ({marks})", tuple(row.values()))
+        return self.checkpoint(row["cuid"]) or {}
+
+    def checkpoint(self, cuid: str) -> dict[str, Any] | None:
+        return self._one("SELECT * FROM checkpoints WHERE cuid = ?", (cuid,))
+
+    def checkpoint_by_uri(self, uri: str) -> dict[str, Any] | None:
+        return self._one("SELECT * FROM checkpoints WHERE uri = ?", (uri,))
+
+    def checkpoints(self, run_cuid: str | None, limit: int, offset: int) -> Page:
+        if run_cuid is None:
+            return self._page("checkpoints", "", (), limit, offset)
+        return self._page("checkpoints", "WHERE run_cuid = ?", (run_cuid,), limit, offset)
+
+    def all_checkpoints(self) -> list[dict[str, Any]]:
+        return self._all("SELECT * FROM checkpoints")
+
+    def delete_checkpoint(self, cuid: str) -> bool:
+        return self._exec("DELETE FROM checkpoints WHERE cuid = ?", (cuid,)) > 0

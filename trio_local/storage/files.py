@@ -1,0 +1,82 @@
+"""Crash-safe file writes: a temp file or directory, fsync, then one atomic rename."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+
+def fsync_dir(path: Path) -> None:
+    """Make a rename inside `path` durable (the directory entry itself must reach disk)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_bytes_atomic(path: Path, data: bytes, *, mode: int = 0o644) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        os.fchmod(fd, mode)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        Path(tmp).replace(path)
+        fsync_dir(path.parent)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def fsync_tree(root: Path) -> None:
+    for path in sorted(root.rglob("*")):
+        if path.is_file():
+            with path.open("rb") as handle:
+                os.fsync(handle.fileno())
+    fsync_dir(root)
+
+
+@contextlib.contextmanager
+def staged_directory(target: Path, *, overwrite: bool) -> Iterator[Path]:
+    """Yield an empty staging directory that replaces `target` only if the block succeeds.
+
+    Readers see either the old complete directory or the new complete one: the files are
+    fsynced, then the staging directory is renamed over the target in one step.
+    """
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        yield staging
+        fsync_tree(staging)
+        if target.exists():
+            if not overwrite:
+                raise FileExistsError(target)
+            retired = target.with_name(f".{target.name}.old")
+            shutil.rmtree(retired, ignore_errors=True)
+            target.rename(retired)
+            staging.rename(target)
+            shutil.rmtree(retired, ignore_errors=True)
+        else:
+            staging.rename(target)
+        fsync_dir(target.parent)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def remove_stale_staging(root: Path) -> None:
+    """Delete staging leftovers of a crash (names start with a dot) under `root`."""
+    if not root.exists():
+        return
+    for path in root.rglob(".*"):
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        elif path.is_file():
+            path.unlink(missing_ok=True)
