@@ -211,5 +211,7 @@ def test_removed_apis_are_gone() -> None:
         assert not set(keywords) & set(params)
 
 
-def test_model_catalogue_has_the_default() -> None:
-    assert facts.DEFAULT_BASE_MODEL in facts.MODEL_CATALOGUE
+def test_model_catalogue_has_the_default_and_trio_local_serves_it() -> None:
+    assert facts.DEFAULT_BASE_MODEL == facts.MODEL_CATALOGUE[0]
+    catalogue = pytest.importorskip("trio_local.catalogue")
+    assert set(facts.MODEL_CATALOGUE) <= set(catalogue.known_ids())
