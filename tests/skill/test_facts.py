@@ -212,6 +212,6 @@ def test_removed_apis_are_gone() -> None:
 
 
 def test_model_catalogue_has_the_default_and_trio_local_serves_it() -> None:
-    assert facts.DEFAULT_BASE_MODEL == facts.MODEL_CATALOGUE[0]
+    assert facts.MODEL_CATALOGUE[0] == facts.DEFAULT_BASE_MODEL
     catalogue = pytest.importorskip("trio_local.catalogue")
     assert set(facts.MODEL_CATALOGUE) <= set(catalogue.known_ids())

@@ -1,5 +1,5 @@
-"""Every ```python block in the skill's Markdown parses, passes trio-lint, and uses only SDK
-names and keyword arguments that exist in the installed pytrio.
+"""Every ```python block in the skill's Markdown (and every example) parses, passes trio-lint, and
+uses only SDK names and keyword arguments that exist in the installed pytrio.
 
 A block preceded by `<!-- trio-lint: bad-example -->` shows a mistake on purpose: it must produce a
 finding instead. The "Example" blocks of the generated rules reference are the rules' own bad
@@ -73,6 +73,10 @@ def python_blocks(path: Path) -> list[Block]:
 
 
 BLOCKS = [block for path in MARKDOWN if path.exists() for block in python_blocks(path)]
+EXAMPLES = [
+    Block(path, 1, path.read_text(encoding="utf-8"), False)
+    for path in sorted((ROOT / "examples").glob("*.py"))
+]
 GOOD = [block for block in BLOCKS if not block.bad]
 BAD = [block for block in BLOCKS if block.bad]
 
@@ -139,7 +143,13 @@ def _check_method(call: ast.Call, name: str, where: str) -> None:
     raise AssertionError("; ".join(errors))
 
 
-@pytest.mark.parametrize("block", GOOD, ids=lambda b: b.id)
+@pytest.mark.parametrize("block", EXAMPLES, ids=lambda b: b.id)
+def test_example_passes_trio_lint(block: Block) -> None:
+    findings = trio_lint.lint_source(block.code, path=block.path.name)
+    assert not findings, "\n".join(str(finding) for finding in findings)
+
+
+@pytest.mark.parametrize("block", GOOD + EXAMPLES, ids=lambda b: b.id)
 def test_block_uses_only_real_sdk_names_and_keywords(block: Block) -> None:
     tree = ast.parse(block.code)
     aliases = _trio_aliases(tree)
