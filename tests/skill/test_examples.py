@@ -169,3 +169,26 @@ def test_trio_local_run_runs_an_example_unchanged(tmp_path) -> None:
     assert process.returncode == 0, process.stderr[-4000:]
     assert len(re.findall(r"^step \d+ loss", process.stdout, re.M)) == 3
     assert re.search(r"^saved \S+", process.stdout, re.M)
+
+
+def skill_scripts() -> list[str]:
+    """SKILL.md's code blocks that are whole scripts (they make their own ServiceClient)."""
+    text = (ROOT / "SKILL.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    return [b for b in blocks if re.search(r"^\s*(service = )?trio\.ServiceClient\(\)", b, re.M)]
+
+
+def test_skill_md_scripts_run_unchanged(service) -> None:
+    scripts = skill_scripts()
+    assert len(scripts) >= 3
+    env = {**os.environ, **service.env}
+    for script in scripts:
+        process = subprocess.run(
+            [sys.executable, "-c", script],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            check=False,
+        )
+        assert process.returncode == 0, f"{script}\n{process.stderr[-3000:]}"
