@@ -1,11 +1,12 @@
 """Fine-tune a chat model on a few Q&A pairs, then sample from it.
 
-Written the way an assistant with HuggingFace habits writes PyTRIO code: every marked line is a
-pitfall trio-lint reports (`make demo` shows the findings and the diff of the safe fixes).
-This file is demo material: it is not run, and examples/ holds the correct version.
+Written the way an assistant with HuggingFace habits writes PyTRIO code: trio-lint reports the
+pitfalls and `make demo` shows its findings and the diff of its safe fixes. This file is demo
+material and is never run; examples/ holds the correct version.
 """
 
 import pytrio as trio
+from pytrio import SamplingParams
 from transformers import AutoTokenizer
 
 BASE_MODEL = "Qwen/Qwen3-4B-Instruct-2507"
@@ -23,8 +24,7 @@ def build_datum(question: str, answer: str) -> trio.Datum:
     prompt = tokenizer.encode(question)
     completion = tokenizer.encode(" " + answer)
     tokens = prompt + completion
-    # HF habit: mask the prompt with the -100 ignore label.
-    labels = [-100] * len(prompt) + completion
+    labels = [-100] * len(prompt) + completion  # mask the prompt, HuggingFace style
     return trio.Datum(
         model_input=trio.ModelInput.from_ints(tokens[:-1]),
         loss_fn_inputs={"target_tokens": labels[1:]},
@@ -32,16 +32,15 @@ def build_datum(question: str, answer: str) -> trio.Datum:
 
 
 batch = [build_datum(q, a) for q, a in PAIRS]
-adam = trio.AdamParams(lr=1e-4)  # HF/PyTorch keyword
+adam = trio.AdamParams(lr=1e-4, betas=(0.9, 0.95))
 
 for step in range(10):
-    # The call returns a future: reading .metrics on it fails.
-    loss = training_client.forward_backward(batch, "cross_entropy").metrics["loss_mean"]
+    loss = training_client.forward_backward(batch, "cross_entropy").metrics["loss"]
     training_client.optim_step(adam).result()
     print(f"step {step}: loss {loss:.3f}")
 
 sampler = training_client.save_weights_and_get_sampling_client()
-params = trio.SamplingParams(max_new_tokens=32, temperature=0.0)  # generate() keyword
+params = SamplingParams(max_new_tokens=32, temperature=0.0)
 prompt = trio.ModelInput.from_ints(tokenizer.encode(PAIRS[0][0]))
 response = sampler.sample(prompt, num_samples=1, sampling_params=params).result()
 print(response.sequences[0].text)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-# As flake8/ruff: `# noqa`, `# noqa: A1, B2` (case-insensitive `noqa`, codes comma/space separated).
+# As flake8/ruff: a bare noqa comment, or noqa + colon + codes (any case; comma/space separated).
 NOQA = re.compile(
     r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE
 )
@@ -15,7 +15,7 @@ _CODE = re.compile(r"[A-Z]+[0-9]+")
 @dataclass(frozen=True)
 class Directive:
     line: int
-    codes: tuple[str, ...] | None  # None: bare `# noqa`, suppresses everything on the line
+    codes: tuple[str, ...] | None  # None: a bare noqa, which suppresses everything on the line
     start: int  # character offsets of the directive in the line
     end: int
 

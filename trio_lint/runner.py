@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pathspec
 
-from trio_lint.cache import Cache, content_hash
+from trio_lint.cache import MISS, Cache, Cached, content_hash
 from trio_lint.config import LintConfig
 from trio_lint.diagnostics import Diagnostic, Severity
 from trio_lint.engine import FileOutcome, lint_document, mentions_sdk
@@ -44,11 +44,15 @@ class RunResult:
     files_changed: int = 0
 
 
-def display_path(path: Path, root: Path) -> str:
+def display_path(path: str, cwd: str) -> str:
+    """Relative to the working directory when below it (cheap string work: called per file)."""
+    prefix = cwd.rstrip(os.sep) + os.sep
+    if path.startswith(prefix):
+        return path[len(prefix) :]
     try:
-        return os.path.relpath(path, Path.cwd())
+        return os.path.relpath(path, cwd)
     except ValueError:
-        return str(path)
+        return path
 
 
 class RuleSets:
@@ -62,13 +66,13 @@ class RuleSets:
             for pattern, codes in config.per_file_ignores.items()
         ]
 
-    def for_path(self, path: Path) -> tuple[type[Rule], ...]:
+    def for_path(self, path: str) -> tuple[type[Rule], ...]:
         if not self.patterns:
             return self.rules
         try:
-            relative = path.resolve().relative_to(self.root.resolve()).as_posix()
+            relative = Path(path).resolve().relative_to(self.root.resolve()).as_posix()
         except ValueError:
-            relative = path.name
+            relative = Path(path).name
         ignored = [
             code for spec, codes in self.patterns if spec.match_file(relative) for code in codes
         ]
@@ -121,9 +125,9 @@ def _lint_one(job: tuple[str, str]) -> tuple[str, FileOutcome, str | None]:
     config: LintConfig = _STATE["config"]  # type: ignore[assignment]
     options: RunOptions = _STATE["options"]  # type: ignore[assignment]
     rulesets: RuleSets = _STATE["rulesets"]  # type: ignore[assignment]
-    path = Path(path_text)
+    path = path_text
     try:
-        data = path.read_bytes()
+        data = Path(path).read_bytes()
     except OSError as exc:
         return path_text, FileOutcome(diagnostics=[read_error(shown, exc)]), None
     fix_mode = options.fix if (options.fix or options.diff) else None
@@ -150,6 +154,15 @@ def _lint_one(job: tuple[str, str]) -> tuple[str, FileOutcome, str | None]:
     return path_text, outcome, original
 
 
+def _use_cached(result: RunResult, cached: Cached | object, path: str, cwd: str) -> None:
+    if cached is None:
+        return  # the prefilter skipped this file last time
+    result.files_linted += 1
+    if cached:
+        shown = display_path(path, cwd)
+        result.diagnostics.extend(d.model_copy(update={"path": shown}) for d in cached)  # type: ignore[union-attr]
+
+
 def write_atomic(path: Path, data: bytes) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -163,7 +176,7 @@ def write_atomic(path: Path, data: bytes) -> None:
 
 
 def run(
-    files: Sequence[Path],
+    files: Sequence[str],
     config: LintConfig,
     root: Path,
     options: RunOptions,
@@ -176,25 +189,37 @@ def run(
     if options.use_cache and not changing and cache_dir is not None:
         cache = Cache(cache_dir, settings_key(config, rulesets.rules, options))
     jobs: list[tuple[str, str]] = []
-    digests: dict[str, str] = {}
+    pending: dict[str, tuple[str, os.stat_result]] = {}  # path -> (digest, stat) to cache
+    cwd = os.getcwd()
     for path in files:
-        shown = display_path(path, root)
+        key = path
         try:
-            data = path.read_bytes()
+            stat = os.stat(path) if cache is not None else None
+            if cache is not None and stat is not None:
+                cached = cache.by_stat(key, stat)
+                if cached is not MISS:
+                    _use_cached(result, cached, path, cwd)
+                    continue
+            with open(path, "rb") as handle:
+                data = handle.read()
         except OSError as exc:
-            result.diagnostics.append(read_error(shown, exc))
+            result.diagnostics.append(read_error(display_path(path, cwd), exc))
             continue
-        if not mentions_sdk(data, config):
-            continue
-        if cache is not None:
+        digest = ""
+        if cache is not None and stat is not None:
             digest = content_hash(data)
-            cached = cache.get(str(path), digest)
-            if cached is not None:
-                result.diagnostics.extend(d.model_copy(update={"path": shown}) for d in cached)
-                result.files_linted += 1
+            cached = cache.by_digest(key, digest)
+            if cached is not MISS:
+                cache.put(key, digest, stat, cached)  # refresh the stat for the next run
+                _use_cached(result, cached, path, cwd)
                 continue
-            digests[str(path)] = digest
-        jobs.append((str(path), shown))
+        if not mentions_sdk(data, config):
+            if cache is not None and stat is not None:
+                cache.put(key, digest, stat, None)
+            continue
+        if cache is not None and stat is not None:
+            pending[key] = (digest, stat)
+        jobs.append((key, display_path(path, cwd)))
 
     workers = options.jobs or os.cpu_count() or 1
     if len(jobs) >= POOL_MIN_FILES and workers > 1:
@@ -209,13 +234,14 @@ def run(
     for path_text, outcome, original in outcomes:
         result.files_linted += 1
         result.diagnostics.extend(outcome.diagnostics)
-        if cache is not None and path_text in digests:
-            cache.put(path_text, digests[path_text], outcome.diagnostics)
+        if cache is not None and path_text in pending:
+            digest, stat = pending[path_text]
+            cache.put(path_text, digest, stat, outcome.diagnostics)
         if outcome.new_bytes is None:
             continue
         result.fixed.extend(outcome.fixed)
         result.files_changed += 1
-        shown = display_path(Path(path_text), root)
+        shown = display_path(path_text, cwd)
         if options.diff:
             after = outcome.new_bytes.decode("utf-8", "replace")
             result.diffs.append(
