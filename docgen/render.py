@@ -36,6 +36,26 @@ class UnknownBlockError(ValueError):
     """A marker names a block with no template."""
 
 
+def brief(text: str, limit: int = 150) -> str:
+    """A checklist item: the rule's summary without "Flags", cut at a clause boundary if long."""
+    text = re.sub(r"^(Flags|Reports|On 0\.2: flags|Inside `async def`, flags)\s+", "", text.strip())
+    text = text[:1].upper() + text[1:]
+    if len(text) <= limit:
+        return text
+    cuts = [
+        m.start()
+        for m in re.finditer(r"[,;:(]\s", text[:limit])
+        if text[: m.start()].count("`") % 2 == 0
+    ]
+    if not cuts:  # no clause boundary: cut at a space outside inline code
+        cuts = [
+            m.start()
+            for m in re.finditer(r" ", text[:limit])
+            if text[: m.start()].count("`") % 2 == 0
+        ]
+    return (text[: cuts[-1]] if cuts else text[:limit]).rstrip(" ,;:(") + " …"
+
+
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES),
@@ -47,6 +67,7 @@ def environment() -> jinja2.Environment:
     )
     env.filters["cell"] = lambda text: str(text).replace("|", "\\|").replace("\n", " ")
     env.filters["code"] = lambda text: f"`{text}`"
+    env.filters["brief"] = brief
     return env
 
 

@@ -36,3 +36,10 @@ def test_stale_detects_an_edited_generated_file(tmp_path, monkeypatch) -> None:
     target.write_text(rendered[lint_rules] + "hand edit\n")
     monkeypatch.setattr(render, "BLOCK_HOSTS", ())
     assert target in render.stale(tmp_path)
+
+
+def test_brief_drops_the_verb_and_never_cuts_inside_inline_code() -> None:
+    assert render.brief("Flags `lr=` passed to `AdamParams`.") == "`lr=` passed to `AdamParams`."
+    long = "Flags a call " + "`a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p` " * 4 + "end"
+    cut = render.brief(long, limit=80)
+    assert cut.endswith(" …") and cut[:-2].count("`") % 2 == 0
