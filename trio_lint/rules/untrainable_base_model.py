@@ -21,6 +21,8 @@ class UntrainableBaseModel(Rule):
         "or list it under `trainable-models` in [tool.trio-lint]"
     )
     severity = Severity.WARNING
+    # The catalogue is PyTRIO's; Tinker serves other models.
+    pytrio_only = True
     doc = f"""
 ## What it does
 Flags `create_lora_training_client(base_model=...)` with a string literal (or a module constant
