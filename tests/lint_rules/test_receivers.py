@@ -1,0 +1,258 @@
+"""Receiver typing (trio_lint/semantics/receivers.py): which names hold PyTRIO clients, futures and
+results, and, above all, that torch, Hugging Face and vLLM objects with the same method names never
+do."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import pytest
+
+from trio_lint.semantics.receivers import Kind, infer
+
+
+def types_in(code: str, version: str = "0.2", sdk=("pytrio",)) -> dict[str, str | None]:
+    """`expression source` -> str(type) for every `# ?` marked line's last expression."""
+    source = textwrap.dedent(code)
+    tree = ast.parse(source)
+    model = infer(tree, sdk, version)
+    wanted = {n for n, line in enumerate(source.splitlines(), 1) if line.rstrip().endswith("# ?")}
+    found: dict[str, str | None] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Expr) and node.lineno in wanted:
+            typ = model.type_of(node.value)
+            found[ast.unparse(node.value)] = str(typ) if typ is not None else None
+    return found
+
+
+def test_constructors_factories_results() -> None:
+    found = types_in(
+        """
+        import pytrio as trio
+        svc = trio.ServiceClient()
+        train = svc.create_lora_training_client(base_model="m")
+        svc  # ?
+        train  # ?
+        train.forward_backward(batch)  # ?
+        train.forward_backward(batch).result()  # ?
+        train.forward_backward(batch).result().metrics  # ?
+        train.save_state("x").result().path  # ?
+        train.create_sampling_client(model_path="p")  # ?
+        svc.create_rest_client().list_checkpoints("r")  # ?
+        """
+    )
+    assert found == {
+        "svc": "ServiceClient",
+        "train": "TrainingClient",
+        "train.forward_backward(batch)": "APIFuture[ForwardBackwardOutput]",
+        "train.forward_backward(batch).result()": "ForwardBackwardOutput",
+        "train.forward_backward(batch).result().metrics": "metrics",
+        "train.save_state('x').result().path": "checkpoint path",
+        "train.create_sampling_client(model_path='p')": "SamplingClient",
+        "svc.create_rest_client().list_checkpoints('r')": (
+            "concurrent.futures.Future[CheckpointsListResponse]"
+        ),
+    }
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        # torch: nn.Module.forward, Distribution.sample, optimizer.step, Future.result
+        "import torch\nmodel = torch.nn.Linear(2, 2)\nmodel.forward(x)  # ?\n",
+        "import torch\nd = torch.distributions.Normal(0, 1)\nd.sample()  # ?\n",
+        "import torch\nfut = torch.futures.Future()\nfut.result()  # ?\n",
+        # Hugging Face: generate, Trainer.save_state, accelerate's save_state
+        "from transformers import Trainer\ntrainer = Trainer(model)\ntrainer.save_state()  # ?\n",
+        "from accelerate import Accelerator\nacc = Accelerator()\nacc.save_state('out')  # ?\n",
+        "model.generate(input_ids, max_new_tokens=8)  # ?\n",
+        # vLLM: LLM.generate / SamplingParams of its own
+        "from vllm import LLM, SamplingParams\n"
+        "llm = LLM('m')\nllm.generate(p, SamplingParams())  # ?\n",
+        # concurrent.futures: executor futures are not PyTRIO's
+        "from concurrent.futures import ThreadPoolExecutor\n"
+        "pool = ThreadPoolExecutor()\npool.submit(f).result()  # ?\n",
+        # a local class that happens to be called ServiceClient
+        "class ServiceClient: ...\nsvc = ServiceClient()\nsvc  # ?\n",
+    ],
+)
+def test_other_libraries_are_never_typed(code: str) -> None:
+    found = types_in("import pytrio as trio\n" + code)
+    assert list(found.values()) == [None], found
+
+
+def test_the_python_trio_library_is_not_pytrio() -> None:
+    found = types_in("import trio\nsvc = trio.ServiceClient()\nsvc  # ?\n")
+    assert found == {"svc": None}
+
+
+def test_aliases_and_from_imports_and_tinker() -> None:
+    assert types_in("import pytrio as pt\nsvc = pt.ServiceClient()\nsvc  # ?\n") == {
+        "svc": "ServiceClient"
+    }
+    assert types_in("from pytrio import ServiceClient as SC\nSC()  # ?\n") == {
+        "SC()": "ServiceClient"
+    }
+    tinker = "import tinker\nsvc = tinker.ServiceClient()\nsvc  # ?\n"
+    assert types_in(tinker) == {"svc": None}
+    assert types_in(tinker, sdk=("pytrio", "tinker")) == {"svc": "ServiceClient"}
+
+
+def test_annotations_including_strings_and_optional() -> None:
+    found = types_in(
+        """
+        from typing import Optional
+        import pytrio as trio
+        from pytrio.types import APIFuture, SampleResponse
+
+        def f(a: trio.TrainingClient, b: "trio.SamplingClient", c: Optional[trio.RestClient],
+              d: trio.ServiceClient | None, e: APIFuture[SampleResponse], g: int):
+            a  # ?
+            b  # ?
+            c  # ?
+            d  # ?
+            e  # ?
+            g  # ?
+        """
+    )
+    assert found == {
+        "a": "TrainingClient",
+        "b": "SamplingClient",
+        "c": "RestClient",
+        "d": "ServiceClient",
+        "e": "APIFuture[SampleResponse]",
+        "g": None,
+    }
+
+
+def test_flow_sensitive_rebinding() -> None:
+    found = types_in(
+        """
+        import pytrio as trio
+        def step(train: trio.TrainingClient, batch):
+            out = train.forward_backward(batch)
+            out  # ?
+            out = out.result()
+            out.metrics  # ?
+            out = compute(out)
+            out  # ?
+        """
+    )
+    assert found == {"out": None, "out.metrics": "metrics"}
+
+
+def test_first_read_sees_the_future_before_the_rebinding() -> None:
+    source = textwrap.dedent(
+        """
+        import pytrio as trio
+        def step(train: trio.TrainingClient, batch):
+            out = train.forward_backward(batch)
+            out  # ?
+        """
+    )
+    assert types_in(source) == {"out": "APIFuture[ForwardBackwardOutput]"}
+
+
+def test_functions_see_module_clients_bound_after_them() -> None:
+    found = types_in(
+        """
+        import pytrio as trio
+
+        def step(batch):
+            training  # ?
+            sampler  # ?
+
+        training = trio.ServiceClient().create_lora_training_client(base_model="m")
+        sampler = training.save_weights_and_get_sampling_client()
+        sampler = make_other_sampler()
+        """
+    )
+    # `sampler` is bound twice with different types: unknown inside the function.
+    assert found == {"training": "TrainingClient", "sampler": None}
+
+
+def test_self_attributes_across_methods() -> None:
+    found = types_in(
+        """
+        import pytrio as trio
+        class Trainer:
+            def __init__(self, base_model):
+                self.svc = trio.ServiceClient()
+                self.train = self.svc.create_lora_training_client(base_model=base_model)
+                self.model = load_hf_model(base_model)
+
+            def step(self, batch):
+                self.train  # ?
+                self.model  # ?
+        """
+    )
+    assert found == {"self.train": "TrainingClient", "self.model": None}
+
+
+def test_awaits_lists_and_comprehensions() -> None:
+    found = types_in(
+        """
+        import pytrio as trio
+        async def run(train: trio.TrainingClient, sampler: trio.SamplingClient, batches, p, sp):
+            fut = await train.forward_backward_async(batches[0])
+            fut  # ?
+            await fut  # ?
+            await sampler.sample_async(p, sampling_params=sp)  # ?
+            futures = [train.forward_backward(b) for b in batches]
+            [f.result() for f in futures]  # ?
+            for f in futures:
+                f.result()  # ?
+        """
+    )
+    assert found == {
+        "fut": "APIFuture[ForwardBackwardOutput]",
+        "await fut": "ForwardBackwardOutput",
+        "await sampler.sample_async(p, sampling_params=sp)": "SampleResponse",
+        "[f.result() for f in futures]": "list[ForwardBackwardOutput]",
+        "f.result()": "ForwardBackwardOutput",
+    }
+
+
+def test_version_lines_differ_on_sampling_and_rest() -> None:
+    code = """
+        import pytrio as trio
+        async def run(sampler: trio.SamplingClient, rest: trio.RestClient, p):
+            await sampler.sample_async(p)  # ?
+            rest.list_training_runs()  # ?
+        """
+    assert types_in(code, "0.2") == {
+        "await sampler.sample_async(p)": "SampleResponse",
+        "rest.list_training_runs()": "concurrent.futures.Future[TrainingRunsResponse]",
+    }
+    assert types_in(code, "0.1") == {
+        "await sampler.sample_async(p)": "APIFuture[SampleResponse]",
+        "rest.list_training_runs()": "dict (0.1 RestClient)",
+    }
+
+
+def test_distinctive_method_names_type_an_unknown_receiver() -> None:
+    found = types_in(
+        """
+        import pytrio as trio
+        def step(tc, batch, adam):
+            tc.forward_backward(batch)  # ?
+            tc.optim_step(adam)  # ?
+            tc.sample(p)  # ?
+            tc.forward(batch)  # ?
+        """
+    )
+    assert found == {
+        "tc.forward_backward(batch)": "APIFuture[ForwardBackwardOutput]",
+        "tc.optim_step(adam)": "APIFuture[OptimStepResponse]",
+        "tc.sample(p)": None,
+        "tc.forward(batch)": None,
+    }
+    assert Kind.TRAINING_CLIENT == "TrainingClient"
+
+
+def test_notebook_cells_inherit_imports_through_the_seed() -> None:
+    tree = ast.parse("svc = trio.ServiceClient()\nsvc\n")
+    model = infer(tree, ("pytrio",), "0.2", seed={"trio": "pytrio"})
+    assert str(model.type_of(tree.body[1].value)) == "ServiceClient"
+    assert infer(tree, ("pytrio",), "0.2").type_of(tree.body[1].value) is None
