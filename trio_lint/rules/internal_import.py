@@ -14,6 +14,8 @@ from trio_lint.rules.base import Invalid, Rule, Valid, edit, safe_fix
 
 _PUBLIC = {"pytrio", "pytrio.types"}
 _REMOVED_TOP_LEVEL = {"SampleInput", "ServiceParams"}
+# Internal subpackages sometimes reached as attributes of the module (`trio.config.settings`).
+_INTERNAL_ATTRIBUTES = frozenset({"config", "lib", "_utils", "client", "transport", "runtime"})
 
 
 def _set_module(dotted: str):
@@ -34,8 +36,9 @@ class InternalImport(Rule):
     doc = """
 ## What it does
 Flags imports from PyTRIO's internal modules (`pytrio.lib.*`, `pytrio._utils`, `pytrio.config`,
-`pytrio.client.*`, `pytrio.transport.*`, `pytrio.types.forward.*`, ...) and of the 0.1 names that
-0.2 removed (`SampleInput`, `ServiceParams`). The public homes are `pytrio`, `pytrio.types` and,
+`pytrio.client.*`, `pytrio.transport.*`, `pytrio.types.forward.*`, ...), the same internals
+reached as attributes (`trio.config.settings.api_key = ...`), and the 0.1 names that 0.2 removed
+(`SampleInput`, `ServiceParams`). PyTRIO-only: Tinker's module layout is its own. The public homes are `pytrio`, `pytrio.types` and,
 on 0.2, `pytrio.errors.*` (the only home of `ValidationError`, `AuthError`, ...).
 
 ## Why is this bad?
@@ -94,7 +97,17 @@ the same object. `SampleInput` (0.1's alias of `Datum`) and module imports have 
             message_contains="Datum",
         ),
         Invalid("import pytrio._utils._socket\n", fixed=None),
+        Invalid(
+            "import os\nimport pytrio as trio\ntrio.config.settings.api_key = os.environ['KEY']\n",
+            fixed=None,
+            count=1,
+            message_contains="trio.configure",
+        ),
     )
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._seen: set[int] = set()
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         if node.level or not node.module:
@@ -148,6 +161,28 @@ the same object. `SampleInput` (0.1's alias of `Datum`) and module imports have 
                     module=module, detail="; use `import pytrio as trio` and the public names"
                 ),
             )
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        # `trio.config.settings.api_key = ...`, `trio.lib.training_client.X`: internals reached
+        # through the module object. Report the outermost chain once.
+        if id(node) in self._seen:
+            return
+        inner = node.value
+        while isinstance(inner, ast.Attribute):
+            self._seen.add(id(inner))
+            inner = inner.value
+        qualname = self.ctx.qualified_name(node)
+        if qualname is None or not qualname.startswith("pytrio."):
+            return
+        second = qualname.split(".")[1]
+        if second not in _INTERNAL_ATTRIBUTES:
+            return
+        hint = (
+            "; on 0.2 set the key with `trio.configure(api_key=...)` or `trio login`"
+            if second == "config"
+            else "; use the public names of `pytrio`"
+        )
+        self.report(node, self.message.format(module=f"pytrio.{second}", detail=hint))
 
     def _is_errors(self, module: str) -> bool:
         return sdk_line(self.ctx) == "0.2" and (

@@ -113,6 +113,8 @@ means no optimizer step is sent; pipelined, the step is already queued, and 0.2 
 after a failed single-event forward-backward (`coordinator.py:172-175`). Not flagged when the
 step depends on the result (adaptive learning rate, NaN guards, early stopping, `if`/`return`
 between the two) or when another forward-backward is submitted in between (accumulation).
+The sync form (`fb.result()` before `train.optim_step(...)`) is not flagged: the 0.2.9 README
+itself writes it, and it is the clear form for a first script.
 
 ## References
 - api-diff.md §2 (the clock-cycle doc, error-path row); anchors.md 3.3 item 1; TRIO022

@@ -50,6 +50,8 @@ train = svc.create_lora_training_client(base_model="{MODEL_CATALOGUE[0]}")
 ## Options
 - `trainable-models`: the ids this rule accepts (default: the SDK facts' catalogue).
 
+PyTRIO-only: with `sdk-modules = ["tinker"]`, Tinker code is not checked (other catalogue).
+
 ## Fix safety
 No fix: the model is the author's choice.
 
