@@ -73,8 +73,10 @@ def serve(args: argparse.Namespace) -> int:
         print(f"API key (shown once; stored 0600 in {service.data_dir}): {service.api_key}")
     elif not service.config.api_key:
         print(f"API key: stored in {service.data_dir / 'api_key'}")
-    print(f"export PYTRIO_BASE_URL={server.base_url}")
-    print(f"export MODELSCOPE_CACHE={service.modelscope_cache}", flush=True)
+    print(
+        f"export MODELSCOPE_CACHE={service.environment(server.base_url)['MODELSCOPE_CACHE']}",
+        flush=True,
+    )
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())

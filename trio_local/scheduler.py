@@ -1,11 +1,28 @@
-"""One scheduler for every run: work is queued per lane (a run) and executed in cycles.
+"""The clock-cycle scheduler: one worker advances every run in lockstep cycles.
 
-A cycle starts at a boundary, takes every item queued before it, and runs them on the single
-worker thread, each lane's items in submission order; items arriving during a cycle wait for the
-next one. `cycle_ms` sets a minimum cycle length (0 runs back to back).
+PyTRIO's service runs LoRA jobs on a shared worker pool that moves in cycles: a cycle executes
+the work that was queued, from all jobs, before it began, and a request that arrives after the
+boundary waits for the next cycle. trio-local models that with one worker thread:
 
-Issue 8 builds the clock-cycle model on this seam: batching compatible work of different runs
-inside `_run_cycle`, per-run statistics from the `Work` timestamps, capacity limits.
+- At a cycle boundary the scheduler takes, for every lane (a training or sampling run), the
+  items queued so far in submission order, up to and including the lane's first optimizer step:
+  a cycle advances each run by at most one update.
+- The cycle then runs in two phases, as the service's cycle does: the forward phase (forward,
+  forward-backward, init, save, sample: everything before the lane's optimizer step), then the
+  optimizer phase. Each phase completes its events when it ends, so a client that waits for a
+  forward-backward result learns it mid-cycle, and one that waits for the optimizer step learns
+  it at the next boundary, too late for that cycle.
+- With `cycle_ms` > 0 each phase lasts at least half of it, and the clock keeps ticking while
+  idle (a lockstep pool does not wait for anyone). With `cycle_ms` 0 cycles run back to back as
+  soon as work is queued, which is fast but makes cycle counts meaningless.
+
+Work of different runs is not fused into one model pass: each run trains its own LoRA adapter
+and peft's mixed-adapter batches are inference-only, so fusing them would not be honest. The
+phases still group every run's work, which is what decides how many cycles an update costs:
+awaiting forward_backward before submitting optim_step costs about three cycles per update,
+submitting both before waiting about two, and a one-batch look-ahead pipeline about one.
+
+Per-lane statistics (`stats()`, served at /trio-local/stats) count what happened.
 """
 
 from __future__ import annotations
@@ -18,38 +35,63 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
+OPTIMIZER_KIND = "trainer.optimize_step"
+
 
 @dataclass
 class Work:
     lane: str  # a training or sampling run id; one lane's items run in order
-    kind: str  # an event type or "sample", for statistics
+    kind: str  # an event type or "sample"
     execute: Callable[[], Any]
     future: Future = field(default_factory=Future)
     submitted_at: float = field(default_factory=time.monotonic)
     started_at: float | None = None
-    finished_at: float | None = None
+    result: Any = None
+    error: BaseException | None = None
 
 
 @dataclass
 class LaneStats:
-    items: int = 0
-    cycles: int = 0
-    queue_wait_s: float = 0.0
+    """What one run went through; cycles are counted by the scheduler's global cycle index."""
 
+    first_cycle: int | None = None  # the first cycle in which the lane had work
+    last_cycle: int | None = None  # the latest such cycle
+    active_cycles: int = 0  # cycles in which the lane had work
+    events: int = 0
+    updates: int = 0  # optimizer steps completed
+    queue_wait_s: float = 0.0  # submission to the start of the item's cycle, summed
+    busy_s: float = 0.0  # time spent executing the lane's items
 
-@dataclass
-class SchedulerStats:
-    cycles: int = 0
-    items: int = 0
-    lanes: dict[str, LaneStats] = field(default_factory=dict)
+    def as_dict(self, lane: str) -> dict[str, Any]:
+        span = 0 if self.first_cycle is None else (self.last_cycle or 0) - self.first_cycle + 1
+        return {
+            "run_id": lane,
+            "cycles": span,
+            "active_cycles": self.active_cycles,
+            "idle_cycles": span - self.active_cycles,
+            "updates": self.updates,
+            "cycles_per_update": round(span / self.updates, 3) if self.updates else None,
+            "events": self.events,
+            "queue_wait_s": round(self.queue_wait_s, 6),
+            "mean_queue_wait_ms": (
+                round(1000 * self.queue_wait_s / self.events, 3) if self.events else None
+            ),
+            "busy_s": round(self.busy_s, 6),
+            "first_cycle": self.first_cycle,
+            "last_cycle": self.last_cycle,
+        }
 
 
 class Scheduler:
     def __init__(self, *, cycle_ms: int = 0) -> None:
-        self.cycle_s = max(cycle_ms, 0) / 1000
-        self.stats = SchedulerStats()
+        self.cycle_ms = max(cycle_ms, 0)
+        self._phase_s = self.cycle_ms / 2000
         self._queues: OrderedDict[str, deque[Work]] = OrderedDict()
         self._cond = threading.Condition()
+        self._stats_lock = threading.Lock()
+        self._lanes: dict[str, LaneStats] = {}
+        self._cycles = 0  # cycles started so far; the running cycle has index _cycles
+        self._idle_cycles = 0
         self._stopping = False
         self._thread: threading.Thread | None = None
 
@@ -74,48 +116,130 @@ class Scheduler:
             self._cond.notify_all()
         return work.future
 
-    def _take_cycle(self) -> list[Work] | None:
-        """Wait for work, then take everything queued so far (the cycle boundary)."""
+    def stats(self) -> dict[str, Any]:
+        """A JSON-able snapshot: the clock and every lane seen so far."""
+        with self._stats_lock:
+            runs = {lane: item.as_dict(lane) for lane, item in self._lanes.items()}
+            cycles, idle = self._cycles, self._idle_cycles
         with self._cond:
-            while not self._stopping and not any(self._queues.values()):
-                self._cond.wait()
-            if self._stopping:
-                return None
-            batch: list[Work] = []
-            for queue in self._queues.values():
-                batch.extend(queue)
-                queue.clear()
-            self._queues = OrderedDict((k, q) for k, q in self._queues.items() if q)
-            return batch
+            queued = sum(len(queue) for queue in self._queues.values())
+        return {
+            "cycle_ms": self.cycle_ms,
+            "cycles": cycles,
+            "idle_cycles": idle,
+            "queued": queued,
+            "runs": runs,
+        }
 
-    def _run_cycle(self, batch: list[Work]) -> None:
-        lanes_seen: set[str] = set()
-        for work in batch:
+    # the worker
+    def _wait(self, deadline: float | None) -> bool:
+        """Sleep until work is queued (no clock) or until `deadline`; False once stopping."""
+        with self._cond:
+            while not self._stopping:
+                if deadline is None:
+                    if any(self._queues.values()):
+                        return True
+                    self._cond.wait()
+                else:
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        return True
+                    self._cond.wait(remaining)
+            return False
+
+    def _take(self) -> list[Work]:
+        """At the boundary: each lane's queued items up to and including its first optimizer
+        step (a cycle advances a run by at most one update)."""
+        with self._cond:
+            taken: list[Work] = []
+            for queue in self._queues.values():
+                while queue:
+                    work = queue.popleft()
+                    taken.append(work)
+                    if work.kind == OPTIMIZER_KIND:
+                        break
+            self._queues = OrderedDict((k, q) for k, q in self._queues.items() if q)
+            return taken
+
+    def _execute(self, items: list[Work], started: float) -> None:
+        for work in items:
             work.started_at = time.monotonic()
             try:
-                result = work.execute()
+                work.result = work.execute()
             except BaseException as error:  # the future carries it to the caller
-                work.finished_at = time.monotonic()
-                work.future.set_exception(error)
+                work.error = error
+            finished = time.monotonic()
+            with self._stats_lock:
+                lane = self._lanes.setdefault(work.lane, LaneStats())
+                lane.events += 1
+                lane.queue_wait_s += max(started - work.submitted_at, 0.0)
+                lane.busy_s += finished - work.started_at
+                if work.kind == OPTIMIZER_KIND and work.error is None:
+                    lane.updates += 1
+
+    @staticmethod
+    def _complete(items: list[Work]) -> None:
+        for work in items:
+            if work.error is not None:
+                work.future.set_exception(work.error)
             else:
-                work.finished_at = time.monotonic()
-                work.future.set_result(result)
-            lane = self.stats.lanes.setdefault(work.lane, LaneStats())
-            lane.items += 1
-            lane.queue_wait_s += work.started_at - work.submitted_at
-            if work.lane not in lanes_seen:
-                lanes_seen.add(work.lane)
-                lane.cycles += 1
-        self.stats.items += len(batch)
+                work.future.set_result(work.result)
+
+    @staticmethod
+    def _sleep_until(moment: float) -> None:
+        remaining = moment - time.monotonic()
+        if remaining > 0:
+            time.sleep(remaining)
+
+    def _begin_cycle(self, items: list[Work]) -> None:
+        with self._stats_lock:
+            index = self._cycles
+            self._cycles += 1
+            if not items:
+                self._idle_cycles += 1
+            for lane_id in dict.fromkeys(work.lane for work in items):
+                lane = self._lanes.setdefault(lane_id, LaneStats())
+                if lane.first_cycle is None:
+                    lane.first_cycle = index
+                lane.last_cycle = index
+                lane.active_cycles += 1
+
+    def _run_cycle(self, items: list[Work], start: float) -> None:
+        self._begin_cycle(items)
+        forward = [work for work in items if work.kind != OPTIMIZER_KIND]
+        optimizer = [work for work in items if work.kind == OPTIMIZER_KIND]
+        self._execute(forward, start)
+        self._sleep_until(start + self._phase_s)
+        self._complete(forward)
+        middle = time.monotonic()
+        self._execute(optimizer, start)
+        self._sleep_until(middle + self._phase_s)
+        self._complete(optimizer)
 
     def _loop(self) -> None:
+        if self._phase_s <= 0:
+            while self._wait(None):
+                self._run_cycle(self._take(), time.monotonic())
+            self._drain()
+            return
+        # The clock: a boundary every cycle, whether or not anyone has work. Work that arrives
+        # after a boundary waits for the next one; an idle cycle still takes its full length.
+        boundary = time.monotonic()
         while True:
-            batch = self._take_cycle()
-            if batch is None:
-                return
-            started = time.monotonic()
-            self._run_cycle(batch)
-            self.stats.cycles += 1
-            remaining = self.cycle_s - (time.monotonic() - started)
-            if remaining > 0:
-                time.sleep(remaining)
+            items = self._take()
+            if items:
+                self._run_cycle(items, boundary)
+                boundary = max(time.monotonic(), boundary)
+            else:
+                self._begin_cycle(items)
+                boundary += 2 * self._phase_s
+                if not self._wait(boundary):
+                    break
+        self._drain()
+
+    def _drain(self) -> None:
+        with self._cond:
+            left = [work for queue in self._queues.values() for work in queue]
+            self._queues.clear()
+        for work in left:
+            work.future.set_exception(RuntimeError("trio-local is shutting down"))

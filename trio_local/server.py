@@ -7,6 +7,7 @@ seconds; the tokenizer is built in a background thread and the model on the firs
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import socket
 import threading
@@ -32,27 +33,36 @@ def modelscope_snapshot(cache_root: Path, model_id: str) -> Path:
     return cache_root / "models" / f"{org}--{name}" / "snapshots" / "master"
 
 
+def modelscope_cache() -> Path:
+    """A modelscope cache root holding only trio-local's tokenizer, one for every service.
+
+    modelscope resolves its cache root once per process, so in-process services must all share
+    one root; it lives in trio-local's own cache, never in the user's modelscope cache.
+    """
+    return default_cache_dir() / "modelscope"
+
+
 def _build_tokenizer(data_dir: Path) -> Path:
     from trio_local.engine.tokenizer import BUILD_VERSION, ensure_tokenizer_dir
 
+    # The ~5 s build is shared between data directories through trio-local's cache.
+    cached = ensure_tokenizer_dir(default_cache_dir() / f"tokenizer-v{BUILD_VERSION}")
     target = data_dir / "tokenizer" / "qwen3"
     if not (target / "tokenizer.json").is_file():
-        # The ~5 s build is shared between data directories through the user's cache.
-        cached = ensure_tokenizer_dir(default_cache_dir() / f"tokenizer-v{BUILD_VERSION}")
         staging = target.with_name(".qwen3.copy")
         shutil.rmtree(staging, ignore_errors=True)
         shutil.copytree(cached, staging)
-        ensure = staging / "tokenizer.json"
-        assert ensure.is_file()
-        if not target.exists():
-            staging.rename(target)
-        shutil.rmtree(staging, ignore_errors=True)
-    # Seed a modelscope cache so the SDK finds each catalogue id offline under its real name.
+        shutil.rmtree(target, ignore_errors=True)
+        staging.rename(target)
+    # Seed the modelscope cache so the SDK finds each catalogue id offline under its real name.
     for model_id in catalogue.known_ids():
-        snapshot = modelscope_snapshot(data_dir / "modelscope", model_id)
-        if not snapshot.exists():
+        snapshot = modelscope_snapshot(modelscope_cache(), model_id)
+        if snapshot.resolve() != cached.resolve():
             snapshot.parent.mkdir(parents=True, exist_ok=True)
-            snapshot.symlink_to(target.resolve(), target_is_directory=True)
+            link = snapshot.with_name(f".master.{os.getpid()}")
+            link.unlink(missing_ok=True)
+            link.symlink_to(cached.resolve(), target_is_directory=True)
+            link.replace(snapshot)
     return target
 
 
@@ -77,10 +87,6 @@ class Service:
         self.tokenizer_ready: Future = Future()
         self.closed = False
         self.sweep_expired()
-
-    @property
-    def modelscope_cache(self) -> Path:
-        return self.data_dir / "modelscope"
 
     def start_background_work(self) -> None:
         self.scheduler.start()
@@ -116,7 +122,8 @@ class Service:
         return {
             "PYTRIO_BASE_URL": base_url,
             "PYTRIO_API_KEY": self.api_key,
-            "MODELSCOPE_CACHE": str(self.modelscope_cache),
+            "MODELSCOPE_CACHE": str(modelscope_cache()),
+            "TRIO_LOCAL_STATS_URL": f"{base_url}/trio-local/stats",
         }
 
 

@@ -157,6 +157,7 @@ def forward(run: TrainerRun, payload: TrainerForwardBackwardPayload, *, backward
                 total_samples=totals.total_samples,
                 total_active_tokens=totals.total_active_tokens,
                 total_advantage_tokens=totals.total_advantage_tokens,
+                loss_name=loss_name,
             )
         )
         if backward:

@@ -25,6 +25,7 @@ from trio_local.http.control import (
     training_runs,
 )
 from trio_local.http.files import download
+from trio_local.http.stats import STATS_PATH, stats
 from trio_local.security import keys_match, verify_actor_token
 from trio_local.server import Service
 
@@ -160,6 +161,7 @@ def build_app(service: Service) -> Any:
             Mount("/api", routes=control),
             Mount("/actor", routes=actor),
             Route("/files/checkpoints/{checkpoint}.tar", download, methods=["GET"]),
+            Route(STATS_PATH, stats, methods=["GET"]),
             Route("/", probe, methods=["GET", "HEAD"]),
         ],
         exception_handlers={ApiError: api_error, Exception: unexpected},
