@@ -33,6 +33,8 @@ class AwaitedValue(Rule):
     name = "awaited-value"
     message = "`{expr}` is already a `{kind}`, not a future: {fix}"
     severity = Severity.ERROR
+    # Facts of PyTRIO's own SDK (not Tinker's): see the doc's References.
+    pytrio_only = True
     min_sdk = "0.2"
     fix_safety = Applicability.SAFE
     doc = """

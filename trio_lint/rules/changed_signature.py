@@ -23,6 +23,8 @@ class ChangedSignature(Rule):
     name = "changed-signature"
     message = "{what}"
     severity = Severity.ERROR
+    # Facts of PyTRIO's own SDK (not Tinker's): see the doc's References.
+    pytrio_only = True
     min_sdk = "0.2"
     fix_safety = Applicability.SAFE
     doc = """

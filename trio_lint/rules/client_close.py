@@ -16,6 +16,8 @@ class ClientClose(Rule):
     name = "client-close"
     message = "`{kind}` has no `{what}`: clients are released with the process; remove it"
     severity = Severity.ERROR
+    # Facts of PyTRIO's own SDK (not Tinker's): see the doc's References.
+    pytrio_only = True
     doc = """
 ## What it does
 Flags `client.close()` (also `aclose`, `shutdown`, `disconnect`) and `with client:` on a PyTRIO

@@ -36,6 +36,8 @@ class InvalidCheckpointName(Rule):
     name = "invalid-checkpoint-name"
     message = "Checkpoint name {name!r} {problem}"
     severity = Severity.ERROR
+    # Facts of PyTRIO's own SDK (not Tinker's): see the doc's References.
+    pytrio_only = True
     fix_safety = Applicability.SAFE
     min_sdk = "0.2"
     doc = f"""

@@ -38,6 +38,8 @@ class LoadStateAfterTraining(Rule):
         "create one with `svc.create_training_client_from_state{opt}(path)`"
     )
     severity = Severity.ERROR
+    # Facts of PyTRIO's own SDK (not Tinker's): see the doc's References.
+    pytrio_only = True
     min_sdk = "0.2"
     doc = """
 ## What it does

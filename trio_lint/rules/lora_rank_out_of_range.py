@@ -21,6 +21,8 @@ class LoraRankOutOfRange(Rule):
         f"LoRA `rank={{rank}}` is outside {_LOW}..{_HIGH}: the SDK rejects it before any request"
     )
     severity = Severity.ERROR
+    # Facts of PyTRIO's own SDK (not Tinker's): see the doc's References.
+    pytrio_only = True
     doc = f"""
 ## What it does
 Flags an integer literal `rank` outside {_LOW}..{_HIGH} passed to

@@ -17,6 +17,8 @@ class MissingMaxTokens(Rule):
     name = "missing-max-tokens"
     message = "Sampling needs `max_tokens > 0`: {detail}"
     severity = Severity.ERROR
+    # Facts of PyTRIO's own SDK (not Tinker's): see the doc's References.
+    pytrio_only = True
     doc = """
 ## What it does
 On 0.2: flags `sample(...)`/`sample_async(...)` without `sampling_params`, and a

@@ -30,6 +30,8 @@ class NarrowExceptionHandler(Rule):
         "add `trio.PyTrioError`"
     )
     severity = Severity.WARNING
+    # Facts of PyTRIO's own SDK (not Tinker's): see the doc's References.
+    pytrio_only = True
     min_sdk = "0.2"
     doc = """
 ## What it does

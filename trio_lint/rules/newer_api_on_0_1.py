@@ -25,6 +25,8 @@ class NewerApiOn01(Rule):
     name = "newer-api-on-0-1"
     message = "{what} does not exist on pytrio 0.1 (added in 0.2){hint}"
     severity = Severity.ERROR
+    # Facts of PyTRIO's own SDK (not Tinker's): see the doc's References.
+    pytrio_only = True
     max_sdk = "0.2"
     doc = """
 ## What it does

@@ -30,6 +30,8 @@ class PolicyLossWeights(Rule):
         "`advantages` = 0 instead"
     )
     severity = Severity.WARNING
+    # Facts of PyTRIO's own SDK (not Tinker's): see the doc's References.
+    pytrio_only = True
     doc = """
 ## What it does
 Flags `weights` in the `loss_fn_inputs` of data sent to a policy loss (`importance_sampling`,

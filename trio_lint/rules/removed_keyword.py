@@ -21,6 +21,8 @@ class RemovedKeyword(Rule):
     name = "removed-keyword"
     message = "`{name}=` was removed in pytrio 0.2 ({owner}): {replacement}"
     severity = Severity.ERROR
+    # Facts of PyTRIO's own SDK (not Tinker's): see the doc's References.
+    pytrio_only = True
     min_sdk = "0.2"
     fix_safety = Applicability.SAFE
     doc = """

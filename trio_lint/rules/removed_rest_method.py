@@ -17,6 +17,8 @@ class RemovedRestMethod(Rule):
     name = "removed-rest-method"
     message = "`{owner}.{method}` was removed in pytrio 0.2: use {replacement}"
     severity = Severity.ERROR
+    # Facts of PyTRIO's own SDK (not Tinker's): see the doc's References.
+    pytrio_only = True
     min_sdk = "0.2"
     doc = """
 ## What it does

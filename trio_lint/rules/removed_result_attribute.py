@@ -25,6 +25,8 @@ class RemovedResultAttribute(Rule):
     name = "removed-result-attribute"
     message = "`{kind}.{attr}` was removed in pytrio 0.2: {replacement}"
     severity = Severity.ERROR
+    # Facts of PyTRIO's own SDK (not Tinker's): see the doc's References.
+    pytrio_only = True
     min_sdk = "0.2"
     doc = """
 ## What it does

@@ -23,6 +23,8 @@ class RestResultAsDict(Rule):
     name = "rest-result-as-dict"
     message = "{what}"
     severity = Severity.ERROR
+    # Facts of PyTRIO's own SDK (not Tinker's): see the doc's References.
+    pytrio_only = True
     min_sdk = "0.2"
     doc = """
 ## What it does

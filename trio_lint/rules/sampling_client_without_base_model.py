@@ -20,6 +20,8 @@ class SamplingClientWithoutBaseModel(Rule):
         "`train.create_sampling_client(model_path)` on the TrainingClient, or pass both"
     )
     severity = Severity.ERROR
+    # Facts of PyTRIO's own SDK (not Tinker's): see the doc's References.
+    pytrio_only = True
     doc = """
 ## What it does
 Flags `create_sampling_client(model_path=...)` on a ServiceClient without `base_model`.

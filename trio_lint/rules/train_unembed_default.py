@@ -49,6 +49,8 @@ class TrainUnembedDefault(Rule):
         "and its `load_state` check mean the same on both"
     )
     severity = Severity.INFO
+    # Facts of PyTRIO's own SDK (not Tinker's): see the doc's References.
+    pytrio_only = True
     default_enabled = False
     fix_safety = Applicability.UNSAFE
     doc = """

@@ -19,6 +19,8 @@ class UnknownLossFn(Rule):
     name = "unknown-loss-fn"
     message = "Unknown `loss_fn` {name!r} on pytrio {line}: use one of {names}{hint}"
     severity = Severity.ERROR
+    # Facts of PyTRIO's own SDK (not Tinker's): see the doc's References.
+    pytrio_only = True
     doc = """
 ## What it does
 Flags a string literal passed as `loss_fn` to `forward`/`forward_backward` (or their `_async`

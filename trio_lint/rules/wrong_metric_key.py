@@ -19,6 +19,8 @@ class WrongMetricKey(Rule):
     name = "wrong-metric-key"
     message = "`metrics[{key!r}]` does not exist on pytrio 0.2: use {replacement}"
     severity = Severity.ERROR
+    # Facts of PyTRIO's own SDK (not Tinker's): see the doc's References.
+    pytrio_only = True
     fix_safety = Applicability.SAFE
     doc = f"""
 ## What it does
@@ -127,6 +129,8 @@ its 0.2 name. `"loss"` and `"train_loss"` have no fix: per token (`loss_mean`) o
         if text in METRIC_KEY_RENAMES_0_2:
             if not (isinstance(metrics, ast.Attribute) and metrics.attr == "metrics"):
                 return
+            if self.ctx.receivers.other_sdk_only:
+                return  # "loss:sum" is Tinker's real key
             new = METRIC_KEY_RENAMES_0_2[text]
             fix = safe_fix(f"Use {new!r}", edit(key, cst.SimpleString, replace_string_value(new)))
             self.report(key, self.message.format(key=text, replacement=f"{new!r}"), fix=fix)

@@ -746,7 +746,7 @@ class ReceiverModel:
     def __init__(self, ctx: LintContext) -> None:
         self.ctx = ctx
         self._model: Receivers | None = None
-        self._pytrio_imported = False
+        self._other_sdk_only = False
 
     @property
     def model(self) -> Receivers:
@@ -757,16 +757,22 @@ class ReceiverModel:
             version = "0.1" if str(self.ctx.sdk_version).startswith("0.1") else "0.2"
             module_scope = self.ctx.scopes[0] if self.ctx.scopes else {}
             seed = {name: b.qualname for name, b in module_scope.items() if b is not None}
-            self._pytrio_imported = any(
-                b is not None and b.origin == "pytrio" for b in module_scope.values()
-            )
+            origins = {b.origin for b in module_scope.values() if b is not None}
+            # Code that imports another SDK (tinker) and not pytrio is not PyTRIO code; code
+            # that imports no SDK at all (a helper handed its clients) counts as PyTRIO code.
+            self._other_sdk_only = bool(origins) and "pytrio" not in origins
             self._model = infer(tree, self.ctx.sdk_modules, version, seed)
         return self._model
 
+    @property
+    def other_sdk_only(self) -> bool:
+        """True for code that imports another SDK module (tinker) and not pytrio."""
+        _ = self.model
+        return self._other_sdk_only
+
     def _hidden(self) -> bool:
-        """PyTRIO-only rules see no receivers in code that imports only another SDK (tinker)."""
-        model = self.model
-        return bool(self.ctx.pytrio_only) and not self._pytrio_imported and model is not None
+        """PyTRIO-only rules see no receivers in code written against another SDK (tinker)."""
+        return bool(self.ctx.pytrio_only) and self.other_sdk_only
 
     def type_of(self, node: ast.AST) -> SdkType | None:
         return None if self._hidden() else self.model.type_of(node)
