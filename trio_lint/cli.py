@@ -278,6 +278,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
     except BrokenPipeError:
         return EXIT_CLEAN
+    except Exception as exc:  # a trio-lint bug: exit 2 as ruff does, with the cause on stderr
+        import traceback
+
+        traceback.print_exc()
+        sys.stderr.write(f"trio-lint: internal error: {type(exc).__name__}: {exc}\n")
+        return EXIT_ERROR
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ import os
 import tempfile
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -223,10 +224,16 @@ def run(
 
     workers = options.jobs or os.cpu_count() or 1
     if len(jobs) >= POOL_MIN_FILES and workers > 1:
-        with ProcessPoolExecutor(
-            max_workers=workers, initializer=_init_worker, initargs=(config, root, options)
-        ) as pool:
-            outcomes = list(pool.map(_lint_one, jobs, chunksize=max(1, len(jobs) // (workers * 4))))
+        try:
+            with ProcessPoolExecutor(
+                max_workers=workers, initializer=_init_worker, initargs=(config, root, options)
+            ) as pool:
+                chunk = max(1, len(jobs) // (workers * 4))
+                outcomes = list(pool.map(_lint_one, jobs, chunksize=chunk))
+        except BrokenProcessPool:
+            # A worker died (e.g. killed for memory): redo the files in this process.
+            _init_worker(config, root, options)
+            outcomes = [_lint_one(job) for job in jobs]
     else:
         _init_worker(config, root, options)
         outcomes = [_lint_one(job) for job in jobs]
