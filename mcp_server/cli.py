@@ -80,6 +80,8 @@ def main(argv: list[str] | None = None) -> int:
         format="trio-mcp %(levelname)s %(name)s: %(message)s",
         force=True,
     )
+    # The SDK logs every HTTP request at INFO; keep the operator's stderr readable.
+    logging.getLogger("httpx").setLevel(max(logging.WARNING, logging.getLevelName(args.log_level)))
     try:
         config = load_config(explicit=args.config, overrides=overrides_from(args))
     except ConfigError as exc:

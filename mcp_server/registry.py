@@ -19,7 +19,7 @@ from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp_types import ToolAnnotations
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import PydanticUndefined
 
 from mcp_server.app import AppState
@@ -58,17 +58,25 @@ class ToolSpec:
         )
 
 
-def format_validation_error(tool: str, exc: ValidationError) -> str:
-    lines = []
-    for err in exc.errors()[:8]:
+def format_validation_error(tool: str, exc: ValidationError, model: type[BaseModel]) -> str:
+    """Name each bad field and what it must be, without echoing the value that was sent."""
+    problems = []
+    for err in exc.errors(include_input=False, include_url=False)[:8]:
         where = ".".join(str(part) for part in err["loc"]) or "arguments"
-        if err["type"] == "extra_forbidden":
-            lines.append(f"`{where}` is not an argument of {tool}; remove it")
+        if err["type"] == "extra_forbidden" and len(err["loc"]) == 1:
+            problems.append(f"`{where}` is not an argument of {tool}")
+        elif err["type"] == "extra_forbidden":
+            problems.append(f"`{where}` is not allowed there")
         elif err["type"] == "missing":
-            lines.append(f"`{where}` is required")
+            problems.append(f"`{where}` is required")
         else:
-            lines.append(f"`{where}`: {err['msg']}")
-    return f"invalid arguments for {tool}: " + "; ".join(lines)
+            problems.append(f"`{where}`: {err['msg']}")
+    accepted = ", ".join(model.model_fields) or "none"
+    return f"invalid arguments for {tool}: {'; '.join(problems)} (arguments: {accepted})"
+
+
+def _plain(value: Any) -> Any:
+    return value.model_dump() if isinstance(value, BaseModel) else value
 
 
 def _parameter(name: str, info: Any) -> inspect.Parameter:
@@ -90,17 +98,18 @@ def _tool_function(spec: ToolSpec) -> Callable[..., Awaitable[Any]]:
     async def call(ctx: Context, **kwargs: Any) -> Any:
         app: AppState = ctx.request_context.lifespan_context
         resolved = {name: kwargs.pop(name) for name in spec.resolved}
-        raw = {
-            key: value.model_dump() if isinstance(value, BaseModel) else value
-            for key, value in kwargs.items()
-        }
+        rejected = kwargs.pop(REJECTED, None)
+        raw = rejected[1] if rejected else kwargs
         started = time.perf_counter()
         outcome, error = "ok", None
         try:
+            if rejected:
+                raise InvalidInput(rejected[0])
             try:
                 args = spec.input_model.model_validate(kwargs)
             except ValidationError as exc:
-                raise InvalidInput(format_validation_error(spec.name, exc)) from None
+                message = format_validation_error(spec.name, exc, spec.input_model)
+                raise InvalidInput(message) from None
             if spec.run_field is not None:
                 async with app.runs.lock(getattr(args, spec.run_field)):
                     return await spec.handler(app, args, ctx, **resolved)
@@ -115,7 +124,7 @@ def _tool_function(spec: ToolSpec) -> Callable[..., Awaitable[Any]]:
         finally:
             app.audit.record(
                 tool=spec.name,
-                arguments=raw,
+                arguments={k: _plain(v) for k, v in raw.items()},
                 outcome=outcome,
                 duration_s=time.perf_counter() - started,
                 budget_after=app.budget.left().model_dump(),
@@ -135,25 +144,28 @@ def _tool_function(spec: ToolSpec) -> Callable[..., Awaitable[Any]]:
     return call
 
 
-class CheckedMetadata(FuncMetadata):
-    """The SDK's argument handling plus a hook, so calls rejected by the input schema (before the
-    tool body runs) are audited like every other call."""
+# Key under which a schema rejection reaches the tool wrapper (not a valid argument name).
+REJECTED = "rejected arguments"
 
-    on_rejected: Annotated[Callable[[dict[str, Any], str], None] | None, WithJsonSchema(None)] = (
-        None
-    )
+
+class CheckedMetadata(FuncMetadata):
+    """The SDK's argument handling, except that a schema rejection is handed to the tool wrapper
+    instead of raised: the wrapper audits it and answers with a message that names the field and
+    the constraint but never echoes the rejected value (which may be a secret or a huge payload)."""
+
+    tool_name: str = ""
 
     def validate_arguments(self, arguments_to_validate: dict[str, Any]) -> dict[str, Any]:
         try:
             return super().validate_arguments(arguments_to_validate)
         except ValidationError as exc:
-            if self.on_rejected is not None:
-                fields = sorted({".".join(str(p) for p in e["loc"]) for e in exc.errors()})
-                self.on_rejected(arguments_to_validate, f"schema rejected: {', '.join(fields)}")
-            raise
+            # Placeholders keep by-name resolvers (delete_checkpoint's confirmation) well-defined.
+            placeholders = dict.fromkeys(self.arg_model.model_fields)
+            message = format_validation_error(self.tool_name, exc, self.arg_model)
+            return placeholders | {REJECTED: (message, arguments_to_validate)}
 
 
-def build_tool(spec: ToolSpec, app: AppState | None = None) -> Tool:
+def build_tool(spec: ToolSpec) -> Tool:
     tool = Tool.from_function(
         _tool_function(spec),
         name=spec.name,
@@ -170,23 +182,12 @@ def build_tool(spec: ToolSpec, app: AppState | None = None) -> Tool:
         {"model_config": ConfigDict(extra="forbid", arbitrary_types_allowed=True)},
     )
 
-    def rejected(arguments: dict[str, Any], error: str) -> None:
-        if app is not None:
-            app.audit.record(
-                tool=spec.name,
-                arguments=arguments,
-                outcome="refused",
-                duration_s=0.0,
-                budget_after=app.budget.left().model_dump(),
-                error=error,
-            )
-
     tool.fn_metadata = CheckedMetadata(
         arg_model=strict,
         output_schema=tool.fn_metadata.output_schema,
         output_model=tool.fn_metadata.output_model,
         wrap_output=tool.fn_metadata.wrap_output,
-        on_rejected=rejected,
+        tool_name=spec.name,
     )
     tool.parameters["additionalProperties"] = False
     return tool

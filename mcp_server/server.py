@@ -37,7 +37,7 @@ def build_server(
         title="PyTRIO training tools",
         instructions=INSTRUCTIONS,
         version="0.1.0",
-        tools=[build_tool(spec, state) for spec in [*ALL_TOOLS, *extra_tools]],
+        tools=[build_tool(spec) for spec in [*ALL_TOOLS, *extra_tools]],
         lifespan=lifespan,
     )
     register_resources(server, state)

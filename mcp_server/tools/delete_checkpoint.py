@@ -56,11 +56,11 @@ class Decision:
 
 
 async def confirm_deletion(
-    checkpoint: str, confirm: str | None, ctx: Context
+    checkpoint: str | None, confirm: str | None, ctx: Context
 ) -> Decision | Elicit[ConfirmDelete]:
     app: AppState = ctx.request_context.lifespan_context
-    if app.config.read_only or not app.config.allow_delete:
-        return Decision(False, "guard")
+    if app.config.read_only or not app.config.allow_delete or checkpoint is None:
+        return Decision(False, "guard")  # refused (or invalid) before anyone is asked
     if confirm is not None:
         return Decision(confirm == checkpoint, "confirm")
     capabilities = ctx.client_capabilities

@@ -130,9 +130,9 @@ async def sample(app: AppState, args: SampleInput, ctx: Context) -> SampleOutput
     )
     samples = []
     for sequence in response.sequences:
-        text = sequence.text
-        if text is None:
-            text = tokenizer.decode(list(sequence.tokens), skip_special_tokens=True)
+        # Decoded here rather than taken from `sequence.text`, so the EOS and other special
+        # tokens the model emitted are not part of the text an agent compares.
+        text = tokenizer.decode(list(sequence.tokens), skip_special_tokens=True)
         logprobs = list(sequence.logprobs) if args.return_logprobs and sequence.logprobs else None
         samples.append(
             Completion(

@@ -10,6 +10,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from mcp.client.stdio import StdioServerParameters
 
@@ -59,11 +60,11 @@ def http_server(*args: str, cwd: Path, timeout: float = 60.0) -> Iterator[tuple[
             process.wait()
 
 
-def authorised_client(url: str):
+def authorised_client(url: str, **options: Any):
     """An `mcp.Client` over streamable HTTP that sends the bearer token."""
     import httpx2
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
     http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=120)
-    return Client(streamable_http_client(url, http_client=http))
+    return Client(streamable_http_client(url, http_client=http), **options)

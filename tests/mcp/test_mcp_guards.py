@@ -162,7 +162,7 @@ async def test_audit_log_has_one_line_per_call_and_no_payloads(make_server, tmp_
     tools = ["create_training_run", "train_sft", "lint_code", "sample"]
     assert [e["tool"] for e in entries] == tools
     assert [e["outcome"] for e in entries] == ["refused", "refused", "ok", "refused"]
-    assert entries[3]["error"] == "schema rejected: top_k"
+    assert entries[3]["error"].startswith("invalid arguments for sample: `top_k`")
     assert entries[0]["arguments"]["rank"] == 32
     assert entries[1]["arguments"]["examples"] == {"items": 1}
     assert entries[2]["arguments"]["source"] == {"chars": len(f"print('{secret_prompt}')")}
