@@ -1,0 +1,207 @@
+"""PTR405 stale-sampler: sampling in a training loop from a sampler made before the loop."""
+
+from __future__ import annotations
+
+import ast
+
+from trio_lint.diagnostics import Severity
+from trio_lint.rules.base import Invalid, Rule, Valid
+from trio_lint.semantics.receivers import Kind
+
+_MAKERS = frozenset(
+    {
+        "save_weights_and_get_sampling_client",
+        "save_weights_and_get_sampling_client_async",
+        "create_sampling_client",
+        "create_sampling_client_async",
+    }
+)
+_UPDATES = frozenset({"optim_step", "optim_step_async"})
+_SAMPLES = frozenset({"sample", "sample_async"})
+# A sampler kept on purpose as a fixed reference policy (KL penalties, baselines).
+_REFERENCE_WORDS = ("ref", "base", "init", "orig", "frozen", "teacher", "old")
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def _unawait(expr: ast.expr) -> ast.expr:
+    while isinstance(expr, ast.Await):
+        expr = expr.value
+    return expr
+
+
+def _walk_body(nodes: list[ast.stmt]):
+    """Every node of these statements, not descending into nested functions or classes."""
+    stack: list[ast.AST] = [n for n in nodes if not isinstance(n, _SCOPES)]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(c for c in ast.iter_child_nodes(node) if not isinstance(c, _SCOPES))
+
+
+class StaleSampler(Rule):
+    code = "PTR405"
+    name = "stale-sampler"
+    message = (
+        "`{sampler}` samples the weights saved before this loop, but `{trainer}.optim_step` "
+        "changes them every iteration: re-create it after each update "
+        "(`{sampler} = {trainer}.save_weights_and_get_sampling_client()`)"
+    )
+    severity = Severity.WARNING
+    doc = """
+## What it does
+Flags `S.sample(...)` inside a loop that also calls `R.optim_step(...)`, when the sampling client
+`S` was made from the TrainingClient `R` (`save_weights_and_get_sampling_client()` or
+`create_sampling_client(...)`) before the loop and is not re-created inside it. Samplers whose
+name says they are a fixed reference (`ref_sampler`, `base_sampler`, `old_policy`...) are left
+alone.
+
+## Why is this bad?
+A SamplingClient serves the weights that were saved when it was created
+(`029:client/training.py:1073-1101`); later optimizer steps do not reach it. An on-policy RL loop
+that keeps sampling from it trains on rollouts of the initial policy, so the importance weights
+drift and learning stalls without any error (Tinker's "sampler desync" pitfall, anchors.md 3.3).
+
+## Example
+```python
+sampler = train.save_weights_and_get_sampling_client()
+for step in range(steps):
+    rollouts = sampler.sample(prompt, num_samples=8, sampling_params=params).result()
+    train.forward_backward(build(rollouts), "importance_sampling").result()
+    train.optim_step(adam).result()
+```
+
+Use instead:
+```python
+for step in range(steps):
+    sampler = train.save_weights_and_get_sampling_client()
+    rollouts = sampler.sample(prompt, num_samples=8, sampling_params=params).result()
+    train.forward_backward(build(rollouts), "importance_sampling").result()
+    train.optim_step(adam).result()
+```
+
+## Fix safety
+No fix: where to refresh (every step, every k steps) is the author's choice.
+
+## References
+- anchors.md 3.3 item 3; api-diff.md rows 35 and §3.2 (`save_weights_and_get_sampling_client`)
+"""
+    VALID = (
+        Valid(
+            "import pytrio as trio\n"
+            "def rl(train: trio.TrainingClient, prompt, params, adam, steps):\n"
+            "    for step in range(steps):\n"
+            "        sampler = train.save_weights_and_get_sampling_client()\n"
+            "        out = sampler.sample(prompt, sampling_params=params).result()\n"
+            "        train.optim_step(adam).result()\n"
+        ),
+        Valid(
+            "import pytrio as trio\n"
+            "def rl(train: trio.TrainingClient, prompt, params, adam, steps):\n"
+            "    ref_sampler = train.save_weights_and_get_sampling_client()\n"
+            "    for step in range(steps):\n"
+            "        ref = ref_sampler.sample(prompt, sampling_params=params).result()\n"
+            "        train.optim_step(adam).result()\n"
+        ),
+        Valid(
+            "import pytrio as trio\nimport torch\n"
+            "sampler = torch.utils.data.RandomSampler(ds)\n"
+            "for batch in loader:\n    idx = sampler.sample()\n    optimizer.step()\n"
+        ),
+        Valid(
+            "import pytrio as trio\n"
+            "def evaluate(train: trio.TrainingClient, prompts, params):\n"
+            "    sampler = train.save_weights_and_get_sampling_client()\n"
+            "    for prompt in prompts:\n"
+            "        print(sampler.sample(prompt, sampling_params=params).result())\n"
+        ),
+    )
+    INVALID = (
+        Invalid(
+            "import pytrio as trio\n"
+            "def rl(train: trio.TrainingClient, prompt, params, adam, steps):\n"
+            "    sampler = train.save_weights_and_get_sampling_client()\n"
+            "    for step in range(steps):\n"
+            "        out = sampler.sample(prompt, sampling_params=params).result()\n"
+            "        train.forward_backward(make(out), 'importance_sampling').result()\n"
+            "        train.optim_step(adam).result()\n",
+            line=5,
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "async def rl(train: trio.TrainingClient, prompts, params, adam):\n"
+            "    policy = await train.save_weights_and_get_sampling_client_async()\n"
+            "    while prompts:\n"
+            "        out = await policy.sample_async(prompts.pop(), sampling_params=params)\n"
+            "        await (await train.optim_step_async(adam))\n",
+            message_contains="`policy`",
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "svc = trio.ServiceClient()\n"
+            "train = svc.create_lora_training_client(base_model='m')\n"
+            "sampler = train.create_sampling_client(model_path=path)\n"
+            "for step in range(10):\n"
+            "    train.optim_step(trio.AdamParams()).result()\n"
+            "    print(sampler.sample(p, sampling_params=sp).result())\n",
+            line=7,
+        ),
+    )
+
+    def visit_Module(self, node: ast.Module) -> None:
+        self._scan(node.body)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self._scan(node.body)
+
+    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+
+    def _scan(self, body: list[ast.stmt]) -> None:
+        makers: dict[str, str] = {}  # sampler name -> trainer text
+        for node in _walk_body(body):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                target, value = node.targets[0], _unawait(node.value)
+                if (
+                    isinstance(target, ast.Name)
+                    and isinstance(value, ast.Call)
+                    and isinstance(value.func, ast.Attribute)
+                    and value.func.attr in _MAKERS
+                ):
+                    typ = self.ctx.receivers.type_of(value.func.value)
+                    if typ is not None and typ.kind is Kind.TRAINING_CLIENT:
+                        makers[target.id] = ast.unparse(value.func.value)
+        if not makers:
+            return
+        reported: set[int] = set()
+        for loop in _walk_body(body):
+            if isinstance(loop, _LOOPS):
+                self._check_loop(loop, makers, reported)
+
+    def _check_loop(
+        self, loop: ast.For | ast.AsyncFor | ast.While, makers: dict[str, str], reported: set[int]
+    ) -> None:
+        nodes = list(_walk_body(loop.body))
+        rebound = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        updated = {
+            ast.unparse(n.func.value)
+            for n in nodes
+            if isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute)
+            and n.func.attr in _UPDATES
+        }
+        for n in nodes:
+            if not (
+                isinstance(n, ast.Call)
+                and isinstance(n.func, ast.Attribute)
+                and n.func.attr in _SAMPLES
+                and isinstance(n.func.value, ast.Name)
+            ):
+                continue
+            name = n.func.value.id
+            trainer = makers.get(name)
+            if trainer is None or trainer not in updated or name in rebound:
+                continue
+            if any(word in name.lower() for word in _REFERENCE_WORDS) or id(n) in reported:
+                continue
+            reported.add(id(n))
+            self.report(n, self.message.format(sampler=name, trainer=trainer))
