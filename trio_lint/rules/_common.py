@@ -6,12 +6,9 @@ Not a rule module (the registry skips names that start with `_`).
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import libcst as cst
-
-from trio_lint.semantics.receivers import Kind, SdkType
 
 if TYPE_CHECKING:
     from trio_lint.semantics.context import LintContext
@@ -20,10 +17,6 @@ if TYPE_CHECKING:
 def sdk_line(ctx: LintContext) -> str:
     """The SDK line the code targets: "0.1" or "0.2" (from `target-version`)."""
     return "0.1" if str(ctx.sdk_version).startswith("0.1") else "0.2"
-
-
-def method_name(call: ast.Call) -> str | None:
-    return call.func.attr if isinstance(call.func, ast.Attribute) else None
 
 
 def keyword(call: ast.Call, name: str) -> ast.keyword | None:
@@ -65,42 +58,6 @@ def int_literal(expr: ast.expr | None) -> int | None:
     return None
 
 
-def str_literal(expr: ast.expr | None) -> str | None:
-    if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
-        return expr.value
-    return None
-
-
-def walk_no_functions(node: ast.AST) -> Iterator[ast.AST]:
-    """ast.walk that does not descend into nested function or class bodies."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        for child in ast.iter_child_nodes(current):
-            if not isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                stack.append(child)
-
-
-def client_call(ctx: LintContext, call: ast.Call) -> tuple[Kind, str] | None:
-    """(client kind, method name) when `call` is a method call on a PyTRIO client."""
-    return ctx.receivers.client_call(call)
-
-
-def is_client_method(ctx: LintContext, call: ast.Call, kind: Kind, *names: str) -> bool:
-    found = client_call(ctx, call)
-    return found is not None and found[0] is kind and found[1] in names
-
-
-def type_of(ctx: LintContext, expr: ast.AST) -> SdkType | None:
-    return ctx.receivers.type_of(expr)
-
-
-def sdk_alias(ctx: LintContext) -> str:
-    """The local name of the SDK module for fixes that write `trio.X` (the convention's name)."""
-    return ctx.sdk_alias() or "trio"
-
-
 # ---- libcst fix builders -------------------------------------------------------------------
 
 
@@ -130,11 +87,6 @@ def replace_string_value(new_text: str):
         return node.with_changes(value=f"{prefix}{quote}{new_text}{quote}")
 
     return transform
-
-
-def remove_argument(node: cst.CSTNode) -> cst.CSTNode:
-    """For an `Arg` edit: drop the argument from its call."""
-    return cst.RemoveFromParent()  # type: ignore[return-value]
 
 
 def drop_keyword(name: str):

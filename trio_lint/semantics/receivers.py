@@ -80,21 +80,6 @@ CLIENT_KINDS = frozenset(
     {Kind.SERVICE_CLIENT, Kind.TRAINING_CLIENT, Kind.SAMPLING_CLIENT, Kind.REST_CLIENT}
 )
 FUTURE_KINDS = frozenset({Kind.API_FUTURE, Kind.CONCURRENT_FUTURE})
-# What a future or result object is NOT: a plain value read from a result.
-RESULT_KINDS = frozenset(
-    {
-        Kind.FORWARD_BACKWARD_OUTPUT,
-        Kind.OPTIM_STEP_RESPONSE,
-        Kind.SAVE_WEIGHTS_RESPONSE,
-        Kind.SAVE_WEIGHTS_FOR_SAMPLER_RESPONSE,
-        Kind.SAMPLE_RESPONSE,
-        Kind.LOGPROBS,
-        Kind.LOAD_STATE_RESULT,
-        Kind.CHECKPOINTS_LIST_RESPONSE,
-        Kind.TRAINING_RUNS_RESPONSE,
-        Kind.REST_RESULT,
-    }
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -784,9 +769,6 @@ class ReceiverModel:
     def client_call(self, call: ast.Call) -> tuple[Kind, str] | None:
         """(client kind, method) for a call on a PyTRIO client (see `Receivers.client_call`)."""
         return None if self._hidden() else self.model.client_call(call)
-
-    def sdk_symbol(self, node: ast.AST) -> str | None:
-        return self.model.sdk_symbol(node)
 
     def bound_expression(self, name: ast.Name) -> ast.expr | None:
         return self.model.bound_expression(name)
