@@ -9,7 +9,10 @@ _lock = threading.Lock()
 _known: set[str] = set()
 _PATTERNS = (
     re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]{8,}"),
-    re.compile(r"(?i)((?:api[_-]?key|token|authorization)[\"']?\s*[:=]\s*[\"']?)[^\s\"',}]{6,}"),
+    re.compile(
+        r"(?i)((?:api[_-]?key|token|authorization)[\"']?\s*[:=]\s*[\"']?)"
+        r"(?!bearer\b|\[redacted\])[^\s\"',}]{6,}"
+    ),
 )
 
 

@@ -1,0 +1,213 @@
+"""trio-mcp speed, printed as tables of ratios.
+
+    .venv/bin/python bench/mcp_bench.py [--calls 200] [--starts 5] [--steps 8] [--skip-train]
+
+1. Per-call overhead: `echo` goes through the same wrapper as every trio-mcp tool (argument
+   validation, audit log line, timing); `raw_echo` is a bare MCPServer tool on the same server.
+   200 sequential calls each, after 10 warm-up calls, over stdio (the real console script) and
+   in process (the SDK's in-memory client).
+2. Cold start: spawn `trio-mcp` over stdio and time until the first answer (tools/list), with the
+   backend starting in the background as in normal use. Target: under 1.5 s (torch, pytrio and
+   trio-local are imported lazily).
+3. train_sft throughput against the same loop written directly with the SDK (same trio-local,
+   same tokenizer, same datums, same pipelining), tokens per second. Target ratio: at least 0.9.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import anyio
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+ROOT = Path(__file__).resolve().parents[1]
+TRIO_MCP = str(Path(sys.executable).with_name("trio-mcp"))
+EXAMPLES = [
+    {"prompt": "Q: What is the capital of France?\nA:", "completion": " Paris."},
+    {"prompt": "Q: What colour is the sky?\nA:", "completion": " Blue."},
+    {"prompt": "Q: How many legs does a spider have?\nA:", "completion": " Eight."},
+    {"prompt": "Q: What is two plus two?\nA:", "completion": " Four."},
+]
+
+
+def quantiles(samples: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples)
+    return statistics.median(ordered), ordered[int(0.95 * (len(ordered) - 1))]
+
+
+async def time_calls(client: Client, tool: str, calls: int) -> list[float]:
+    for _ in range(10):
+        await client.call_tool(tool, {"text": "warm-up"})
+    times = []
+    for index in range(calls):
+        started = time.perf_counter()
+        result = await client.call_tool(tool, {"text": f"call {index}"})
+        times.append(time.perf_counter() - started)
+        assert not result.is_error, result.content
+    return times
+
+
+async def overhead(calls: int, audit: Path) -> list[tuple[str, float, float, float, float]]:
+    rows = []
+    params = StdioServerParameters(
+        command=TRIO_MCP,
+        args=["--bench-tools", "--set", "eager_backend=false", "--audit-log", str(audit)],
+    )
+    async with Client(params) as client:
+        raw = await time_calls(client, "raw_echo", calls)
+        wrapped = await time_calls(client, "echo", calls)
+    rows.append(("stdio", *quantiles(raw), *quantiles(wrapped)))
+
+    from mcp_server.bench_tools import ECHO, add_raw_echo
+    from mcp_server.config import Config
+    from mcp_server.server import build_server
+
+    server, app = build_server(Config(eager_backend=False, audit_log=audit), extra_tools=[ECHO])
+    add_raw_echo(server)
+    async with Client(server) as client:
+        raw = await time_calls(client, "raw_echo", calls)
+        wrapped = await time_calls(client, "echo", calls)
+    rows.append(("in-process", *quantiles(raw), *quantiles(wrapped)))
+    app.close()
+    return rows
+
+
+async def cold_start(starts: int, audit: Path, *extra: str) -> list[float]:
+    times = []
+    for _ in range(starts):
+        params = StdioServerParameters(command=TRIO_MCP, args=["--audit-log", str(audit), *extra])
+        started = time.perf_counter()
+        async with Client(params) as client:
+            await client.list_tools()
+            times.append(time.perf_counter() - started)
+    return times
+
+
+def import_floor(starts: int) -> list[float]:
+    """What this machine needs, right now, to start Python and import the MCP SDK alone."""
+    times = []
+    for _ in range(starts):
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "import mcp.server.mcpserver"], check=True)
+        times.append(time.perf_counter() - started)
+    return times
+
+
+def direct_loop(service, tokenizer_source, steps: int) -> tuple[float, int]:
+    """The same SFT loop written by hand with the SDK: tokens/s over `steps` pipelined steps."""
+    import pytrio as trio
+
+    from mcp_server.datums import build_sft_example
+
+    client = service.create_lora_training_client(
+        base_model="Qwen/Qwen3-4B-Instruct-2507", rank=16, seed=0
+    )
+    tokenizer = client.get_tokenizer()
+    examples = [
+        build_sft_example(tokenizer, e["prompt"], e["completion"], i, chat=False)
+        for i, e in enumerate(EXAMPLES)
+    ]
+    batch = [example.to_datum() for example in examples]
+    tokens_per_step = sum(len(example.input_tokens) for example in examples)
+    adam = trio.AdamParams(learning_rate=5e-3)
+    started = time.perf_counter()
+    pending = [(client.forward_backward(batch), client.optim_step(adam))]
+    for step in range(steps):
+        if step + 1 < steps:
+            pending.append((client.forward_backward(batch), client.optim_step(adam)))
+        forward, optim = pending.pop(0)
+        forward.result()
+        optim.result()
+    elapsed = time.perf_counter() - started
+    return tokens_per_step * steps / elapsed, tokens_per_step
+
+
+async def throughput(steps: int, rounds: int, audit: Path) -> list[tuple[str, float]]:
+    from mcp_server.config import Config
+    from mcp_server.server import build_server
+
+    server, app = build_server(Config(eager_backend=False, backend="local", audit_log=audit))
+    results: dict[str, list[float]] = {"direct SDK loop": [], "trio-mcp train_sft": []}
+    try:
+        async with Client(server) as client:
+            await client.call_tool("list_models", {})  # starts trio-local
+            service = app.backend.started.service
+            for _ in range(rounds):
+                rate, _ = await anyio.to_thread.run_sync(direct_loop, service, None, steps)
+                results["direct SDK loop"].append(rate)
+                created = await client.call_tool("create_training_run", {"rank": 16, "seed": 0})
+                run_id = created.structured_content["run_id"]
+                trained = await client.call_tool(
+                    "train_sft",
+                    {
+                        "run_id": run_id,
+                        "examples": EXAMPLES,
+                        "steps": steps,
+                        "learning_rate": 5e-3,
+                        "batch_size": len(EXAMPLES),
+                    },
+                )
+                assert not trained.is_error, trained.content
+                results["trio-mcp train_sft"].append(trained.structured_content["tokens_per_s"])
+    finally:
+        app.close()
+    return [(name, statistics.median(rates)) for name, rates in results.items()]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--starts", type=int, default=5)
+    parser.add_argument("--steps", type=int, default=8)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--skip-train", action="store_true")
+    args = parser.parse_args()
+    audit = Path(tempfile.mkdtemp(prefix="trio-mcp-bench-")) / "audit.jsonl"
+
+    print(f"1. per-call overhead, {args.calls} sequential calls (ms)")
+    print(
+        f"{'transport':<12}{'raw median':>12}{'raw p95':>10}{'echo median':>13}{'echo p95':>10}"
+        f"{'ratio':>8}"
+    )
+    for name, raw_med, raw_p95, med, p95 in anyio.run(overhead, args.calls, audit):
+        print(
+            f"{name:<12}{raw_med * 1e3:>12.2f}{raw_p95 * 1e3:>10.2f}{med * 1e3:>13.2f}"
+            f"{p95 * 1e3:>10.2f}{med / raw_med:>8.2f}"
+        )
+
+    floor = statistics.median(import_floor(args.starts))
+    print(
+        f"\n2. cold start to first answer (tools/list over stdio), median of {args.starts} starts"
+    )
+    print(f"{'variant':<34}{'median s':>10}{'max s':>8}{'vs 1.5 s':>10}{'vs floor':>10}")
+    print(f"{'python + import mcp (the floor)':<34}{floor:>10.2f}{floor:>8.2f}{floor / 1.5:>10.2f}")
+    variants = [
+        ("trio-mcp (backend warms up)", ()),
+        ("trio-mcp --set eager_backend=false", ("--set", "eager_backend=false")),
+    ]
+    for name, extra in variants:
+        starts = anyio.run(cold_start, args.starts, audit, *extra)
+        median = statistics.median(starts)
+        print(
+            f"{name:<34}{median:>10.2f}{max(starts):>8.2f}{median / 1.5:>10.2f}"
+            f"{median / floor:>10.2f}"
+        )
+
+    if not args.skip_train:
+        rows = anyio.run(throughput, args.steps, args.rounds, audit)
+        direct = rows[0][1]
+        print(f"\n3. train_sft tokens/s, {args.steps} steps x {args.rounds} rounds on trio-local")
+        print(f"{'loop':<22}{'tokens/s':>10}{'ratio':>8}{'target':>8}")
+        for name, rate in rows:
+            print(f"{name:<22}{rate:>10.1f}{rate / direct:>8.2f}{0.9:>8.2f}")
+
+
+if __name__ == "__main__":
+    main()
