@@ -12,7 +12,9 @@ _CONFIG = re.compile(r"trio-lint-config:\s*(\{.*\})")
 
 
 def script_paths() -> list[Path]:
-    return sorted(p for p in SCRIPTS.glob("PTR*.py") if not p.name.endswith(".fixed.py"))
+    """PTRnnn_*.py (one rule's bugs each) and clean_*.py (correct code full of the same names)."""
+    scripts = [*SCRIPTS.glob("PTR*.py"), *SCRIPTS.glob("clean_*.py")]
+    return sorted(p for p in scripts if not p.name.endswith(".fixed.py"))
 
 
 def expected_findings(source: str) -> list[tuple[int, str]]:

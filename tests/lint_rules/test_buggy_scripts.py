@@ -44,5 +44,6 @@ def test_script_fixes_parse_converge_and_keep_formatting(path) -> None:
 
 def test_every_rule_has_a_script() -> None:
     covered = {path.stem.split("_", 1)[0] for path in script_paths()}
+    assert any(path.name.startswith("clean_") for path in script_paths())
     rules = {rule.code for rule in all_rules() if not rule.code.startswith("PTR9")}
     assert rules <= covered, sorted(rules - covered)
