@@ -157,6 +157,8 @@ No fix: where to refresh (every step, every k steps) is the author's choice.
     visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
 
     def _scan(self, body: list[ast.stmt]) -> None:
+        if "sampling_client" not in self.ctx.source or "optim_step" not in self.ctx.source:
+            return  # a byte check spares the walk in almost every file
         makers: dict[str, str] = {}  # sampler name -> trainer text
         for node in _walk_body(body):
             if isinstance(node, ast.Assign) and len(node.targets) == 1:
