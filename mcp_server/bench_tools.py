@@ -36,7 +36,7 @@ ECHO = ToolSpec(
 )
 
 
-def raw_echo(text: str) -> str:
+async def raw_echo(text: str) -> str:
     """Returns its input; the baseline with no trio-mcp wrapper."""
     return text
 

@@ -11,7 +11,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 CONFIG_FILE = "trio-mcp.toml"
 PYPROJECT_TABLE = "trio-mcp"
@@ -66,6 +66,11 @@ class Config(BaseModel):
     eager_backend: bool = Field(
         True, description="Start the backend when the server starts, not at the first call."
     )
+
+    @field_validator("audit_log")
+    @classmethod
+    def _expand(cls, value: Path) -> Path:
+        return value.expanduser()
 
     @model_validator(mode="after")
     def _ranges(self) -> Config:
