@@ -12,6 +12,11 @@ from pathlib import Path
 
 from trio_local.config import ConfigError, ServeConfig, default_data_dir
 
+# Long enough that a client's next request, sent as soon as a result arrives, misses the next
+# boundary as it would on the service, so the submission patterns differ clearly (about 3, 2
+# and 1 cycles per update); short enough that examples stay quick.
+DEFAULT_CYCLE_MS = 200
+
 
 def _service_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
@@ -24,7 +29,19 @@ def _service_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--api-key", default=None, help="use this key instead of the generated one")
     parser.add_argument(
-        "--cycle-ms", type=int, default=0, help="minimum scheduler cycle length (default 0)"
+        "--cycle-ms",
+        type=int,
+        default=DEFAULT_CYCLE_MS,
+        help=f"minimum clock-cycle length; 0 runs work back to back (default {DEFAULT_CYCLE_MS})",
+    )
+    parser.add_argument(
+        "--max-runs", type=int, default=8, help="concurrent training runs before 429 (default 8)"
+    )
+    parser.add_argument(
+        "--heartbeat-timeout",
+        type=float,
+        default=180.0,
+        help="seconds without heartbeat or event before a run is ended (default 180)",
     )
     parser.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
     parser.add_argument("--log-level", default="warning", help="uvicorn log level")
@@ -44,6 +61,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _service_options(run)
     run.add_argument("child", nargs=argparse.REMAINDER, metavar="COMMAND ...")
+    stats = commands.add_parser("stats", help="per-run clock-cycle statistics of a service")
+    stats.add_argument(
+        "--url",
+        default=None,
+        help="the service's base URL or stats URL (default: TRIO_LOCAL_STATS_URL, then "
+        "PYTRIO_BASE_URL, then http://127.0.0.1:8765)",
+    )
+    stats.add_argument("--json", action="store_true", help="print the raw JSON")
     return parser
 
 
@@ -54,6 +79,8 @@ def _config(args: argparse.Namespace, default_port: int) -> ServeConfig:
         data_dir=args.data_dir or default_data_dir(),
         api_key=args.api_key or os.environ.get("TRIO_LOCAL_API_KEY") or None,
         cycle_ms=args.cycle_ms,
+        max_training_runs=args.max_runs,
+        heartbeat_timeout_s=args.heartbeat_timeout,
         threads=args.threads,
         log_level=args.log_level,
     )
@@ -115,6 +142,10 @@ def run(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        if args.command == "stats":
+            from trio_local.stats_cli import show_stats
+
+            return show_stats(args.url, as_json=args.json)
         return serve(args) if args.command == "serve" else run(args)
     except ConfigError as error:
         print(f"trio-local: {error}", file=sys.stderr)

@@ -40,6 +40,8 @@ class ServeConfig:
     data_dir: Path = field(default_factory=default_data_dir)
     api_key: str | None = None  # None: the key stored in the data dir (created on first start)
     cycle_ms: int = 0
+    max_training_runs: int = 8  # concurrent runs; past it creation answers the SDK's capacity 429
+    heartbeat_timeout_s: float = 180.0  # a run silent this long is ended (its client is gone)
     threads: int = 2
     control_body_limit: int = 2 * MIB
     actor_body_limit: int = 64 * MIB
@@ -57,5 +59,11 @@ class ServeConfig:
             raise ConfigError(f"--port {self.port} is not a TCP port (0 picks a free one)")
         if self.cycle_ms < 0:
             raise ConfigError("--cycle-ms must be >= 0")
+        if self.max_training_runs < 1:
+            raise ConfigError("--max-runs must be >= 1")
+        if self.heartbeat_timeout_s < 3:
+            raise ConfigError(
+                "--heartbeat-timeout must be >= 3 seconds (the SDK beats at most once a second)"
+            )
         if self.threads < 1:
             raise ConfigError("--threads must be >= 1")

@@ -18,11 +18,12 @@ from pathlib import Path
 from trio_local import catalogue
 from trio_local.config import ServeConfig, default_cache_dir
 from trio_local.engine.engine import Engine
+from trio_local.liveness import Liveness
 from trio_local.protocol.events import EventRegistry
 from trio_local.scheduler import Scheduler
 from trio_local.security import load_or_create_api_key, load_or_create_secret
 from trio_local.storage.db import Store, now
-from trio_local.storage.files import remove_stale_staging
+from trio_local.storage.recovery import recover_checkpoints
 
 logger = logging.getLogger("trio_local")
 
@@ -72,16 +73,24 @@ class Service:
         self.config = config
         self.data_dir = config.data_dir.expanduser().resolve()
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        remove_stale_staging(self.data_dir / "checkpoints")
         stored_key, self.key_created = load_or_create_api_key(self.data_dir)
         self.api_key = config.api_key or stored_key
         if config.api_key:
             self.key_created = False
         self.secret = load_or_create_secret(self.data_dir)
         self.store = Store(self.data_dir / "trio-local.sqlite3")
+        recover_checkpoints(self.store, self.data_dir / "checkpoints")
         self.scheduler = Scheduler(cycle_ms=config.cycle_ms)
         self.engine = Engine(
             self.store, self.data_dir, self.data_dir / "tokenizer" / "qwen3", config.threads
+        )
+        self.liveness = Liveness(
+            self.store,
+            max_training_runs=config.max_training_runs,
+            heartbeat_timeout_s=config.heartbeat_timeout_s,
+            free_run=lambda run_id: self.scheduler.submit(
+                run_id, "end_run", lambda: self.engine.end_run(run_id)
+            ),
         )
         self.events = EventRegistry()
         self.tokenizer_ready: Future = Future()
@@ -90,6 +99,7 @@ class Service:
 
     def start_background_work(self) -> None:
         self.scheduler.start()
+        self.liveness.start()
 
         def build() -> None:
             try:
@@ -101,6 +111,7 @@ class Service:
         threading.Thread(target=build, name="trio-local-tokenizer", daemon=True).start()
 
     def stop(self) -> None:
+        self.liveness.stop()
         self.scheduler.stop()
         self.store.close()
 

@@ -41,6 +41,7 @@ async def submit(request: Request) -> Response:
             "event_out_of_order",
             f"event index {envelope.metadata.index} of run {run_id} is not after {last}",
         )
+    state.liveness.touch(run_id)
     future = state.scheduler.submit(
         run_id, envelope.type.value, lambda: state.engine.handle_event(envelope, payload)
     )

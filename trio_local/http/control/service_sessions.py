@@ -42,6 +42,7 @@ async def close(request: Request) -> Response:
     body = await read_model(request, ServiceSessionCloseRequest)
     row = _session(request)
     service(request).store.close_session(row["cuid"], body.status)
+    service(request).liveness.end_session(row["cuid"])  # the client is gone: free its slots
     return reply({"service_session_cuid": row["cuid"], "status": body.status})
 
 

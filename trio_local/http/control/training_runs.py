@@ -87,7 +87,9 @@ async def create(request: Request) -> Response:
             "LoRA trains nothing: set at least one of train_mlp, train_attn, train_unembed",
         )
     await _tokenizer_ready(request)
+    state.liveness.admit()  # no await between the capacity check and the insert
     row = state.store.create_training_run(session, {**body.model_dump(), "model_id": model_id})
+    state.liveness.touch(row["cuid"])
     return reply(
         {
             "training_run_cuid": row["cuid"],
