@@ -118,7 +118,12 @@ class Engine:
         run = TrainerRun(run_id=run_id, model_id=entry.model_id, lora=lora, host=host)
         self.runs[run_id] = run
         if payload.checkpoint_uri:
-            self._restore(run, payload.checkpoint_uri, with_optimizer=payload.load_optimizer)
+            try:
+                self._restore(run, payload.checkpoint_uri, with_optimizer=payload.load_optimizer)
+            except BaseException:
+                # Never leave a fresh adapter behind that later events would silently train.
+                self.end_run(run_id)
+                raise
         self.store.update_training_run(run_id, status="RUNNING", started_at=iso(now()))
         run.usage = {"input_tokens": 0, "output_tokens": 0, "train_tokens": 0}
         return EventOutcome(result={"run_id": run_id, "model_id": entry.model_id}, usage=run.usage)

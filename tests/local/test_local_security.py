@@ -1,0 +1,180 @@
+"""Keys, bad input and limits: readable SDK errors, and the service keeps serving."""
+
+from __future__ import annotations
+
+import stat
+
+import httpx
+import msgpack
+import pytest
+import pytrio as trio
+from local_helpers import MODEL
+from pytrio.errors.base import PyTrioError
+
+from trio_local.config import ConfigError, ServeConfig
+
+
+def test_api_key_is_generated_once_and_stored_0600(service) -> None:
+    key_file = service.data_dir / "api_key"
+    assert key_file.read_text() == service.api_key
+    assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
+    assert service.api_key.startswith("trio-local-") and len(service.api_key) > 30
+
+
+def test_wrong_key_gets_the_sdks_unauthorized_error(service) -> None:
+    with pytest.raises(PyTrioError) as error:
+        trio.ServiceClient(api_key="trio-local-not-the-key")
+    assert error.value.code == "unauthorized"
+    assert "not-the-key" not in str(error.value)
+    # and the service keeps serving the right key
+    assert MODEL in trio.ServiceClient().get_supported_models()
+
+
+def test_unknown_model_and_unknown_run_are_readable_404s(client) -> None:
+    with pytest.raises(PyTrioError) as error:
+        client.create_lora_training_client(base_model="Qwen/Qwen9-1B", rank=8)
+    assert error.value.code == "model_not_found"
+    assert MODEL in str(error.value)
+    with pytest.raises(PyTrioError) as error:
+        client.create_rest_client().get_training_run("tr_does_not_exist").result()
+    assert error.value.code == "training_run_not_found"
+
+
+def _actor_token(service, client) -> tuple[str, str]:
+    """A real run and its actor token, straight from the control plane."""
+    headers = {"X-API-Key": service.api_key}
+    api = f"{service.base_url}/api/openapi/v1"
+    session = httpx.post(
+        f"{api}/service-sessions", json={"sdk_version": "0.2.9"}, headers=headers
+    ).json()["service_session_cuid"]
+    created = httpx.post(
+        f"{api}/service-sessions/{session}/training-runs",
+        json={
+            "base_model": MODEL,
+            "lora_rank": 4,
+            "train_mlp": True,
+            "train_attn": True,
+            "train_unembed": False,
+        },
+        headers=headers,
+        timeout=60,
+    ).json()
+    return created["training_run_cuid"], created["actor_jwt"]["token"]
+
+
+def test_malformed_events_get_400_naming_the_field(service, client) -> None:
+    run_id, token = _actor_token(service, client)
+    url = f"{service.base_url}/actor/v1/events"
+    auth = {"Authorization": f"Bearer {token}", "Content-Type": "application/msgpack"}
+    garbage = httpx.post(url, content=b"\xc1not msgpack", headers=auth)
+    assert garbage.status_code == 400
+    envelope = {
+        "version": 1,
+        "event_id": "event_0123456789ab",
+        "type": "trainer.optimize_step",
+        "metadata": {
+            "index": 1,
+            "step": 0,
+            "timestamp": 0,
+            "sdk": "pytrio",
+            "sdk_version": "0.2.9",
+            "run_id": run_id,
+        },
+        "payload": {"adam_params": {"learning_rate": 0.1}},
+    }
+    bad = httpx.post(url, content=msgpack.packb(envelope), headers=auth)
+    body = (
+        msgpack.unpackb(bad.content)
+        if bad.headers["content-type"].endswith("msgpack")
+        else bad.json()
+    )
+    assert bad.status_code == 400 and body["code"] == "invalid_request_body"
+    assert "adam_params.beta1" in body["message"]
+    other = {**auth, "Authorization": "Bearer forged.123.abc"}
+    assert httpx.post(url, content=msgpack.packb(envelope), headers=other).status_code == 401
+
+
+def test_an_event_for_an_uninitialised_run_fails_readably(service, client) -> None:
+    run_id, token = _actor_token(service, client)
+    url = f"{service.base_url}/actor/v1/events"
+    auth = {"Authorization": f"Bearer {token}", "Content-Type": "application/msgpack"}
+    envelope = {
+        "version": 1,
+        "event_id": "event_0123456789ac",
+        "type": "trainer.save_state",
+        "metadata": {
+            "index": 1,
+            "step": 0,
+            "timestamp": 0,
+            "sdk": "pytrio",
+            "sdk_version": "0.2.9",
+            "run_id": run_id,
+        },
+        "payload": {"name": "bad name!"},
+    }
+    accepted = msgpack.unpackb(
+        httpx.post(url, content=msgpack.packb(envelope), headers=auth).content
+    )
+    assert accepted["status"] in {"accepted", "running", "failed"}
+    again = httpx.post(url, content=msgpack.packb(envelope), headers=auth)
+    assert again.status_code == 409 and again.json()["code"] == "event_exists"
+    polled = msgpack.unpackb(
+        httpx.get(f"{url}/{envelope['event_id']}", headers={**auth, "Prefer": "wait=30"}).content
+    )
+    assert polled["status"] == "failed"
+    assert polled["error"]["code"] == "run_not_initialized"
+
+
+def test_bad_checkpoint_name_is_refused_before_and_by_the_server(client) -> None:
+    training = client.create_lora_training_client(base_model=MODEL, rank=4, seed=1)
+    with pytest.raises(PyTrioError) as error:
+        training.save_state("../escape").result()
+    assert error.value.code == "validation.invalid_checkpoint_name"
+
+
+def test_over_long_sample_is_refused_with_the_limit_named(client) -> None:
+    sampler = client.create_sampling_client(base_model=MODEL)
+    with pytest.raises(PyTrioError) as error:
+        sampler.sample(
+            prompt=trio.ModelInput.from_ints([9707] * 10),
+            sampling_params=trio.SamplingParams(max_tokens=5000),
+        ).result()
+    assert error.value.code == "sample_too_long"
+    assert "max_tokens" in str(error.value)
+    ok = sampler.sample(
+        prompt=trio.ModelInput.from_ints([9707]), sampling_params=trio.SamplingParams(max_tokens=2)
+    ).result()
+    assert len(ok.sequences[0].tokens) <= 2
+
+
+def test_missing_checkpoint_for_a_sampler_is_a_404(client) -> None:
+    with pytest.raises(PyTrioError) as error:
+        client.create_sampling_client(
+            base_model=MODEL, model_path="trio://tr_x/sampler_weights/none"
+        )
+    assert error.value.code == "checkpoint_not_found"
+
+
+def test_request_bodies_over_the_limit_get_413(service) -> None:
+    big = b"x" * (3 * 1024 * 1024)
+    response = httpx.post(
+        f"{service.base_url}/api/openapi/v1/service-sessions",
+        content=big,
+        headers={"X-API-Key": service.api_key, "Content-Type": "application/json"},
+    )
+    assert response.status_code == 413
+    assert response.json()["code"] == "payload_too_large"
+
+
+def test_non_loopback_bind_needs_an_explicit_key(tmp_path) -> None:
+    with pytest.raises(ConfigError, match="--api-key"):
+        ServeConfig(host="0.0.0.0", data_dir=tmp_path).validate()
+    ServeConfig(host="0.0.0.0", data_dir=tmp_path, api_key="a-long-chosen-key").validate()
+    ServeConfig(host="127.0.0.1", data_dir=tmp_path).validate()
+
+
+def test_secrets_stay_out_of_the_data_listing(service) -> None:
+    secret_files = {p.name for p in service.data_dir.iterdir() if p.is_file()}
+    assert {"api_key", "server_secret"} <= secret_files
+    for name in ("api_key", "server_secret"):
+        assert stat.S_IMODE((service.data_dir / name).stat().st_mode) == 0o600
