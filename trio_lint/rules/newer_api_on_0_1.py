@@ -129,4 +129,4 @@ No fix: the replacement needs a different approach on 0.1.
         for kw in node.keywords:
             owners = _KEYWORDS.get(kw.arg or "", set())
             if owner in owners or (kw.arg == "access_scope" and owner == "rest"):
-                self.report(kw, self.message.format(what=f"`{kw.arg}=`", hint=""))
+                self.report(kw, self.message.format(what=f"`{kw.arg}=`", hint="; remove it"))
