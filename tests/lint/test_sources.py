@@ -56,6 +56,11 @@ def test_notebook_fix_keeps_magics_and_other_cells(project: Path) -> None:
         "params = trio.SamplingParams(max_tokens=8)"
     )
     assert cells[0]["cell_type"] == "markdown"
+    # Nothing else moved: same JSON layout, only the two fixed strings differ.
+    expected = NOTEBOOK.replace("lr=1e-4", "learning_rate=1e-4").replace(
+        "max_new_tokens=8", "max_tokens=8"
+    )
+    assert target.read_text() == expected
 
 
 MARKDOWN = """# Sampling

@@ -20,18 +20,28 @@ _MAGIC_STARTS = ("%", "!", "?")
 class NotebookDocument(Document):
     notebook: dict[str, Any] = field(default_factory=dict)
     code_cells: list[int] = field(default_factory=list)  # indexes into notebook["cells"]
+    indent: int | None = 1  # the file's own JSON layout, kept when writing fixes back
+    trailing_newline: bool = True
 
     @classmethod
     def load(cls, data: bytes) -> NotebookDocument:
         try:
-            notebook = json.loads(data.decode("utf-8-sig"))
+            text = data.decode("utf-8-sig")
+            notebook = json.loads(text)
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise SourceError("PTR901", f"not a valid notebook (JSON): {exc}") from None
         cells = notebook.get("cells") if isinstance(notebook, dict) else None
         if not isinstance(cells, list):
             raise SourceError("PTR901", "not a valid notebook: no `cells` list")
         language = (notebook.get("metadata") or {}).get("language_info", {}).get("name", "python")
-        document = cls(kind="notebook", notebook=notebook)
+        second = text.split("\n", 2)[1] if text.count("\n") >= 2 else ""
+        indent = len(second) - len(second.lstrip(" ")) if second.startswith(" ") else None
+        document = cls(
+            kind="notebook",
+            notebook=notebook,
+            indent=indent,
+            trailing_newline=text.endswith("\n"),
+        )
         if language != "python":
             return document  # R or Julia notebooks have nothing for us
         lines: list[str] = []
@@ -67,7 +77,8 @@ class NotebookDocument(Document):
             )
             if restored != _cell_text(cells[index]):
                 cells[index]["source"] = restored.splitlines(keepends=True)
-        return (json.dumps(self.notebook, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+        text = json.dumps(self.notebook, indent=self.indent, ensure_ascii=False)
+        return (text + ("\n" if self.trailing_newline else "")).encode("utf-8")
 
 
 def _cell_text(cell: dict[str, Any]) -> str:
