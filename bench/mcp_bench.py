@@ -79,25 +79,38 @@ async def overhead(calls: int, audit: Path) -> list[tuple[str, float, float, flo
     return rows
 
 
-async def cold_start(starts: int, audit: Path, *extra: str) -> list[float]:
-    times = []
-    for _ in range(starts):
-        params = StdioServerParameters(command=TRIO_MCP, args=["--audit-log", str(audit), *extra])
-        started = time.perf_counter()
-        async with Client(params) as client:
-            await client.list_tools()
-            times.append(time.perf_counter() - started)
-    return times
+async def first_answer(audit: Path, *extra: str) -> float:
+    params = StdioServerParameters(command=TRIO_MCP, args=["--audit-log", str(audit), *extra])
+    started = time.perf_counter()
+    async with Client(params) as client:
+        await client.list_tools()
+        return time.perf_counter() - started
 
 
-def import_floor(starts: int) -> list[float]:
+def import_floor() -> float:
     """What this machine needs, right now, to start Python and import the MCP SDK alone."""
-    times = []
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import mcp.server.mcpserver"], check=True)
+    return time.perf_counter() - started
+
+
+def cold_starts(starts: int, audit: Path) -> dict[str, list[float]]:
+    """Interleaved, so the floor and trio-mcp see the same machine load."""
+    times: dict[str, list[float]] = {name: [] for name in COLD_VARIANTS}
     for _ in range(starts):
-        started = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "import mcp.server.mcpserver"], check=True)
-        times.append(time.perf_counter() - started)
+        for name, extra in COLD_VARIANTS.items():
+            if extra is None:
+                times[name].append(import_floor())
+            else:
+                times[name].append(anyio.run(first_answer, audit, *extra))
     return times
+
+
+COLD_VARIANTS: dict[str, tuple[str, ...] | None] = {
+    "python + import mcp (the floor)": None,
+    "trio-mcp (backend warms up)": (),
+    "trio-mcp --set eager_backend=false": ("--set", "eager_backend=false"),
+}
 
 
 def direct_loop(service, tokenizer_source, steps: int) -> tuple[float, int]:
@@ -182,21 +195,16 @@ def main() -> None:
             f"{p95 * 1e3:>10.2f}{med / raw_med:>8.2f}"
         )
 
-    floor = statistics.median(import_floor(args.starts))
+    times = cold_starts(args.starts, audit)
+    floor = statistics.median(times["python + import mcp (the floor)"])
     print(
         f"\n2. cold start to first answer (tools/list over stdio), median of {args.starts} starts"
     )
-    print(f"{'variant':<34}{'median s':>10}{'max s':>8}{'vs 1.5 s':>10}{'vs floor':>10}")
-    print(f"{'python + import mcp (the floor)':<34}{floor:>10.2f}{floor:>8.2f}{floor / 1.5:>10.2f}")
-    variants = [
-        ("trio-mcp (backend warms up)", ()),
-        ("trio-mcp --set eager_backend=false", ("--set", "eager_backend=false")),
-    ]
-    for name, extra in variants:
-        starts = anyio.run(cold_start, args.starts, audit, *extra)
-        median = statistics.median(starts)
+    print(f"{'variant':<36}{'median s':>10}{'max s':>8}{'vs 1.5 s':>10}{'vs floor':>10}")
+    for name, samples in times.items():
+        median = statistics.median(samples)
         print(
-            f"{name:<34}{median:>10.2f}{max(starts):>8.2f}{median / 1.5:>10.2f}"
+            f"{name:<36}{median:>10.2f}{max(samples):>8.2f}{median / 1.5:>10.2f}"
             f"{median / floor:>10.2f}"
         )
 

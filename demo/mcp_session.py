@@ -45,7 +45,15 @@ async def call(client: Client, tool: str, arguments: dict, **options: object) ->
 async def main() -> None:
     out = Path(tempfile.mkdtemp(prefix="trio-mcp-demo-"))
     params = StdioServerParameters(
-        command=TRIO_MCP, args=["--backend", "local", "--audit-log", str(out / "audit.jsonl")]
+        command=TRIO_MCP,
+        args=[
+            "--backend",
+            "local",
+            "--log-level",
+            "WARNING",
+            "--audit-log",
+            str(out / "audit.jsonl"),
+        ],
     )
     async with Client(params, read_timeout_seconds=900) as client:
         tools = await client.list_tools()
