@@ -33,6 +33,8 @@ demo: $(STAMP)
 	$(BIN)/trio-lint --no-cache demo/buggy_train.py || test $$? -eq 1
 	@echo "== trio-lint --diff: the safe fixes it would apply (writes nothing)"
 	$(BIN)/trio-lint --no-cache --diff demo/buggy_train.py || test $$? -eq 1
+	@echo "== trio-local: examples/01_train_sft.py trains offline against the tiny stand-in (loss per step)"
+	$(BIN)/trio-local run -- $(BIN)/python examples/01_train_sft.py
 	@echo "== trio-mcp: the official MCP client drives trio-mcp over stdio (create, train, sample, plot)"
 	$(BIN)/python demo/mcp_session.py
 
