@@ -81,6 +81,12 @@ have no fix.
             "import pytrio as trio\nfrom accelerate import Accelerator\n"
             "accelerator = Accelerator()\naccelerator.save_state('checkpoints/step 100')\n"
         ),
+        Valid(
+            "import pytrio as trio\n"
+            "def save(train: trio.TrainingClient):\n"
+            "    train.save_state('runs/final checkpoint').result()\n",
+            config={"target-version": "0.1"},
+        ),
     )
     INVALID = (
         Invalid(

@@ -85,6 +85,13 @@ No fix: a new client replaces the old one.
             "other = trio.ServiceClient().create_lora_training_client(base_model='m')\n"
             "other.load_state(path).result()\n"
         ),
+        Valid(
+            "import pytrio as trio\n"
+            "def f(train: trio.TrainingClient, batch, path):\n"
+            "    train.forward_backward(batch).result()\n"
+            "    train.load_state(path)\n",
+            config={"target-version": "0.1"},
+        ),
     )
     INVALID = (
         Invalid(

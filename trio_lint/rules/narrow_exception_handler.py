@@ -88,6 +88,12 @@ No fix: catching more changes control flow.
             "import pytrio as trio\n"
             "try:\n    out = train.optim_step(adam).result()\nexcept Exception:\n    raise\n"
         ),
+        Valid(
+            "import pytrio as trio\n"
+            "try:\n    out = train.forward_backward(batch).result()\n"
+            "except ValueError as err:\n    print(err)\n",
+            config={"target-version": "0.1"},
+        ),
     )
     INVALID = (
         Invalid(
