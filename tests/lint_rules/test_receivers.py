@@ -256,3 +256,37 @@ def test_notebook_cells_inherit_imports_through_the_seed() -> None:
     model = infer(tree, ("pytrio",), "0.2", seed={"trio": "pytrio"})
     assert str(model.type_of(tree.body[1].value)) == "ServiceClient"
     assert infer(tree, ("pytrio",), "0.2").type_of(tree.body[1].value) is None
+
+
+def test_unannotated_parameters_take_the_type_every_call_site_passes() -> None:
+    found = types_in(
+        """
+        import pytrio as trio
+        import torch
+
+        def rollout(sampler, prompt, params):
+            sampler  # ?
+            sampler.sample(prompt, sampling_params=params)  # ?
+
+        def generic(model, x):
+            model  # ?
+
+        def step(training, batch):
+            training  # ?
+
+        svc = trio.ServiceClient()
+        train = svc.create_lora_training_client(base_model="m")
+        rollout(train.save_weights_and_get_sampling_client(), p, sp)
+        rollout(sampler=svc.create_sampling_client(base_model="m"), prompt=p, params=sp)
+        generic(train, 1)
+        generic(torch.nn.Linear(2, 2), 2)
+        step(train, [])
+        step(get_client(), [])
+        """
+    )
+    assert found == {
+        "sampler": "SamplingClient",
+        "sampler.sample(prompt, sampling_params=params)": "APIFuture[SampleResponse]",
+        "model": None,  # a TrainingClient at one call site, a torch module at the other
+        "training": None,  # one call site passes something unknown
+    }

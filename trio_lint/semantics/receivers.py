@@ -213,6 +213,9 @@ class _Binding:
     expr: ast.expr | None = None
     fixed: SdkType | None = None
     qualname: str | None = None  # canonical `pytrio.X` for SDK imports
+    # An unannotated parameter: (function name, positional index or None, parameter name), typed
+    # from the module's call sites of that function when they all pass the same kind.
+    param: tuple[str, int | None, str] | None = None
 
 
 _UNKNOWN = _Binding()
@@ -269,6 +272,8 @@ class Receivers:
         self._self_attrs: dict[tuple[Any, ...], _Scope] = {}
         self._cache: dict[int, SdkType | None] = {}
         self._busy: set[int] = set()
+        self._defs: dict[str, int] = {}  # plain function name -> how many defs have it
+        self._calls: dict[str, list[ast.Call]] = {}  # plain function name -> `name(...)` calls
 
     # ---- queries -------------------------------------------------------------------------------
 
@@ -357,7 +362,31 @@ class Receivers:
     def _binding_type(self, binding: _Binding) -> SdkType | None:
         if binding.fixed is not None:
             return binding.fixed
+        if binding.param is not None:
+            return self._param_type(*binding.param)
         return self.type_of(binding.expr) if binding.expr is not None else None
+
+    def _param_type(self, function: str, index: int | None, name: str) -> SdkType | None:
+        """`def step(training, batch)` called as `step(train, b)` with `train` a TrainingClient at
+        every call site of the module: `training` is a TrainingClient inside `step`."""
+        calls = self._calls.get(function)
+        if self._defs.get(function) != 1 or not calls:
+            return None
+        found: SdkType | None = None
+        for call in calls:
+            arg = next((kw.value for kw in call.keywords if kw.arg == name), None)
+            if (
+                arg is None
+                and index is not None
+                and index < len(call.args)
+                and not any(isinstance(a, ast.Starred) for a in call.args[: index + 1])
+            ):
+                arg = call.args[index]
+            typ = self.type_of(arg) if arg is not None else None
+            if typ is None or (found is not None and _shape(typ) != _shape(found)):
+                return None
+            found = typ
+        return found
 
     def _resolve(self, node: ast.Name) -> _Binding | None:
         ref = self._names.get(_pos(node))
@@ -379,7 +408,8 @@ class Receivers:
             return bindings[0]
         seen: set[object] = set()
         for binding in bindings:
-            seen.add(binding.qualname or self._binding_type(binding))
+            typ = self._binding_type(binding)
+            seen.add(binding.qualname or (_shape(typ) if typ is not None else None))
         return bindings[-1] if len(seen) == 1 and None not in seen else None
 
     def _attribute_type(self, node: ast.Attribute) -> SdkType | None:
@@ -455,6 +485,11 @@ class Receivers:
         return qualname.rsplit(".", 1)[-1] if "." in qualname else None
 
 
+def _shape(typ: SdkType) -> str:
+    """What two types must share to agree: kind and contents, not the method that made them."""
+    return str(typ)
+
+
 def _dotted(expr: ast.AST) -> str | None:
     if isinstance(expr, ast.Name):
         return expr.id
@@ -511,12 +546,24 @@ class _Pass(ast.NodeVisitor):
             if default is not None:
                 self.visit(default)
         outer = self.scope
+        plain = not isinstance(node, ast.Lambda) and outer.kind != "class"
         if not isinstance(node, ast.Lambda):
             outer.bind(node.name, _UNKNOWN)
+            if plain:
+                self.r._defs[node.name] = self.r._defs.get(node.name, 0) + 1
+        positional = [*node.args.posonlyargs, *node.args.args]
         self._push("function")
         for arg in _params(node.args):
             fixed = self.r.annotation_type(arg.annotation, outer)
-            self.scope.bind(arg.arg, _Binding(fixed=fixed) if fixed is not None else _UNKNOWN)
+            if fixed is not None:
+                self.scope.bind(arg.arg, _Binding(fixed=fixed))
+            elif (
+                plain and arg.annotation is None and arg not in (node.args.vararg, node.args.kwarg)
+            ):
+                index = positional.index(arg) if arg in positional else None
+                self.scope.bind(arg.arg, _Binding(param=(node.name, index, arg.arg)))  # type: ignore[union-attr]
+            else:
+                self.scope.bind(arg.arg, _UNKNOWN)
         if isinstance(node, ast.Lambda):
             self.visit(node.body)
         else:
@@ -564,6 +611,11 @@ class _Pass(ast.NodeVisitor):
     visit_DictComp = _comprehension
 
     # ---- reads ---------------------------------------------------------------------------------
+
+    def visit_Call(self, node: ast.Call) -> None:
+        if isinstance(node.func, ast.Name):
+            self.r._calls.setdefault(node.func.id, []).append(node)
+        self.generic_visit(node)
 
     def visit_Name(self, node: ast.Name) -> None:
         if not isinstance(node.ctx, ast.Load):
