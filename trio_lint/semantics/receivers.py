@@ -274,6 +274,7 @@ class Receivers:
         self._busy: set[int] = set()
         self._defs: dict[str, int] = {}  # plain function name -> how many defs have it
         self._calls: dict[str, list[ast.Call]] = {}  # plain function name -> `name(...)` calls
+        self._params: dict[tuple[str, int | None, str], SdkType | None] = {}
 
     # ---- queries -------------------------------------------------------------------------------
 
@@ -363,7 +364,9 @@ class Receivers:
         if binding.fixed is not None:
             return binding.fixed
         if binding.param is not None:
-            return self._param_type(*binding.param)
+            if binding.param not in self._params:
+                self._params[binding.param] = self._param_type(*binding.param)
+            return self._params[binding.param]
         return self.type_of(binding.expr) if binding.expr is not None else None
 
     def _param_type(self, function: str, index: int | None, name: str) -> SdkType | None:
