@@ -106,6 +106,12 @@ class BackendManager:
                     )
                 except BackendFailure:
                     raise
+                except ImportError as exc:
+                    raise BackendFailure(
+                        f"the offline backend cannot start ({exc}): install it with "
+                        "pip install 'pytrio-skill[local]', or configure a PyTRIO API key "
+                        "(PYTRIO_API_KEY or `trio login`) to use the service"
+                    ) from None
                 except Exception as exc:
                     message = redact(f"{type(exc).__name__}: {exc}")
                     log.error("backend start failed: %s", message)

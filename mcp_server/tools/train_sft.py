@@ -13,11 +13,11 @@ import math
 import time
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import anyio
 from mcp.server.mcpserver import Context
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Discriminator, Field, Tag, model_validator
 
 from mcp_server import guards
 from mcp_server.app import AppState, BackendResult, ToolInput, backend_fields
@@ -50,9 +50,23 @@ class ChatExample(BaseModel, extra="forbid"):
     )
 
 
+def _example_kind(value: Any) -> str:
+    has_messages = isinstance(value, dict | ChatExample) and (
+        "messages" in value if isinstance(value, dict) else True
+    )
+    return "chat" if has_messages else "pair"
+
+
+# Tagged by shape, so a bad example is reported against the form it was meant to have.
+Example = Annotated[
+    Annotated[PromptCompletion, Tag("pair")] | Annotated[ChatExample, Tag("chat")],
+    Discriminator(_example_kind),
+]
+
+
 class TrainSftInput(ToolInput):
     run_id: str = RUN_ID
-    examples: list[PromptCompletion | ChatExample] = Field(
+    examples: list[Example] = Field(
         min_length=1,
         max_length=10_000,
         description="Training examples: {prompt, completion} (raw text, sample with `prompt`) "
@@ -110,13 +124,13 @@ def plan_batches(count: int, batch_size: int, steps: int) -> list[list[int]]:
 
 
 def diverged(losses: list[float], factor: float) -> str | None:
-    last = losses[-1]
+    last, step = losses[-1], len(losses)
     if not math.isfinite(last):
-        return f"the loss is {last}"
-    if len(losses) >= 3 and last > factor * losses[0]:
+        return f"the loss of step {step} is {last}"
+    if step >= 3 and last > factor * losses[0]:
         return (
-            f"the loss {last:.4g} is above {factor:g}x the first step's {losses[0]:.4g} "
-            "(divergence_factor)"
+            f"the loss of step {step}, {last:.4g}, is above {factor:g}x the first step's "
+            f"{losses[0]:.4g} (divergence_factor)"
         )
     return None
 
@@ -212,7 +226,7 @@ async def _pipelined_loop(
                     await future
     if stop_reason is not None:
         raise TrainingStopped(
-            f"train_sft stopped after step {len(losses)} of {total}: {stop_reason}. "
+            f"train_sft stopped after {len(losses)} of {total} steps: {stop_reason}. "
             f"Losses: {[round(v, 4) for v in losses]}. The run's weights may be damaged: resume "
             "from a checkpoint (resume_training_run) or start a new run with a lower learning_rate."
         )

@@ -61,6 +61,34 @@ async def agent_session(client: Client, confirm_by: str) -> None:
     assert not sampled.is_error, sampled.content
     assert sampled.structured_content["samples"][0]["text"].startswith(" Paris.")
 
+    # The token-level escape hatch on the same run: one cross-entropy step on hand-made tokens.
+    datum = {
+        "model_input": [9707, 1879, 13],
+        "loss_fn_inputs": {"target_tokens": [1879, 13, 151645], "weights": [0, 1, 1]},
+    }
+    stepped = await client.call_tool(
+        "train_step", {"run_id": run_id, "datums": [datum], "adam": {"learning_rate": 1e-4}}
+    )
+    assert not stepped.is_error, stepped.content
+    assert stepped.structured_content["step"] == 21
+    assert stepped.structured_content["metrics"]["loss_sum"] > 0
+
+    weights = await client.call_tool(
+        "save_checkpoint", {"run_id": run_id, "name": "for-sampling", "kind": "sampler"}
+    )
+    assert not weights.is_error, weights.content
+    from_file = await client.call_tool(
+        "sample",
+        {
+            "model": weights.structured_content["path"],
+            "prompt": EXAMPLES[1]["prompt"],
+            "max_tokens": 8,
+            "temperature": 0,
+        },
+    )
+    assert from_file.structured_content["model_kind"] == "checkpoint"
+    assert from_file.structured_content["samples"][0]["text"].startswith(" Blue.")
+
     saved = await client.call_tool("save_checkpoint", {"run_id": run_id, "name": "step-20"})
     assert not saved.is_error, saved.content
     path = saved.structured_content["path"]
@@ -70,7 +98,7 @@ async def agent_session(client: Client, confirm_by: str) -> None:
     new_run = resumed.structured_content["run_id"]
     reopened = await client.call_tool("get_training_run", {"run_id": new_run})
     assert reopened.structured_content["resumed_from"] == path
-    assert reopened.structured_content["step"] == 20
+    assert reopened.structured_content["step"] == 21
 
     linted = await client.call_tool("lint_code", {"source": SNIPPET, "fix": True})
     assert [f["code"] for f in linted.structured_content["fixed"]] == ["PTR201"]
@@ -79,7 +107,7 @@ async def agent_session(client: Client, confirm_by: str) -> None:
     assert not plotted.is_error, plotted.content
     image = next(c for c in plotted.content if c.type == "image")
     assert base64.b64decode(image.data).startswith(b"\x89PNG")
-    assert plotted.structured_content["steps"] == 20
+    assert plotted.structured_content["steps"] == 21
 
     arguments = {"checkpoint": path}
     if confirm_by == "confirm":
@@ -91,7 +119,7 @@ async def agent_session(client: Client, confirm_by: str) -> None:
     assert path not in [c["path"] for c in listed.structured_content["checkpoints"]]
 
     budget = await client.read_resource("trio-mcp://budget")
-    assert json.loads(budget.contents[0].text)["steps"] == 2000 - 20
+    assert json.loads(budget.contents[0].text)["steps"] == 2000 - 21
 
 
 OVERSIZED = "x" * 500_001
@@ -113,6 +141,7 @@ BAD_CALLS = [
     ("train_sft", {"run_id": "r1", "examples": []}, "examples"),
     ("train_sft", {"run_id": "r1", "examples": "Paris"}, "examples"),
     ("train_sft", {"run_id": "r1", "examples": EXAMPLES, "learning_rate": 1e9}, "learning_rate"),
+    ("train_sft", {"run_id": "r1", "examples": EXAMPLES, "learning_rate": -1}, "learning_rate"),
     ("train_sft", {"run_id": "r1", "examples": EXAMPLES, "steps": 10**9}, "steps"),
     (
         "train_sft",
@@ -165,12 +194,36 @@ async def bad_input_suite(client: Client) -> None:
     assert not alive.is_error
 
 
+async def divergence_stops(client: Client) -> None:
+    created = await client.call_tool("create_training_run", {"rank": 16, "seed": 0})
+    run_id = created.structured_content["run_id"]
+    result = await client.call_tool(
+        "train_sft",
+        {"run_id": run_id, "examples": EXAMPLES[:1], "steps": 12, "learning_rate": 1.0},
+    )
+    assert result.is_error
+    text = result.content[0].text
+    assert "train_sft stopped after" in text and "of 12 steps" in text, text
+    assert "resume_training_run" in text and "lower learning_rate" in text
+    state = await client.call_tool("get_training_run", {"run_id": run_id})
+    assert state.structured_content["step"] < 12
+
+
 async def test_stdio_session_then_bad_input(tmp_path) -> None:
     audit = tmp_path / "audit.jsonl"
-    params = stdio_params("--backend", "local", "--audit-log", str(audit), cwd=tmp_path)
+    params = stdio_params(
+        "--backend",
+        "local",
+        "--audit-log",
+        str(audit),
+        "--set",
+        "max_learning_rate=1.0",
+        cwd=tmp_path,
+    )
     async with Client(params, read_timeout_seconds=600) as client:
         await agent_session(client, confirm_by="confirm")
         await bad_input_suite(client)
+        await divergence_stops(client)
     lines = [json.loads(line) for line in audit.read_text().splitlines()]
     assert lines[0]["tool"] == "list_models" and lines[0]["outcome"] == "ok"
     assert "sk-live-1234567890" not in audit.read_text()
