@@ -194,6 +194,27 @@ async def bad_input_suite(client: Client) -> None:
     assert not alive.is_error
 
 
+async def chat_round_trip(client: Client) -> None:
+    """Chat examples go through the model's own chat template, and so does sampling them."""
+    created = await client.call_tool("create_training_run", {"rank": 8})
+    run_id = created.structured_content["run_id"]
+    chat = [
+        {"role": "user", "content": "Capital of France?"},
+        {"role": "assistant", "content": "Paris."},
+    ]
+    trained = await client.call_tool(
+        "train_sft", {"run_id": run_id, "examples": [{"messages": chat}], "steps": 1}
+    )
+    assert not trained.is_error, trained.content
+    # "Paris", ".", "<|im_end|>": only the assistant's turn carries weight.
+    assert trained.structured_content["trained_tokens"] == 3
+    sampled = await client.call_tool(
+        "sample", {"model": run_id, "messages": chat[:1], "max_tokens": 4, "temperature": 0}
+    )
+    assert not sampled.is_error, sampled.content
+    assert len(sampled.structured_content["samples"][0]["tokens"]) <= 4
+
+
 async def divergence_stops(client: Client) -> None:
     created = await client.call_tool("create_training_run", {"rank": 16, "seed": 0})
     run_id = created.structured_content["run_id"]
@@ -241,5 +262,6 @@ async def test_http_session_with_elicitation(tmp_path) -> None:
     with http_server("--backend", "local", "--audit-log", audit, cwd=tmp_path) as (url, log):
         async with authorised_client(url, elicitation_callback=accept) as client:
             await agent_session(client, confirm_by="user")
+            await chat_round_trip(client)
     assert len(asked) == 1 and "step-20" in asked[0]
     assert "Traceback" not in log.read_text()
