@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import importlib.metadata
 import json
+import os
 import re
+import sys
 import tomllib
 from functools import cache
 from pathlib import Path
@@ -21,11 +22,27 @@ _TARGET_VERSION = re.compile(r"0\.[12](\.\d+\S*)?")
 @cache
 def installed_sdk_version() -> str:
     """`target-version`'s default: the installed pytrio's version, else "0.2" (issue 4)."""
-    try:
-        version = importlib.metadata.version("pytrio")
-    except importlib.metadata.PackageNotFoundError:
+    version = _distribution_version("pytrio")
+    if version is None:
         return "0.2"
     return version if _TARGET_VERSION.fullmatch(version) else "0.2"
+
+
+def _distribution_version(name: str) -> str | None:
+    """The installed version from the `<name>-<version>.dist-info` directory on sys.path.
+    (importlib.metadata costs ~0.1 s to import and scan in a large venv; this is a few listdirs
+    and runs on every `trio-lint` start.)"""
+    prefix = name.replace("-", "_").lower() + "-"
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")  # noqa: PTH208 - start-up path, strings suffice
+        except OSError:
+            continue
+        for candidate in names:
+            lowered = candidate.lower()
+            if lowered.startswith(prefix) and lowered.endswith(".dist-info"):
+                return candidate[len(prefix) : -len(".dist-info")]
+    return None
 
 
 def check_target_version(value: str) -> str:
