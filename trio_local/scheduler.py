@@ -92,6 +92,7 @@ class Scheduler:
         self._lanes: dict[str, LaneStats] = {}
         self._cycles = 0  # cycles started so far; the running cycle has index _cycles
         self._idle_cycles = 0
+        self._shared_cycles = 0  # cycles that ran work of more than one lane
         self._stopping = False
         self._thread: threading.Thread | None = None
 
@@ -120,13 +121,14 @@ class Scheduler:
         """A JSON-able snapshot: the clock and every lane seen so far."""
         with self._stats_lock:
             runs = {lane: item.as_dict(lane) for lane, item in self._lanes.items()}
-            cycles, idle = self._cycles, self._idle_cycles
+            cycles, idle, shared = self._cycles, self._idle_cycles, self._shared_cycles
         with self._cond:
             queued = sum(len(queue) for queue in self._queues.values())
         return {
             "cycle_ms": self.cycle_ms,
             "cycles": cycles,
             "idle_cycles": idle,
+            "shared_cycles": shared,
             "queued": queued,
             "runs": runs,
         }
@@ -195,9 +197,12 @@ class Scheduler:
         with self._stats_lock:
             index = self._cycles
             self._cycles += 1
+            lanes = dict.fromkeys(work.lane for work in items)
             if not items:
                 self._idle_cycles += 1
-            for lane_id in dict.fromkeys(work.lane for work in items):
+            if len(lanes) > 1:
+                self._shared_cycles += 1
+            for lane_id in lanes:
                 lane = self._lanes.setdefault(lane_id, LaneStats())
                 if lane.first_cycle is None:
                     lane.first_cycle = index
