@@ -41,6 +41,9 @@ def test_sdk_modules_makes_rules_apply_to_tinker(project: Path) -> None:
     assert codes(project, "t.py") == []
     write_config(project, 'sdk-modules = ["pytrio", "tinker"]\n')
     assert codes(project, "t.py") == [("t.py", "PTR201")]
+    (project / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    assert codes(project, "t.py", "--sdk-modules", "pytrio,tinker") == [("t.py", "PTR201")]
+    write_config(project, 'sdk-modules = ["pytrio", "tinker"]\n')
     # PyTRIO-only rules (the import convention) still ignore Tinker code.
     (project / "f.py").write_text("from tinker import Datum\n")
     assert codes(project, "f.py", "--select", "PTR001") == []
