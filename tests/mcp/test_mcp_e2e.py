@@ -84,10 +84,14 @@ async def agent_session(client: Client, confirm_by: str) -> None:
             "prompt": EXAMPLES[1]["prompt"],
             "max_tokens": 8,
             "temperature": 0,
+            "return_logprobs": True,
         },
     )
     assert from_file.structured_content["model_kind"] == "checkpoint"
-    assert from_file.structured_content["samples"][0]["text"].startswith(" Blue.")
+    completion = from_file.structured_content["samples"][0]
+    assert completion["text"].startswith(" Blue.")
+    assert len(completion["logprobs"]) == len(completion["tokens"])
+    assert all(value <= 0 for value in completion["logprobs"])
 
     saved = await client.call_tool("save_checkpoint", {"run_id": run_id, "name": "step-20"})
     assert not saved.is_error, saved.content
@@ -102,6 +106,11 @@ async def agent_session(client: Client, confirm_by: str) -> None:
 
     linted = await client.call_tool("lint_code", {"source": SNIPPET, "fix": True})
     assert [f["code"] for f in linted.structured_content["fixed"]] == ["PTR201"]
+
+    runs = await client.call_tool("list_training_runs", {"limit": 10})
+    listed_runs = {r["run_id"]: r for r in runs.structured_content["runs"]}
+    assert listed_runs[run_id]["open_in_session"] and listed_runs[run_id]["step"] == 21
+    assert listed_runs[new_run]["lora_rank"] == 16
 
     plotted = await client.call_tool("plot_loss", {"run_id": run_id})
     assert not plotted.is_error, plotted.content
