@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import ast
-import io
-import re
-import tokenize
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -15,11 +11,10 @@ from trio_lint.diagnostics import Applicability, Diagnostic, Edit, FixInfo, Loca
 from trio_lint.fixes import FixError, apply_fixes
 from trio_lint.parse import LineIndex, SourceError, parse
 from trio_lint.rules import rules_by_code
-from trio_lint.rules.base import Finding, NodeEdit, Rule, Span, safe_fix
+from trio_lint.rules.base import Finding, Rule, Span
 from trio_lint.semantics.names import Binding, prescan_module_imports
 from trio_lint.sources import Document, Unit, load_document
 
-SYNTAX_ERROR, IO_ERROR, UNUSED_NOQA = "PTR900", "PTR901", "PTR902"
 MAX_FIX_PASSES = 8
 
 
@@ -76,74 +71,8 @@ def check_unit(
             continue
         kept.append(finding)
     if report_unused_noqa and "noqa" in code.lower():
-        kept.extend(_unused_noqa(code, index, used))
+        kept.extend(noqa.unused(code, index, used))
     return UnitCheck(kept, bindings, index)
-
-
-def _unused_noqa(code: str, index: LineIndex, used: dict[int, set[str]]) -> list[Finding]:
-    known = rules_by_code()
-    found: list[Finding] = []
-    try:
-        comments = [
-            tok
-            for tok in tokenize.generate_tokens(io.StringIO(code).readline)
-            if tok.type == tokenize.COMMENT
-        ]
-    except (tokenize.TokenError, SyntaxError):
-        return found
-    for tok in comments:
-        line, col = tok.start
-        directive = noqa.parse_line(tok.string, line)
-        if directive is None or directive.codes is None:
-            continue
-        unused = [
-            c for c in directive.codes if c.startswith("PTR") and c not in used.get(line, set())
-        ]
-        if not unused:
-            continue
-        keep = [c for c in directive.codes if c not in unused]
-        text = index.line_text(line)
-        byte_col = len(text[:col].encode())
-        span = Span(line, byte_col, line, byte_col + len(tok.string.encode()))
-        unknown = [c for c in unused if c not in known]
-        detail = (
-            f"unknown code{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}" if unknown else ""
-        )
-        message = f"Unused `noqa` directive ({', '.join(unused)}{'; ' + detail if detail else ''})"
-        new_comment = _comment_without(tok.string, directive, keep)
-        ws_col = len(text[:col].rstrip().encode())
-        edit_span = Span(line, ws_col, line + 1, 0)
-        fix = safe_fix(
-            "Remove the unused codes",
-            NodeEdit(edit_span, _trailing_kind(), _set_comment(new_comment)),
-        )
-        found.append(Finding(UNUSED_NOQA, span, message, Severity.WARNING, fix))
-    return found
-
-
-def _trailing_kind():
-    import libcst as cst
-
-    return cst.TrailingWhitespace
-
-
-def _set_comment(value: str | None):
-    import libcst as cst
-
-    def transform(node):
-        if value is None:
-            return node.with_changes(whitespace=cst.SimpleWhitespace(""), comment=None)
-        return node.with_changes(comment=cst.Comment(value))
-
-    return transform
-
-
-def _comment_without(comment: str, directive: noqa.Directive, keep: list[str]) -> str | None:
-    before = comment[: directive.start].rstrip()
-    after = comment[directive.end :]
-    replacement = f"# noqa: {', '.join(keep)}" if keep else ""
-    text = (before + ("  " if before and replacement else "") + replacement + after).rstrip()
-    return text or None
 
 
 def fix_unit(
@@ -287,7 +216,7 @@ def lint_document(
         if error.code in selected:
             outcome.diagnostics.append(_file_error(path, error))
         return outcome
-    report_unused = UNUSED_NOQA in selected
+    report_unused = noqa.UNUSED_NOQA in selected
     seed: dict[str, Binding] = {}
     new_codes: list[str] = []
     for unit in document.units:
@@ -308,7 +237,7 @@ def lint_document(
             code = unit.code
             check = check_unit(code, config, rules, unit_seed, report_unused_noqa=report_unused)
         if add_noqa:
-            code = _add_noqa(code, check)
+            code = noqa.add_to_lines(code, check.findings)
             check = check_unit(code, config, rules, unit_seed, report_unused_noqa=report_unused)
         new_codes.append(code)
         shown_unit = Unit(
@@ -328,30 +257,6 @@ def lint_document(
             outcome.fixed = []
     outcome.diagnostics.sort(key=Diagnostic.sort_key)
     return outcome
-
-
-_NEWLINE_KEEP = re.compile(r"(\r\n|\r|\n)")
-
-
-def _add_noqa(code: str, check: UnitCheck) -> str:
-    by_line: dict[int, list[str]] = {}
-    for finding in check.findings:
-        if finding.code not in (SYNTAX_ERROR, IO_ERROR, UNUSED_NOQA):
-            by_line.setdefault(finding.span.line, []).append(finding.code)
-    if not by_line:
-        return code
-    parts = _NEWLINE_KEEP.split(code)  # [line, sep, line, sep, ..., line]
-    for line, codes in by_line.items():
-        position = (line - 1) * 2
-        if position < len(parts):
-            candidate = parts[:]
-            candidate[position] = noqa.add_codes(parts[position], codes)
-            try:
-                ast.parse("".join(candidate))
-            except (SyntaxError, ValueError):
-                continue  # the line ends inside a string: a comment there would change the code
-            parts = candidate
-    return "".join(parts)
 
 
 def _file_error(path: str, error: SourceError) -> Diagnostic:
