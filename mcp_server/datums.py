@@ -138,6 +138,20 @@ def _finite(values: list[float], where: str) -> None:
             )
 
 
+HF_LABEL_KEYS = ("labels", "target_ids", "targets", "input_ids", "label_ids")
+
+
+def lint_rule_text(code: str, **values: object) -> str:
+    """The message trio-lint prints for the same mistake in code, with its code and name, so an
+    agent reads one explanation whether it wrote the bug in a script or in a tool call."""
+    from trio_lint.rules import get_rule
+
+    rule = get_rule(code)
+    if rule is None:  # the rule set changed; the caller's own explanation still stands
+        return ""
+    return f" [trio-lint {rule.code} {rule.name}: {rule.message.format(**values)}]"
+
+
 def check_datum(
     index: int, model_input: list[int], inputs: dict[str, list[float]], loss_fn: str
 ) -> int:
@@ -146,16 +160,32 @@ def check_datum(
     length = len(model_input)
     if length == 0:
         raise InvalidInput(f"{where}.model_input is empty; a datum needs at least one token")
+    if IGNORE_INDEX in model_input:
+        raise InvalidInput(
+            f"{where}.model_input contains {IGNORE_INDEX}; mask with weights instead"
+            + lint_rule_text("PTR301")
+        )
     if any(token < 0 for token in model_input):
         raise InvalidInput(f"{where}.model_input has a negative token id; ids start at 0")
     required = REQUIRED_INPUTS[loss_fn]
     missing = [name for name in required if name not in inputs]
+    hf_keys = [key for key in HF_LABEL_KEYS if key in inputs]
+    if "target_tokens" in missing and hf_keys:
+        raise InvalidInput(
+            f"{where}.loss_fn_inputs has {hf_keys[0]!r} but no 'target_tokens'"
+            + lint_rule_text("PTR302", key=hf_keys[0])
+        )
     if missing:
         raise InvalidInput(
             f"{where}.loss_fn_inputs lacks {', '.join(missing)}: loss {loss_fn!r} needs "
             f"{', '.join(required)} (one value per model_input position)"
         )
     allowed = {*required, *OPTIONAL_INPUTS[loss_fn]}
+    if "weights" in inputs and "weights" not in allowed:
+        raise InvalidInput(
+            f"{where}.loss_fn_inputs has weights, which loss {loss_fn!r} ignores"
+            + lint_rule_text("PTR304", loss=loss_fn)
+        )
     unknown = sorted(set(inputs) - allowed)
     if unknown:
         raise InvalidInput(
@@ -178,6 +208,7 @@ def check_datum(
         raise InvalidInput(
             f"{where}: target_tokens equals model_input, so the model is trained to copy its "
             "input. Shift by one token: model_input = tokens[:-1], target_tokens = tokens[1:]"
+            + lint_rule_text("PTR305")
         )
     if any(int(t) < 0 and int(t) != IGNORE_INDEX for t in targets):
         raise InvalidInput(

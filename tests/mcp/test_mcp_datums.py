@@ -79,7 +79,7 @@ CE = "cross_entropy"
     [
         ([], {"target_tokens": []}, CE, "model_input is empty"),
         ([1, 2], {"target_tokens": [2]}, CE, "has 1 values but model_input has 2 tokens"),
-        ([1, 2, 3], {"target_tokens": [1, 2, 3]}, CE, "target_tokens equals model_input"),
+        ([1, 2, 3], {"target_tokens": [1, 2, 3]}, CE, "trio-lint PTR305 unshifted-targets"),
         ([1, 2], {"target_tokens": [2, 3], "weights": [1, math.nan]}, CE, "weights[1] is nan"),
         ([1, 2], {"target_tokens": [2, 3], "labels": [2, 3]}, CE, "unknown keys ['labels']"),
         ([1, 2], {"weights": [1, 1]}, CE, "lacks target_tokens"),
@@ -91,6 +91,19 @@ CE = "cross_entropy"
             "advantages[1] is inf",
         ),
         ([1, 2], {"target_tokens": [2, -5]}, CE, "negative id other than -100"),
+        ([1, -100], {"target_tokens": [2, 3]}, CE, "trio-lint PTR301 minus-100-mask"),
+        ([1, 2], {"labels": [2, 3]}, CE, "trio-lint PTR302 hf-label-keys"),
+        (
+            [1, 2],
+            {
+                "target_tokens": [2, 3],
+                "logprobs": [-1, -1],
+                "advantages": [1, 1],
+                "weights": [1, 1],
+            },
+            "ppo",
+            "trio-lint PTR304 policy-loss-weights",
+        ),
         ([1, 2], {"target_tokens": [2.5, 3]}, CE, "must be integer token ids"),
         ([1, 2], {"target_tokens": [2, 3], "weights": [1, -1]}, CE, "negative weight"),
     ],
