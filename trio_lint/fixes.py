@@ -111,7 +111,10 @@ def apply_fixes(code: str, findings: Iterable[Finding]) -> tuple[str, list[Findi
         for node_edit in finding.fix.edits:  # type: ignore[union-attr]
             line, col, end_line, end_col = _char_span(index, node_edit.span)
             key = (line, col - shift.get(line, 0), end_line, end_col - shift.get(end_line, 0))
-            wanted.setdefault(key, []).append((node_edit.kind, node_edit.transform, number))
+            kind = (
+                getattr(cst, node_edit.kind) if isinstance(node_edit.kind, str) else node_edit.kind
+            )
+            wanted.setdefault(key, []).append((kind, node_edit.transform, number))
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     targets: dict[int, list[CstTransform]] = {}
     matched_edits: dict[int, int] = {}

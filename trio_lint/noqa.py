@@ -93,16 +93,10 @@ def unused(code: str, index: LineIndex, used: dict[int, set[str]]) -> list[Findi
         edit_span = Span(line, ws_col, line + 1, 0)
         fix = safe_fix(
             "Remove the unused codes",
-            NodeEdit(edit_span, _trailing_kind(), _set_comment(new_comment)),
+            NodeEdit(edit_span, "TrailingWhitespace", _set_comment(new_comment)),
         )
         found.append(Finding(UNUSED_NOQA, span, message, Severity.WARNING, fix))
     return found
-
-
-def _trailing_kind():
-    import libcst as cst
-
-    return cst.TrailingWhitespace
 
 
 def _set_comment(value: str | None):

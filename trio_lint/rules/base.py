@@ -39,10 +39,13 @@ class Span:
 
 @dataclass(frozen=True, slots=True)
 class NodeEdit:
-    """Replace the libcst node of type `kind` whose position equals `span` with `transform(node)`."""
+    """Replace the libcst node of type `kind` whose position equals `span` with `transform(node)`.
+
+    `kind` may be a libcst class or its name ("Arg"): a name keeps a lint-only run from importing
+    libcst (~0.25 s) just to describe a fix nobody applies."""
 
     span: Span
-    kind: type[cst.CSTNode]
+    kind: type[cst.CSTNode] | str
     transform: CstTransform
 
 
@@ -154,7 +157,7 @@ class Rule:
 # --- fix helpers shared by rules -------------------------------------------------------------
 
 
-def edit(node: ast.AST, kind: type[cst.CSTNode], transform: CstTransform) -> NodeEdit:
+def edit(node: ast.AST, kind: type[cst.CSTNode] | str, transform: CstTransform) -> NodeEdit:
     return NodeEdit(Span.of(node), kind, transform)
 
 
@@ -177,10 +180,9 @@ def rename_keyword(new_name: str) -> CstTransform:
 
 
 def replace_with_expression(code: str) -> CstTransform:
-    """Replace the whole node with a parsed expression."""
-    replacement = cst.parse_expression(code)
+    """Replace the whole node with a parsed expression (parsed when the fix is applied)."""
 
     def transform(_node: cst.CSTNode) -> cst.CSTNode:
-        return replacement
+        return cst.parse_expression(code)
 
     return transform

@@ -170,7 +170,7 @@ star imports, function-level imports, or names listed in `__all__` (a re-export)
                 edits = [self._import_edit(stmt, alias, first=number == 0)]
                 if number == 0:
                     edits += [
-                        edit(use, cst.Name, _attribute(alias, self.imported[use.id]))
+                        edit(use, "Name", _attribute(alias, self.imported[use.id]))
                         for use in self.uses
                     ]
                 fix = Fix(
@@ -191,10 +191,13 @@ star imports, function-level imports, or names listed in `__all__` (a re-export)
 
     def _import_edit(self, stmt: ast.ImportFrom, alias: str, *, first: bool) -> NodeEdit:
         if not first or self.ctx.sdk_alias() is not None:
-            return NodeEdit(Span.of(stmt), cst.ImportFrom, _remove)
-        as_name = None if alias == "pytrio" else cst.AsName(name=cst.Name(alias))
-        replacement = cst.Import(names=[cst.ImportAlias(name=cst.Name("pytrio"), asname=as_name)])
-        return NodeEdit(Span.of(stmt), cst.ImportFrom, lambda _node: replacement)
+            return NodeEdit(Span.of(stmt), "ImportFrom", _remove)
+
+        def replace(_node: cst.CSTNode) -> cst.CSTNode:
+            as_name = None if alias == "pytrio" else cst.AsName(name=cst.Name(alias))
+            return cst.Import(names=[cst.ImportAlias(name=cst.Name("pytrio"), asname=as_name)])
+
+        return NodeEdit(Span.of(stmt), "ImportFrom", replace)
 
 
 def _types_path(name: str) -> str:
@@ -204,10 +207,8 @@ def _types_path(name: str) -> str:
 
 
 def _attribute(alias: str, path: str):
-    expression = cst.parse_expression(f"{alias}.{path}")
-
     def transform(_node: cst.CSTNode) -> cst.CSTNode:
-        return expression
+        return cst.parse_expression(f"{alias}.{path}")
 
     return transform
 

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import ast
 
-import libcst as cst
-
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules.base import Invalid, Rule, Valid, edit, rename_keyword, safe_fix
 
@@ -74,6 +72,6 @@ Safe: the same learning rate under its PyTRIO name. No fix when `learning_rate` 
                 if "learning_rate" not in names:
                     fix = safe_fix(
                         "Rename to `learning_rate`",
-                        edit(keyword, cst.Arg, rename_keyword("learning_rate")),
+                        edit(keyword, "Arg", rename_keyword("learning_rate")),
                     )
                 self.report(keyword, fix=fix)

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import ast
 
-import libcst as cst
-
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules.base import Invalid, Rule, Valid, edit, rename_keyword, safe_fix
 
@@ -85,6 +83,6 @@ when the call already passes `max_tokens`, since renaming would duplicate the ke
                 if "max_tokens" not in names:
                     fix = safe_fix(
                         "Rename to `max_tokens`",
-                        edit(keyword, cst.Arg, rename_keyword("max_tokens")),
+                        edit(keyword, "Arg", rename_keyword("max_tokens")),
                     )
                 self.report(keyword, fix=fix)

@@ -204,7 +204,7 @@ submitting the next request first is usually faster).
                 return
             if not self._is_future(value):
                 return
-            fix = safe_fix("Insert `.result()`", edit(value, cst.Call, _append_result))
+            fix = safe_fix("Insert `.result()`", edit(value, "Call", _append_result))
             self.report(node, self.message.format(method=func.attr, use=use), fix=fix)
         elif isinstance(value, ast.Name) and value.id in self.candidates and self._is_future(value):
             self.report(
