@@ -125,12 +125,16 @@ def generate(
     else:
         generator.seed()
     stop_ids = set(options.stop_token_ids) | set(eos_ids)
+    # The embedding has padded rows past the tokenizer (151,936 vs 151,669 ids); a random-init
+    # stand-in gives them mass, and the SDK rejects such ids as training input: never sample them.
+    real_vocab = len(tokenizer)
     sequences = [Sequence() for _ in range(num_samples)]
     with torch.no_grad():
         batch = torch.tensor([prompt] * num_samples)
         out = model(input_ids=batch, use_cache=True, logits_to_keep=1)
         cache = out.cache
         logits = out.logits[:, -1].float()
+        logits[:, real_vocab:] = float("-inf")
         for _ in range(options.max_tokens):
             table = logits.log_softmax(dim=-1)
             chosen = _choose(logits, options, generator)
@@ -150,4 +154,5 @@ def generate(
             out = model(input_ids=chosen[:, None], cache=cache, use_cache=True)
             cache = out.cache
             logits = out.logits[:, -1].float()
+            logits[:, real_vocab:] = float("-inf")
     return sequences
