@@ -8,19 +8,19 @@ import io
 import anyio
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, ImageContent, TextContent
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from mcp_server.app import AppState, ToolInput
+from mcp_server.app import AppState, BackendResult, ToolInput, backend_fields
 from mcp_server.errors import InvalidInput
 from mcp_server.registry import ToolSpec
-from mcp_server.tools._common import RUN_ID
+from mcp_server.tools._common import RUN_ID, backend
 
 
 class PlotLossInput(ToolInput):
     run_id: str = RUN_ID
 
 
-class PlotLossOutput(BaseModel):
+class PlotLossOutput(BackendResult):
     run_id: str
     steps: int
     first_loss: float
@@ -53,6 +53,7 @@ async def plot_loss(app: AppState, args: PlotLossInput, ctx: Context) -> CallToo
     if not run.losses:
         raise InvalidInput(f"run {args.run_id} has no training steps yet; train it first")
     losses = list(run.losses)
+    be = await backend(app)  # already running: the run was trained on it
     png = await anyio.to_thread.run_sync(render_png, run.run_id, losses)
     summary = PlotLossOutput(
         run_id=run.run_id,
@@ -61,6 +62,7 @@ async def plot_loss(app: AppState, args: PlotLossInput, ctx: Context) -> CallToo
         last_loss=losses[-1],
         min_loss=min(losses),
         png_bytes=len(png),
+        **backend_fields(be),
     )
     return CallToolResult(
         content=[

@@ -117,6 +117,7 @@ async def agent_session(client: Client, confirm_by: str) -> None:
     image = next(c for c in plotted.content if c.type == "image")
     assert base64.b64decode(image.data).startswith(b"\x89PNG")
     assert plotted.structured_content["steps"] == 21
+    assert plotted.structured_content["backend"] == "local"
 
     arguments = {"checkpoint": path}
     if confirm_by == "confirm":
