@@ -77,6 +77,21 @@ def _shift(values: list[Any], fill: Any) -> list[Any]:
     return [*values[1:], fill]
 
 
+def _check_limits(rows: list[tuple[list[int], ...]]) -> None:
+    # The SDK splits batches by the limits the catalogue advertises; a client that does not
+    # gets the same numbers back instead of an out-of-memory service.
+    from trio_local.catalogue import TRAINER_LIMITS as limits
+
+    tokens = sum(len(row[0]) for row in rows)
+    if len(rows) > limits.max_batch_size or tokens > limits.max_tokens_per_request:
+        raise EngineError(
+            "invalid_request_body",
+            f"one event carries {len(rows)} samples and {tokens} tokens; trio-local's trainer "
+            f"takes at most {limits.max_batch_size} samples and {limits.max_tokens_per_request} "
+            "tokens per event (the SDK splits larger batches by these limits)",
+        )
+
+
 def forward(run: TrainerRun, payload: TrainerForwardBackwardPayload, *, backward: bool) -> dict:
     import torch
     import torch.nn.functional as F
@@ -121,6 +136,7 @@ def forward(run: TrainerRun, payload: TrainerForwardBackwardPayload, *, backward
             )
         rows.append((tokens, targets, weights, sampler, advantages))
 
+    _check_limits(rows)
     batch, width = len(rows), max(len(row[0]) for row in rows)
     input_ids = torch.zeros((batch, width), dtype=torch.long)
     attention = torch.zeros((batch, width), dtype=torch.long)
