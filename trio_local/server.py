@@ -95,6 +95,7 @@ class Service:
         self.events = EventRegistry()
         self.tokenizer_ready: Future = Future()
         self.closed = False
+        self.telemetry_batches = 0  # SDK telemetry is accepted and counted, never stored
         self.sweep_expired()
 
     def start_background_work(self) -> None:

@@ -83,3 +83,20 @@ def test_sampler_checkpoint_cannot_restore_an_optimizer(client) -> None:
             "cross_entropy",
         ).result()
     assert error.value.code == "checkpoint_has_no_optimizer"
+
+
+def test_checkpoints_with_a_ttl_expire(client) -> None:
+    import time
+
+    training = client.create_lora_training_client(base_model=MODEL, rank=4, seed=6)
+    short = training.save_weights_for_sampler("short-lived", ttl_seconds=1).result()
+    kept = training.save_weights_for_sampler("kept").result()
+    rest = client.create_rest_client()
+    listed = {c.path: c for c in rest.list_user_checkpoints().result().checkpoints}
+    assert listed[short.path].expires_at is not None and listed[kept.path].expires_at is None
+    time.sleep(1.5)
+    paths = {c.path for c in rest.list_user_checkpoints().result().checkpoints}
+    assert short.path not in paths and kept.path in paths
+    with pytest.raises(PyTrioError) as error:
+        client.create_sampling_client(base_model=MODEL, model_path=short.path)
+    assert error.value.code == "checkpoint_not_found"

@@ -44,7 +44,7 @@ def test_same_seed_same_output_and_num_samples(trained) -> None:
     for sequence in a.sequences:
         assert len(sequence.logprobs) == len(sequence.tokens) <= 8
         assert all(lp <= 0 for lp in sequence.logprobs)
-        assert sequence.text == tokenizer.decode(sequence.tokens)
+        assert sequence.text == tokenizer.decode(sequence.tokens, skip_special_tokens=True)
 
 
 def test_max_tokens_then_stop_token_ids_and_stop_strings(trained) -> None:

@@ -178,3 +178,11 @@ def test_secrets_stay_out_of_the_data_listing(service) -> None:
     assert {"api_key", "server_secret"} <= secret_files
     for name in ("api_key", "server_secret"):
         assert stat.S_IMODE((service.data_dir / name).stat().st_mode) == 0o600
+
+
+def test_the_telemetry_sink_accepts_batches_with_the_key_only(service) -> None:
+    url = f"{service.base_url}/api/telemetry/event"
+    batch = {"schema_version": 1, "events": []}
+    assert httpx.post(url, json=batch).status_code == 401
+    ok = httpx.post(url, json=batch, headers={"X-API-Key": service.api_key})
+    assert ok.status_code == 204

@@ -300,7 +300,12 @@ class Engine:
         response["sequences"] = [
             {
                 "tokens": seq.tokens,
-                "text": tokenizer.decode(seq.tokens) if request.return_text else None,
+                # Like vLLM's default: the text leaves out special tokens such as <|im_end|>.
+                "text": (
+                    tokenizer.decode(seq.tokens, skip_special_tokens=True)
+                    if request.return_text
+                    else None
+                ),
                 "logprobs": seq.logprobs if request.return_token_logprobs else [],
                 "stop_reason": seq.stop_reason,
             }
