@@ -193,29 +193,12 @@ LOSS_NAMES_BY_LINE: dict[Line, tuple[str, ...]] = {
     "0.1": ("cross_entropy", "importance_sampling", "ppo"),
     "0.2": ("cross_entropy", "importance_sampling", "ppo", "cispo", "dro"),
 }
-# Policy losses drop `weights` on the client (029:client/builders/training.py:116-126).
-POLICY_LOSSES: tuple[str, ...] = ("importance_sampling", "ppo", "cispo", "dro")
 # Result attributes 0.2 removed from every result type (api-diff.md §3.3).
 REMOVED_RESULT_ATTRIBUTES: dict[str, str] = {
     "elapsed_time": "time the call yourself (`time.perf_counter()` around `.result()`)",
 }
-# Metric keys that are known-wrong only on 0.2 (0.1 passes the server's keys through,
-# 013:types/future/api_future.py:48-51); the 0.2 key with the same quantity.
-METRIC_KEY_RENAMES_0_2: dict[str, str] = {"loss:sum": "loss_sum", "loss:mean": "loss_mean"}
-# Keys that never name a 0.2 metric and have no same-quantity rename (suggest, do not fix).
-METRIC_KEY_SUGGESTIONS_0_2: dict[str, str] = {
-    "loss": "`loss_mean` (per token) or `loss_sum`",
-    "train_loss": "`loss_mean` (per token) or `loss_sum`",
-    "mean_loss": "`loss_mean`",
-}
 # 0.1 aliases and internals that 0.2 removed: old name -> public 0.2 name (same object on 0.2).
 RENAMED_TOP_LEVEL: dict[str, str] = {"SampleInput": "Datum"}
-# Import homes that stay public on both lines; everything else under the SDK is internal.
-PUBLIC_MODULES: tuple[str, ...] = ("", "types")
-# Public on 0.2 only: the error classes live in pytrio.errors.* (not re-exported at top level).
-PUBLIC_MODULES_0_2: tuple[str, ...] = ("errors",)
-# Upper bound of create_lora_training_client(rank=...) on both lines (row 13).
-LORA_RANK_RANGE: tuple[int, int] = (4, 64)
 # Names `pytrio.types` exports on 0.2.9 (the public home of every result and request type).
 TYPES_NAMES: tuple[str, ...] = (
     "APIFuture",
@@ -248,5 +231,3 @@ TYPES_NAMES: tuple[str, ...] = (
     "TrainingRun",
     "TrainingRunsResponse",
 )
-# APIFuture helpers that 0.1 had and 0.2 removed; `map(fn)` replaces both.
-REMOVED_FUTURE_METHODS: tuple[str, ...] = ("map_model", "map_dict")

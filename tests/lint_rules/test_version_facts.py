@@ -10,12 +10,12 @@ import pytest
 import pytrio as trio
 import pytrio.types
 
+from pytrio_facts.migration import REMOVED_ATTRIBUTES, REMOVED_KEYWORDS
 from pytrio_facts.sdk import LOSS_NAMES
 from pytrio_facts.versions import (
     ADDED_IN_0_2,
     LOSS_NAMES_BY_LINE,
     ONE_LINE_KEYWORDS,
-    REMOVED_FUTURE_METHODS,
     REMOVED_METHODS,
     TYPES_NAMES,
 )
@@ -43,7 +43,7 @@ def _accepts(owner: str, keyword: str) -> bool:
 def test_removed_methods_are_gone() -> None:
     for fact in REMOVED_METHODS:
         assert not hasattr(CLIENTS[fact.owner], fact.name), fact
-    for name in REMOVED_FUTURE_METHODS:
+    for name in REMOVED_ATTRIBUTES["APIFuture"]:
         assert not hasattr(pytrio.types.APIFuture, name)
 
 
@@ -110,3 +110,13 @@ def test_distinctive_methods_exist_on_their_client() -> None:
     }
     for name, kind in DISTINCTIVE_METHODS.items():
         assert hasattr(classes[kind], name), name
+
+
+def test_versions_agree_with_the_migration_summary() -> None:
+    """versions.py (what the rules read) and migration.py (what the docs say) name the same
+    removals."""
+    assert {f.name for f in REMOVED_METHODS} == set(REMOVED_ATTRIBUTES["RestClient"])
+    removed_keywords = {(f.owner, f.name) for f in ONE_LINE_KEYWORDS if f.missing_on == "0.2"}
+    assert ("SamplingParams", "ignore_eos") in removed_keywords
+    for name in REMOVED_KEYWORDS["ServiceClient.create_lora_training_client"]:
+        assert ("create_lora_training_client", name) in removed_keywords

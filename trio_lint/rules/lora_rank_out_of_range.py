@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import ast
 
-from pytrio_facts.versions import LORA_RANK_RANGE
+from pytrio_facts.sdk import LIMITS
 from trio_lint.diagnostics import Severity
 from trio_lint.rules._common import argument, int_literal
 from trio_lint.rules.base import Invalid, Rule, Valid
 from trio_lint.semantics.receivers import Kind
 
-_LOW, _HIGH = LORA_RANK_RANGE
+_LOW, _HIGH = LIMITS.lora_rank_min, LIMITS.lora_rank_max
 _METHODS = ("create_lora_training_client", "create_lora_training_client_async")
 
 

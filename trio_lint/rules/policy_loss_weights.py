@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import ast
 
-from pytrio_facts.versions import POLICY_LOSSES
+from pytrio_facts.sdk import LOSSES
 from trio_lint.diagnostics import Severity
 from trio_lint.rules._common import argument
 from trio_lint.rules.base import Invalid, Rule, Valid
 from trio_lint.semantics.receivers import Kind
 
+# Policy losses drop `weights` on the client (029:client/builders/training.py:116-126).
+_POLICY_LOSSES = frozenset(loss.name for loss in LOSSES if not loss.uses_weights)
 _METHODS = ("forward", "forward_async", "forward_backward", "forward_backward_async")
 
 
@@ -125,7 +127,7 @@ No fix: the advantages have to be rebuilt with the mask.
             if (
                 isinstance(loss, ast.Constant)
                 and isinstance(loss.value, str)
-                and loss.value.strip().lower() in POLICY_LOSSES
+                and loss.value.strip().lower() in _POLICY_LOSSES
                 and isinstance(data, ast.List)
             ):
                 for datum in data.elts:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import ast
 
-from pytrio_facts.versions import REMOVED_FUTURE_METHODS, REMOVED_METHODS
+from pytrio_facts.migration import REMOVED_ATTRIBUTES
+from pytrio_facts.versions import REMOVED_METHODS
 from trio_lint.diagnostics import Severity
 from trio_lint.rules.base import Invalid, Rule, Valid
 from trio_lint.semantics.receivers import Kind
 
 _REPLACEMENTS = {fact.name: fact.replacement for fact in REMOVED_METHODS}
+_REMOVED_FUTURE_METHODS = REMOVED_ATTRIBUTES["APIFuture"]
 
 
 class RemovedRestMethod(Rule):
@@ -100,7 +102,7 @@ No fix: the ids and the shapes of the results differ between the lines.
                     owner="RestClient", method=func.attr, replacement=_REPLACEMENTS[func.attr]
                 ),
             )
-        elif typ.kind is Kind.API_FUTURE and func.attr in REMOVED_FUTURE_METHODS:
+        elif typ.kind is Kind.API_FUTURE and func.attr in _REMOVED_FUTURE_METHODS:
             self.report(
                 node,
                 self.message.format(

@@ -6,12 +6,21 @@ import ast
 
 import libcst as cst
 
-from pytrio_facts.sdk import METRIC_KEYS
-from pytrio_facts.versions import METRIC_KEY_RENAMES_0_2, METRIC_KEY_SUGGESTIONS_0_2
+from pytrio_facts.sdk import METRIC_KEYS, WRONG_METRIC_KEYS
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules._common import replace_string_value, sdk_line
 from trio_lint.rules.base import Invalid, Rule, Valid, edit, safe_fix
 from trio_lint.semantics.receivers import Kind
+
+# `loss:sum` -> `loss_sum` is the same quantity (a safe rename); `loss`/`train_loss` could mean
+# either the mean or the sum, so those are suggestions. Only known-wrong on 0.2: 0.1 passed the
+# server's keys through (013:types/future/api_future.py:48-51).
+_RENAMES = {key: new for key, new in WRONG_METRIC_KEYS.items() if ":" in key}
+_SUGGESTIONS = {
+    key: f"`{new}` (per token) or `loss_sum`"
+    for key, new in WRONG_METRIC_KEYS.items()
+    if ":" not in key
+}
 
 
 class WrongMetricKey(Rule):
@@ -126,16 +135,16 @@ its 0.2 name. `"loss"` and `"train_loss"` have no fix: per token (`loss_mean`) o
         if sdk_line(self.ctx) == "0.1":
             return
         text = key.value
-        if text in METRIC_KEY_RENAMES_0_2:
+        if text in _RENAMES:
             if not (isinstance(metrics, ast.Attribute) and metrics.attr == "metrics"):
                 return
             if self.ctx.receivers.other_sdk_only:
                 return  # "loss:sum" is Tinker's real key
-            new = METRIC_KEY_RENAMES_0_2[text]
+            new = _RENAMES[text]
             fix = safe_fix(f"Use {new!r}", edit(key, cst.SimpleString, replace_string_value(new)))
             self.report(key, self.message.format(key=text, replacement=f"{new!r}"), fix=fix)
-        elif text in METRIC_KEY_SUGGESTIONS_0_2:
+        elif text in _SUGGESTIONS:
             typ = self.ctx.receivers.type_of(metrics)
             if typ is not None and typ.kind is Kind.METRICS and typ.origin == "forward_backward":
-                replacement = METRIC_KEY_SUGGESTIONS_0_2[text]
+                replacement = _SUGGESTIONS[text]
                 self.report(key, self.message.format(key=text, replacement=replacement))
