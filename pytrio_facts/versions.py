@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from pytrio_facts.sdk import LOSS_NAMES
+
 Line = Literal["0.1", "0.2"]
 
 
@@ -191,7 +193,7 @@ ADDED_IN_0_2: tuple[OneLineOnly, ...] = (
 # 0.2 after strip().lower() (029:client/training_batch.py:19-57).
 LOSS_NAMES_BY_LINE: dict[Line, tuple[str, ...]] = {
     "0.1": ("cross_entropy", "importance_sampling", "ppo"),
-    "0.2": ("cross_entropy", "importance_sampling", "ppo", "cispo", "dro"),
+    "0.2": LOSS_NAMES,
 }
 # Result attributes 0.2 removed from every result type (api-diff.md §3.3).
 REMOVED_RESULT_ATTRIBUTES: dict[str, str] = {
