@@ -82,11 +82,29 @@ class RuleSets:
         return tuple(r for r in self.rules if not any(matches(r, s) for s in ignored))
 
 
+def _code_fingerprint() -> str:
+    """(path, mtime, size) of the linter's own sources: an edited rule invalidates the cache even
+    when the version number did not move (an editable install during development)."""
+    import pytrio_facts
+    import trio_lint
+
+    parts = []
+    for package in (trio_lint, pytrio_facts):
+        base = os.path.dirname(package.__file__ or "")
+        for directory, _, names in os.walk(base):
+            for name in names:
+                if name.endswith(".py"):
+                    stat = os.stat(os.path.join(directory, name))
+                    parts.append(f"{directory}/{name}:{stat.st_mtime_ns}:{stat.st_size}")
+    return hashlib.sha256("\n".join(sorted(parts)).encode()).hexdigest()[:16]
+
+
 def settings_key(config: LintConfig, rules: Sequence[type[Rule]], options: RunOptions) -> str:
     from trio_lint import __version__
 
     parts = [
         __version__,
+        _code_fingerprint(),
         config.fingerprint(),
         ",".join(r.code for r in rules),
         str(options.want_edits),
