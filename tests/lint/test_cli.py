@@ -53,6 +53,7 @@ def test_concise_and_sorted(project: Path) -> None:
         " token",
     ]
     assert [line.split(":")[0] for line in lines] == ["a.py"] * 3 + ["b.py"] * 3
+    assert not any(line.startswith(("Found", "[*]")) for line in lines)  # --quiet: findings only
 
 
 def test_json_has_ruffs_record_shape(project: Path) -> None:
@@ -229,5 +230,9 @@ def test_rule_explain_and_catalogue(project: Path) -> None:
     assert any(line.split()[:3] == ["PTR001", "from-import", "on"] for line in table)
     assert any(line.split()[:3] == ["PTR210", "train-unembed-default", "off"] for line in table)
     assert any(line.split()[:3] == ["PTR201", "hf-max-new-tokens", "on"] for line in table)
+    catalogue = json.loads(run_cli("rule", "--all", "--output-format", "json", cwd=project).out)
+    entry = next(item for item in catalogue if item["code"] == "PTR202")
+    assert entry["name"] == "hf-lr" and entry["fix_safety"] == "safe"
+    assert "## Why is this bad?" in entry["explanation"]
     missing = run_cli("rule", "PTR999", cwd=project)
     assert missing.code == 2 and "PTR999" in missing.err
