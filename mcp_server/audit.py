@@ -58,6 +58,7 @@ class AuditLog:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock = threading.Lock()
+        self._dir_ready = False
 
     def record(
         self,
@@ -82,7 +83,9 @@ class AuditLog:
         line = json.dumps(entry, ensure_ascii=False) + "\n"
         with self._lock:
             try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
+                if not self._dir_ready:
+                    self.path.parent.mkdir(parents=True, exist_ok=True)
+                    self._dir_ready = True
                 # O_APPEND: each line lands whole at the end, even with several servers on one file.
                 fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
                 try:
