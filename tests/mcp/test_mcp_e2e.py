@@ -223,6 +223,12 @@ async def chat_round_trip(client: Client) -> None:
     )
     assert not sampled.is_error, sampled.content
     assert len(sampled.structured_content["samples"][0]["tokens"]) <= 4
+    base = await client.call_tool(
+        "sample",
+        {"model": "Qwen/Qwen3-4B-Instruct-2507", "prompt": "Hello", "max_tokens": 2, "seed": 1},
+    )
+    assert not base.is_error, base.content
+    assert base.structured_content["model_kind"] == "base_model"
 
 
 async def divergence_stops(client: Client) -> None:
