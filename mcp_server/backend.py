@@ -32,16 +32,26 @@ LOCAL_NOTE = (
 REMOTE_NOTE = "the PyTRIO service"
 
 
+def _toml(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError):
+        return {}
+
+
 def configured_api_key() -> str | None:
-    """The key the SDK would use: PYTRIO_API_KEY, else ~/.pytrio/config.toml. Never logged."""
+    """The key the SDK would use: PYTRIO_API_KEY, else the active `trio login` profile
+    (~/.pytrio/config.toml, or envs/<name>/config.toml when `trio env use` picked one). Never
+    logged."""
     key = os.environ.get("PYTRIO_API_KEY", "").strip()
     if key:
         return key
-    path = Path(os.environ.get("PYTRIO_HOME") or Path.home() / ".pytrio") / "config.toml"
-    try:
-        value = tomllib.loads(path.read_text(encoding="utf-8")).get("api_key")
-    except (OSError, tomllib.TOMLDecodeError):
-        return None
+    home = Path.home() / ".pytrio"  # the SDK's root (pytrio config/config.py: root_path)
+    env = os.environ.get("PYTRIO_ENV") or _toml(home / "env.toml").get("active_env")
+    profile = home / "config.toml"
+    if isinstance(env, str) and env not in ("", "default", "(default)"):
+        profile = home / "envs" / env / "config.toml"
+    value = _toml(profile).get("api_key")
     return value.strip() if isinstance(value, str) and value.strip() else None
 
 

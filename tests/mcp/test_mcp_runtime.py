@@ -84,8 +84,9 @@ async def test_calls_on_different_runs_run_in_parallel(tmp_path) -> None:
 @pytest.fixture
 def no_key(monkeypatch, tmp_path):
     monkeypatch.delenv("PYTRIO_API_KEY", raising=False)
-    monkeypatch.setenv("PYTRIO_HOME", str(tmp_path / "pytrio-home"))
-    return tmp_path / "pytrio-home"
+    monkeypatch.delenv("PYTRIO_ENV", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    return tmp_path / ".pytrio"
 
 
 def test_without_a_key_the_backend_is_local(no_key) -> None:
@@ -104,6 +105,15 @@ def test_a_key_in_the_environment_or_config_selects_the_service(no_key, monkeypa
     (no_key / "config.toml").write_text('api_key = "key-from-file-123"\n')
     assert configured_api_key() == "key-from-file-123"
     assert choose_backend(Config(backend="auto")) == "remote"
+
+
+def test_a_named_profile_is_found_like_the_sdk_finds_it(no_key, monkeypatch) -> None:
+    (no_key / "envs" / "work").mkdir(parents=True)
+    (no_key / "envs" / "work" / "config.toml").write_text('api_key = "key-from-profile-1"\n')
+    (no_key / "env.toml").write_text('active_env = "work"\n')
+    assert configured_api_key() == "key-from-profile-1"
+    monkeypatch.setenv("PYTRIO_ENV", "default")
+    assert configured_api_key() is None
 
 
 def test_secrets_are_redacted_from_messages() -> None:
