@@ -16,6 +16,7 @@ from trio_lint.semantics.names import Binding, prescan_module_imports
 from trio_lint.sources import Document, Unit, load_document
 
 MAX_FIX_PASSES = 8
+ALWAYS_SHOWN = ("PTR900", "PTR901", "PTR903")  # syntax error, unreadable file, rule crash
 
 
 @dataclass
@@ -210,6 +211,11 @@ def lint_document(
         outcome.skipped = True
         return outcome
     selected = {rule.code for rule in rules}
+    # Like ruff's syntax errors, "could not check this file" findings show even when --select
+    # names other rules; only an explicit ignore hides them.
+    selected |= {
+        code for code in ALWAYS_SHOWN if not any(code.startswith(s) for s in config.ignore)
+    }
     try:
         document = load_document(path, data)
     except SourceError as error:

@@ -166,3 +166,9 @@ def test_library_api_types() -> None:
     assert [d.code for d in result.remaining] == ["PTR301"]
     selected = lint_source(BAD, path="agent.py", config={"select": ["PTR301"]})
     assert [d.code for d in selected] == ["PTR301"]
+
+
+def test_unreadable_code_is_reported_whatever_is_selected() -> None:
+    broken = "import pytrio\ndef f(:\n"
+    assert [d.code for d in lint_source(broken, "a.py", {"select": ["PTR201"]})] == ["PTR900"]
+    assert lint_source(broken, "a.py", {"select": ["PTR201"], "ignore": ["PTR900"]}) == []
