@@ -9,6 +9,8 @@
 - per-event overhead: the SDK round trip (submit, scheduler, long-poll) of an `optim_step` with
   no accumulated gradient, whose engine work is nil; and the step-time difference per event.
 - start-up: seconds from launching `trio-local serve` to its first HTTP answer (target < 2 s).
+- with `--cycles`: issue 8's clock-cycle tables from `local_cycles_bench.py` (cycles per update
+  for the three submission patterns, throughput with 1, 2 and 4 concurrent runs).
 """
 
 from __future__ import annotations
@@ -128,6 +130,7 @@ def main() -> int:
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--seq", type=int, default=128)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--cycles", action="store_true", help="also run local_cycles_bench.py")
     args = parser.parse_args()
 
     import pytrio as trio
@@ -166,6 +169,11 @@ def main() -> int:
     print(f"|{'-' * (width + 2)}|{'-' * 12}|---------|")
     for name, value, target in rows_out:
         print(f"| {name:<{width}} | {value:>10} | {target:<7} |")
+    if args.cycles:
+        print()
+        return subprocess.call(
+            [sys.executable, str(Path(__file__).with_name("local_cycles_bench.py"))]
+        )
     return 0
 
 
