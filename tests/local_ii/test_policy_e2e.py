@@ -170,3 +170,26 @@ def test_dpo_custom_loss_trains(client) -> None:
     assert history[0]["dpo_loss"] == pytest.approx(math.log(2), abs=1e-3)
     assert history[-1]["dpo_loss"] < history[0]["dpo_loss"]
     assert history[-1]["margin"] > 0
+
+
+def test_a_client_ignoring_the_limits_gets_them_back(client, tokens) -> None:
+    from pytrio.model.limits import TrainingLimits
+
+    from trio_local import catalogue
+
+    training = client.create_lora_training_client(base_model=MODEL, rank=4, seed=2)
+    datum = trio.Datum(
+        model_input=trio.ModelInput.from_ints(tokens[:-1]),
+        loss_fn_inputs={"target_tokens": tokens[1:]},
+    )
+    training.forward([datum], "cross_entropy").result()
+    # A client that does not split (here: the SDK told unlimited limits) sends one big event.
+    training._limits = TrainingLimits(None, None, None)
+    size = catalogue.TRAINER_LIMITS.max_batch_size + 1
+    with pytest.raises(trio.PyTrioError) as error:
+        training.forward([datum] * size, "cross_entropy").result()
+    message = str(error.value)
+    assert error.value.code == "invalid_request_body" and f"{size} samples" in message
+    assert str(catalogue.TRAINER_LIMITS.max_batch_size) in message
+    training._limits = TrainingLimits(**vars(catalogue.TRAINER_LIMITS))
+    assert training.forward([datum], "cross_entropy").result().metrics["token_count"] > 0
