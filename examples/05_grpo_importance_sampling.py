@@ -1,12 +1,13 @@
 """GRPO-style reinforcement learning with the importance_sampling loss: rollout, reward, update.
 
-Each step samples a group of completions per prompt from the current weights, scores them with a
-verifiable reward, centres the rewards within each group (the GRPO advantage), and trains on
-datums that carry the sampler's `logprobs` and per-token `advantages`; prompt positions are masked
-with advantage 0 (policy losses ignore `weights`). A new sampler is made after every update.
-
-The toy reward is the share of completion tokens that are plain ASCII words (letters and spaces),
-so even an untrained model gets varied rewards and the mean reward visibly rises.
+A short supervised warm start teaches the format (answer " yes" or " no", then stop) with both
+answers shown for every question, so the model starts at about even odds. Then each RL step
+samples a group of answers per question from the current weights, scores them with a verifiable
+reward (here a toy preference: 1.0 for an agreeable " yes"), centres the rewards within each group
+(the GRPO advantage), and trains on datums that carry the sampler's `logprobs` and per-token
+`advantages`; prompt positions are masked with advantage 0 (policy losses ignore `weights`). A new
+sampler is made after every update, so rollouts always come from the weights being trained, and
+RL starts from the warm-start checkpoint with a fresh optimizer, as a new training phase should.
 
 Run offline:       trio-local run python examples/05_grpo_importance_sampling.py
 Run on PyTRIO:     python examples/05_grpo_importance_sampling.py --lr 1e-5   (after `trio login`)
@@ -17,15 +18,22 @@ import re
 
 import pytrio as trio
 
-PROMPTS = ["Write a word:", "Say something:", "Continue the text:", "Answer briefly:"]
-ASCII_WORD = re.compile(r"[A-Za-z ]+")
+QUESTIONS = [
+    ("Q: Can you help me?\nA:", "yes"),
+    ("Q: Do you like music?\nA:", "yes"),
+    ("Q: Is today a good day?\nA:", "yes"),
+    ("Q: Would you recommend it?\nA:", "yes"),
+]
 
 
-def reward(tokenizer, tokens: list[int]) -> float:
-    if not tokens:
-        return 0.0
-    pieces = [tokenizer.decode([token]) for token in tokens]
-    return sum(1.0 for piece in pieces if ASCII_WORD.fullmatch(piece)) / len(tokens)
+def sft_datum(tokenizer, prompt: list[int], answer: str) -> trio.Datum:
+    completion = [*tokenizer.encode(f" {answer}", add_special_tokens=False), tokenizer.eos_token_id]
+    tokens = prompt + completion
+    weights = [0.0] * len(prompt) + [1.0] * len(completion)
+    return trio.Datum(
+        model_input=trio.ModelInput.from_ints(tokens[:-1]),
+        loss_fn_inputs={"target_tokens": tokens[1:], "weights": weights[1:]},
+    )
 
 
 def rl_datum(prompt: list[int], sequence, advantage: float) -> trio.Datum:
@@ -45,25 +53,43 @@ def rl_datum(prompt: list[int], sequence, advantage: float) -> trio.Datum:
     )
 
 
+def reward(text: str | None, answer: str) -> float:
+    """1.0 when the completion's first word is the preferred answer (a verifiable reward)."""
+    first_word = re.match(r"\s*(\w+)", (text or "").lower())
+    return 1.0 if first_word and first_word.group(1) == answer else 0.0
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base-model", default="Qwen/Qwen3-4B-Instruct-2507")
-    parser.add_argument("--steps", type=int, default=8)
+    parser.add_argument("--warm-start-steps", type=int, default=20)
+    parser.add_argument("--steps", type=int, default=6)
     parser.add_argument("--group-size", type=int, default=8)
-    parser.add_argument("--max-tokens", type=int, default=6)
-    parser.add_argument("--lr", type=float, default=3e-3)
+    parser.add_argument("--lr", type=float, default=2e-3)
     args = parser.parse_args()
 
     service = trio.ServiceClient()
     training = service.create_lora_training_client(base_model=args.base_model, rank=16, seed=0)
     tokenizer = training.get_tokenizer()
-    prompts = [tokenizer.encode(text) for text in PROMPTS]
-    params = trio.SamplingParams(max_tokens=args.max_tokens, temperature=1.0)
+    prompts = [tokenizer.encode(question, add_special_tokens=True) for question, _ in QUESTIONS]
     adam = trio.AdamParams(learning_rate=args.lr)
 
+    # Warm start: the answer format, with both answers for every question.
+    warm = [sft_datum(tokenizer, p, a) for p in prompts for a in ("yes", "no")]
+    for _ in range(args.warm_start_steps):
+        fb_future = training.forward_backward(warm, loss_fn="cross_entropy")
+        optim_future = training.optim_step(adam)
+        fb_future.result()
+        optim_future.result()
+
+    # A new phase starts from the weights with a fresh optimizer: Adam's moments from the SFT
+    # steps would otherwise outweigh the much smaller policy gradients for many steps.
+    warm_state = training.save_state("grpo-warm-start").result()
+    training = service.create_training_client_from_state(warm_state.path)
+
+    params = trio.SamplingParams(max_tokens=4, temperature=1.0, stop=[tokenizer.eos_token_id])
     for step in range(args.steps):
-        # Rollout from the current weights: submit every prompt, then collect.
-        sampler = training.save_weights_and_get_sampling_client()
+        sampler = training.save_weights_and_get_sampling_client()  # the current weights
         futures = [
             sampler.sample(
                 prompt=trio.ModelInput.from_ints(prompt),
@@ -71,11 +97,12 @@ def main() -> None:
                 sampling_params=params,
             )
             for prompt in prompts
-        ]
+        ]  # submit every question, then collect
         datums, rewards, useful_groups = [], [], 0
-        for prompt, future in zip(prompts, futures, strict=True):
+        answers = [answer for _, answer in QUESTIONS]
+        for prompt, answer, future in zip(prompts, answers, futures, strict=True):
             sequences = future.result().sequences
-            group = [reward(tokenizer, list(seq.tokens)) for seq in sequences]
+            group = [reward(sequence.text, answer) for sequence in sequences]
             rewards.extend(group)
             mean = sum(group) / len(group)
             if all(r == mean for r in group):
@@ -85,12 +112,12 @@ def main() -> None:
                 rl_datum(prompt, seq, r - mean) for seq, r in zip(sequences, group, strict=True)
             )
 
-        mean_reward = sum(rewards) / len(rewards)
         if datums:
             fb_future = training.forward_backward(datums, loss_fn="importance_sampling")
             optim_future = training.optim_step(adam)
             fb_future.result()
             optim_future.result()
+        mean_reward = sum(rewards) / len(rewards)
         print(f"step {step} reward {mean_reward:.3f} groups {useful_groups}/{len(prompts)}")
 
 

@@ -127,12 +127,12 @@ def test_04_rest_lists_downloads_and_deletes(service) -> None:
     assert "checkpoints before delete 2 after 1" in out
 
 
-def test_05_grpo_reward_rises(service) -> None:
+def test_05_grpo_reward_rises_after_the_warm_start(service) -> None:
     probe_loss(service, "importance_sampling")
     env = {**os.environ, **service.env}
     script = EXAMPLES / "05_grpo_importance_sampling.py"
     process = subprocess.run(
-        [sys.executable, str(script), "--steps", "8"],
+        [sys.executable, str(script), "--steps", "6"],
         env=env,
         capture_output=True,
         text=True,
@@ -149,8 +149,9 @@ def test_05_grpo_reward_rises(service) -> None:
     assert process.returncode == 0, process.stderr[-4000:]
     out = process.stdout
     rewards = floats(r"step \d+ reward ([\d.]+)", out)
-    assert len(rewards) == 8
-    assert sum(rewards[-3:]) / 3 > sum(rewards[:3]) / 3, rewards
+    assert len(rewards) == 6
+    assert sum(rewards[-2:]) / 2 > sum(rewards[:2]) / 2 + 0.2, rewards
+    assert rewards[-1] >= 0.75, rewards
 
 
 def test_06_pipelined_updates_take_fewer_cycles_than_serial() -> None:
