@@ -35,7 +35,7 @@ def _service_options(parser: argparse.ArgumentParser) -> None:
         help=f"minimum clock-cycle length; 0 runs work back to back (default {DEFAULT_CYCLE_MS})",
     )
     parser.add_argument(
-        "--max-runs", type=int, default=8, help="concurrent training runs before 429 (default 8)"
+        "--max-runs", type=int, default=16, help="concurrent training runs before 429 (default 16)"
     )
     parser.add_argument(
         "--heartbeat-timeout",

@@ -40,7 +40,7 @@ class ServeConfig:
     data_dir: Path = field(default_factory=default_data_dir)
     api_key: str | None = None  # None: the key stored in the data dir (created on first start)
     cycle_ms: int = 0
-    max_training_runs: int = 8  # concurrent runs; past it creation answers the SDK's capacity 429
+    max_training_runs: int = 16  # concurrent runs; past it creation answers the SDK's capacity 429
     heartbeat_timeout_s: float = 180.0  # a run silent this long is ended (its client is gone)
     threads: int = 2
     control_body_limit: int = 2 * MIB
