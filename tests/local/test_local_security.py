@@ -186,3 +186,50 @@ def test_the_telemetry_sink_accepts_batches_with_the_key_only(service) -> None:
     assert httpx.post(url, json=batch).status_code == 401
     ok = httpx.post(url, json=batch, headers={"X-API-Key": service.api_key})
     assert ok.status_code == 204
+
+
+def _event(run_id: str, index: int, event_id: str, kind: str, payload: dict) -> bytes:
+    return msgpack.packb(
+        {
+            "version": 1,
+            "event_id": event_id,
+            "type": kind,
+            "metadata": {
+                "index": index,
+                "step": 0,
+                "timestamp": 0,
+                "sdk": "pytrio",
+                "sdk_version": "0.2.9",
+                "run_id": run_id,
+            },
+            "payload": payload,
+        }
+    )
+
+
+def test_the_server_enforces_checkpoint_names_too(service, client) -> None:
+    run_id, token = _actor_token(service, client)
+    url = f"{service.base_url}/actor/v1/events"
+    auth = {"Authorization": f"Bearer {token}", "Content-Type": "application/msgpack"}
+    init = {
+        "base_model": MODEL,
+        "load_optimizer": False,
+        "lora_config": {"rank": 4, "train_mlp": True, "train_attn": True, "train_unembed": False},
+    }
+    save = {"name": "../escape", "overwrite": False, "visibility": "WORKSPACE"}
+    httpx.post(
+        url, content=_event(run_id, 1, "event_0000000000a1", "trainer.init_run", init), headers=auth
+    )
+    httpx.post(
+        url,
+        content=_event(run_id, 2, "event_0000000000a2", "trainer.save_state", save),
+        headers=auth,
+    )
+    polled = msgpack.unpackb(
+        httpx.get(
+            f"{url}/event_0000000000a2", headers={**auth, "Prefer": "wait=50"}, timeout=60
+        ).content
+    )
+    assert polled["status"] == "failed"
+    assert polled["error"]["code"] == "invalid_checkpoint_name"
+    assert not any(service.data_dir.rglob("escape"))

@@ -112,3 +112,16 @@ def test_a_batch_the_sdk_splits_trains_like_the_same_batch_in_one_event(client) 
     before = whole.loss_fn_outputs[0]["elementwise_loss"].to_numpy().sum()
     assert after_a < before
     np.testing.assert_allclose(after_a, after_b, rtol=1e-4)
+
+
+def test_optim_step_reports_the_gradient_norm(client) -> None:
+    training = client.create_lora_training_client(base_model=MODEL, rank=4, seed=4)
+    datum = sft_datum(training.get_tokenizer(), "Say hi", "Hello there!")
+    idle = training.optim_step(trio.AdamParams(learning_rate=1e-3)).result()
+    assert idle.metrics["grad_norm"] == 0
+    training.forward_backward([datum], "cross_entropy").result()
+    step = training.optim_step(
+        trio.AdamParams(learning_rate=1e-3, weight_decay=0.01, grad_clip_norm=1.0)
+    ).result()
+    assert step.metrics["grad_norm"] > 0
+    assert step.metrics["learning_rate"] == 1e-3
