@@ -35,7 +35,7 @@ time.sleep(600)
 
 def test_capacity_429_waits_and_a_vanished_client_frees_its_slot(tmp_path: Path) -> None:
     trio.configure_observability(enabled=False)
-    with local_service(max_training_runs=1, heartbeat_timeout_s=3.0, cycle_ms=0) as service:
+    with local_service(max_training_runs=1, heartbeat_timeout_s=6.0, cycle_ms=0) as service:
         holder = subprocess.Popen(
             [sys.executable, "-c", HOLD_A_RUN],
             env={**os.environ, **service.env},
