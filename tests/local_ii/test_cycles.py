@@ -85,6 +85,7 @@ tokens = training.get_tokenizer().encode(text)
 datum = trio.Datum(model_input=trio.ModelInput.from_ints(tokens[:-1]),
                    loss_fn_inputs={{"target_tokens": tokens[1:]}})
 print("RUN", training.training_run_cuid, flush=True)
+sys.stdin.readline()  # start together
 for _ in range(3):
     fb = training.forward_backward([datum], "cross_entropy")
     opt = training.optim_step(trio.AdamParams(learning_rate=5e-3))
@@ -94,20 +95,31 @@ for _ in range(3):
 JOBS = [("11", "Alpha beta gamma delta epsilon."), ("22", "One two three four five six seven.")]
 
 
-def start(service, seed: str, text: str) -> subprocess.Popen:
-    return subprocess.Popen(
+def start(service, seed: str, text: str) -> tuple[subprocess.Popen, str]:
+    """A client process with its run created, waiting for the go."""
+    process = subprocess.Popen(
         [sys.executable, "-c", TRAIN, seed, text],
         env={**os.environ, **service.env},
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     )
+    line = process.stdout.readline()
+    assert line.startswith("RUN"), line
+    return process, line.split()[1]
 
 
-def finish(process: subprocess.Popen) -> tuple[str, list[float]]:
-    out, _ = process.communicate(timeout=600)
-    assert process.returncode == 0, out
-    run = next(line.split()[1] for line in out.splitlines() if line.startswith("RUN"))
-    return run, [float(line.split()[1]) for line in out.splitlines() if line.startswith("LOSS")]
+def go(started: list[tuple[subprocess.Popen, str]]) -> list[tuple[str, list[float]]]:
+    for process, _ in started:
+        process.stdin.write("go\n")
+        process.stdin.close()
+    results = []
+    for process, run in started:
+        out = process.stdout.read()
+        assert process.wait(600) == 0, out
+        losses = [float(line.split()[1]) for line in out.splitlines() if line.startswith("LOSS")]
+        results.append((run, losses))
+    return results
 
 
 def test_two_processes_share_cycles_and_never_mix_results() -> None:
@@ -115,9 +127,9 @@ def test_two_processes_share_cycles_and_never_mix_results() -> None:
     # its own cycle the moment it arrives).
     with local_service(cycle_ms=100) as service:
         shared_before = read_stats(service)["shared_cycles"]
-        together = [finish(p) for p in [start(service, *job) for job in JOBS]]
+        together = go([start(service, *job) for job in JOBS])
         stats = read_stats(service)
-        alone = [finish(start(service, *job)) for job in JOBS]
+        alone = [go([start(service, *job)])[0] for job in JOBS]
     for (_, shared), (_, single) in zip(together, alone, strict=True):
         assert shared == pytest.approx(single, rel=1e-5, abs=1e-6)  # same as the run alone
     assert together[0][1] != pytest.approx(together[1][1])  # and the two runs differ
