@@ -131,11 +131,13 @@ class Service:
 
     def environment(self, base_url: str) -> dict[str, str]:
         """What a child process needs to run unmodified PyTRIO code against this service."""
+        from trio_local.http.stats import STATS_PATH
+
         return {
             "PYTRIO_BASE_URL": base_url,
             "PYTRIO_API_KEY": self.api_key,
             "MODELSCOPE_CACHE": str(modelscope_cache()),
-            "TRIO_LOCAL_STATS_URL": f"{base_url}/trio-local/stats",
+            "TRIO_LOCAL_STATS_URL": f"{base_url}{STATS_PATH}",
         }
 
 

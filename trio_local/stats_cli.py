@@ -9,7 +9,8 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-STATS_PATH = "/trio-local/stats"
+from trio_local.http.stats import STATS_PATH
+
 DEFAULT_BASE_URL = "http://127.0.0.1:8765"
 COLUMNS = (
     ("run", "run_id"),
