@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
+import httpx
 import numpy as np
 import pytrio as trio
 from local_helpers import MODEL, PAIRS, prompt_tokens, sft_batch, sft_datum, train
 
 
-def test_catalogue_lists_real_ids_and_says_they_are_stand_ins(client) -> None:
+def test_catalogue_lists_real_ids_and_says_they_are_stand_ins(service, client) -> None:
     models = client.get_supported_models()
     assert MODEL in models
     assert all(name.startswith("Qwen/Qwen3") for name in models)
+    capabilities = client.get_server_capabilities().supported_models
+    stand_in = next(m for m in capabilities if m.model_name == MODEL)
+    assert stand_in.training.available and stand_in.sampling.available
+    assert stand_in.training.max_tokens_per_request == 1024
+    listing = httpx.get(
+        f"{service.base_url}/api/models", headers={"X-API-Key": service.api_key}
+    ).json()
+    for item in listing["items"]:
+        assert "stand-in" in item["description"] and "not the real model" in item["description"]
 
 
 def test_tokenizer_is_the_real_qwen_vocabulary_with_the_instruct_chat_format(client) -> None:
