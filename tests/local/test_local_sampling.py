@@ -123,9 +123,9 @@ def test_prompt_logprobs_and_top_k_prompt_logprobs(trained) -> None:
     assert len(result.prompt_logprobs) == length and result.prompt_logprobs[0] is None
     assert len(result.topk_prompt_logprobs) == length
     top = result.topk_prompt_logprobs[1]
-    assert (len(top) == 2 and top[0][1] >= top[1][1] >= result.prompt_logprobs[1] - 1e-6) or (
-        top[0][1] >= result.prompt_logprobs[1] - 1e-6
-    )
+    assert len(top) == 2 and top[0][1] >= top[1][1]
+    # the best candidate is at least as likely as the prompt's actual token
+    assert top[0][1] >= result.prompt_logprobs[1] - 1e-5
 
 
 def test_base_model_sampler_differs_from_the_trained_one(client, trained) -> None:
