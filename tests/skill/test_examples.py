@@ -33,16 +33,20 @@ def service() -> Iterator[LocalService]:
         yield running
 
 
-def run_example(service: LocalService, name: str, *args: str) -> str:
-    env = {**os.environ, **service.env}
-    process = subprocess.run(
-        [sys.executable, str(EXAMPLES / name), *args],
-        env=env,
+def run_python(service: LocalService, *args: str) -> subprocess.CompletedProcess[str]:
+    """`python ARGS` with the environment `trio-local run` would give it."""
+    return subprocess.run(
+        [sys.executable, *args],
+        env={**os.environ, **service.env},
         capture_output=True,
         text=True,
         timeout=TIMEOUT,
         check=False,
     )
+
+
+def run_example(service: LocalService, name: str, *args: str) -> str:
+    process = run_python(service, str(EXAMPLES / name), *args)
     assert process.returncode == 0, f"{name} failed:\n{process.stdout}\n{process.stderr[-4000:]}"
     return process.stdout
 
@@ -68,15 +72,7 @@ except trio.PyTrioError as err:
     print("error code", err.code)
     raise
 """
-    env = {**os.environ, **service.env}
-    process = subprocess.run(
-        [sys.executable, "-c", code],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-    )
+    process = run_python(service, "-c", code)
     if process.returncode != 0 and "error code unsupported_loss" in process.stdout:
         pytest.skip(f"trio-local answers unsupported_loss for {loss_fn!r} (issue 8 adds it)")
     assert process.returncode == 0, process.stderr[-4000:]
@@ -129,16 +125,7 @@ def test_04_rest_lists_downloads_and_deletes(service) -> None:
 
 def test_05_grpo_reward_rises_after_the_warm_start(service) -> None:
     probe_loss(service, "importance_sampling")
-    env = {**os.environ, **service.env}
-    script = EXAMPLES / "05_grpo_importance_sampling.py"
-    process = subprocess.run(
-        [sys.executable, str(script), "--steps", "6"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-    )
+    process = run_python(service, str(EXAMPLES / "05_grpo_importance_sampling.py"), "--steps", "6")
     if "token_id_out_of_range" in process.stderr or "outside the tokenizer vocabulary" in (
         process.stderr
     ):
@@ -200,14 +187,6 @@ def skill_scripts() -> list[str]:
 def test_skill_md_scripts_run_unchanged(service) -> None:
     scripts = skill_scripts()
     assert len(scripts) >= 3
-    env = {**os.environ, **service.env}
     for script in scripts:
-        process = subprocess.run(
-            [sys.executable, "-c", script],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT,
-            check=False,
-        )
+        process = run_python(service, "-c", script)
         assert process.returncode == 0, f"{script}\n{process.stderr[-3000:]}"
