@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -34,6 +36,29 @@ BLOCK = re.compile(
 
 class UnknownBlockError(ValueError):
     """A marker names a block with no template."""
+
+
+class FormatterError(RuntimeError):
+    """ruff could not be run on a rendered document."""
+
+
+def ruff_format_markdown(text: str, relative: str) -> str:
+    """The text as `ruff format .` leaves it: ruff formats the Python blocks of Markdown too, so
+    rendered docs must already be in that shape or `ruff format --check` fails on them."""
+    ruff = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
+    if ruff is None:
+        raise FormatterError("ruff is needed to format generated docs: pip install ruff")
+    process = subprocess.run(
+        [ruff, "format", "--stdin-filename", relative, "-"],
+        input=text,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,  # the project's [tool.ruff] settings, whatever root is being rendered
+        check=False,
+    )
+    if process.returncode != 0:
+        raise FormatterError(f"ruff format failed on {relative}: {process.stderr.strip()}")
+    return process.stdout
 
 
 def brief(text: str, limit: int = 150) -> str:
@@ -111,7 +136,9 @@ def render_all(root: Path = ROOT) -> dict[Path, str]:
         rendered = render_blocks(text, env, ctx, str(path.relative_to(root)))
         if rendered != text or path in out:
             out[path] = rendered
-    return out
+    return {
+        path: ruff_format_markdown(text, str(path.relative_to(root))) for path, text in out.items()
+    }
 
 
 def stale(root: Path = ROOT) -> list[Path]:

@@ -43,3 +43,13 @@ def test_brief_drops_the_verb_and_never_cuts_inside_inline_code() -> None:
     long = "Flags a call " + "`a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p` " * 4 + "end"
     cut = render.brief(long, limit=80)
     assert cut.endswith(" …") and cut[:-2].count("`") % 2 == 0
+
+
+def test_rendered_markdown_is_already_in_ruff_format() -> None:
+    # ruff formats the python blocks of Markdown, so `ruff format --check .` sees generated docs too
+    unformatted = (
+        "# t\n\n```python\nimport pytrio as trio\nx = trio.AdamParams( learning_rate=1e-4 )\n```\n"
+    )
+    formatted = render.ruff_format_markdown(unformatted, "references/x.md")
+    assert "trio.AdamParams(learning_rate=1e-4)" in formatted
+    assert render.ruff_format_markdown(formatted, "references/x.md") == formatted
