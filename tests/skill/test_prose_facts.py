@@ -57,3 +57,66 @@ def test_adam_defaults_quoted_in_prose() -> None:
         for name, value in re.findall(r"`?(beta2|eps)=([\d.e-]+)`?", text):
             if "AdamParams" in text or "PyTorch" in text:
                 assert float(value) in (defaults[name], 0.999, 1e-8), f"{path.name}: {name}={value}"
+
+
+CLIENT_PAGES = {
+    "service-client.md": "ServiceClient",
+    "training-client.md": "TrainingClient",
+    "sampling-client.md": "SamplingClient",
+    "rest-client.md": "RestClient",
+}
+
+
+def _signature_rows(text: str, cls: type) -> list[tuple[str, str]]:
+    """Backticked `method(params)` of `cls` written out with their parameters (not `(...)`)."""
+    found = re.findall(r"`(\w+)\(([^`]*)\)`", text)
+    return [(name, args) for name, args in found if hasattr(cls, name) and "..." not in args]
+
+
+def check_signatures(text: str, cls: type, page: str) -> int:
+    """Assert every written-out signature of `cls` in `text` matches the SDK; return how many."""
+    import ast
+    import inspect
+
+    rows = _signature_rows(text, cls)
+    for name, written in rows:
+        actual = {
+            p.name: p.default
+            for p in inspect.signature(getattr(cls, name)).parameters.values()
+            if p.name != "self"
+        }
+        call = ast.parse(f"f({' '.join(written.replace('*, ', '').split())})").body[0].value
+        # Prose may shorten a signature (`save_state(name)`): positional names must be the real
+        # leading parameters, keywords must exist, and every default shown must be the real one.
+        params = list(actual)
+        positional = [ast.unparse(arg) for arg in call.args]
+        assert positional == params[: len(positional)], f"{page}: {name}({written}) vs {params}"
+        assert {k.arg for k in call.keywords} <= set(params), f"{page}: {name}({written})"
+        for keyword in call.keywords:
+            real = actual[keyword.arg]
+            if isinstance(keyword.value, ast.Call):  # e.g. sampling_params=SamplingParams()
+                assert ast.unparse(keyword.value) == f"{type(real).__name__}()", page
+                assert real == type(real)(), f"{page}: {name} {keyword.arg} default is {real!r}"
+                continue
+            default = ast.literal_eval(keyword.value)
+            assert default == real, f"{page}: {name} {keyword.arg}={default!r}, SDK has {real!r}"
+    return len(rows)
+
+
+@pytest.mark.parametrize("page", sorted(CLIENT_PAGES))
+def test_signatures_in_client_pages_match_the_sdk(page: str) -> None:
+    import pytrio as trio
+
+    text = (ROOT / "references" / page).read_text(encoding="utf-8")
+    assert check_signatures(text, getattr(trio, CLIENT_PAGES[page]), page) >= 2
+
+
+def test_signature_check_catches_a_wrong_default_and_name() -> None:
+    import pytrio as trio
+
+    with pytest.raises(AssertionError, match="rank=16"):
+        check_signatures(
+            "`create_lora_training_client(base_model, rank=16)`", trio.ServiceClient, "x"
+        )
+    with pytest.raises(AssertionError):
+        check_signatures("`save_state(path)`", trio.TrainingClient, "x")
