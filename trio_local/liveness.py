@@ -39,8 +39,19 @@ class Liveness:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        for run_id in self.active_runs():  # runs left active by an earlier process
-            self._seen[run_id] = time.monotonic()
+        self._end_runs_of_an_earlier_process()
+
+    def _end_runs_of_an_earlier_process(self) -> None:
+        """A RUNNING run's weights lived in an earlier process's memory: it can never take another
+        step, so it ends now instead of holding a capacity slot until the heartbeat timeout. A
+        CREATED run never reached the trainer; its client may still initialise it, so it gets the
+        usual grace period."""
+        for run_id in self.active_runs():
+            row = self.store.training_run(run_id)
+            if row is not None and row["status"] == "RUNNING":
+                self.store.update_training_run(run_id, status=ENDED, ended_at=iso(now()))
+            else:
+                self._seen[run_id] = time.monotonic()
 
     @property
     def heartbeat_ms(self) -> int:
