@@ -6,6 +6,7 @@ tree the size of site-packages, pathlib objects cost more than everything else i
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -51,6 +52,14 @@ def _relative(path: str, base: str) -> str | None:
     return path[len(prefix) :].replace(os.sep, "/") if path.startswith(prefix) else None
 
 
+def _ignored(ignores: list[tuple[str, pathspec.PathSpec]], path: str, suffix: str) -> bool:
+    for base, spec in ignores:
+        relative = _relative(path, base)
+        if relative is not None and spec.match_file(relative + suffix):
+            return True
+    return False
+
+
 def _linted(name: str) -> bool:
     dot = name.rfind(".")
     return dot > 0 and name[dot:].lower() in LINTED_SUFFIXES
@@ -61,6 +70,8 @@ class Walker:
         self.config = config
         self.root = os.path.realpath(root)
         self.excludes = _spec([*config.exclude, *config.extend_exclude])
+        # A pure function of the name, asked once per file and directory name of the tree.
+        self._excluded_name = functools.lru_cache(maxsize=None)(self.excludes.match_file)
 
     def excluded(self, path: str, *, is_dir: bool) -> bool:
         """Matched by an exclude pattern, relative to the project root (or by its name alone)."""
@@ -87,46 +98,60 @@ class Walker:
         return found
 
     def walk(self, top: str) -> Iterator[str]:
+        """os.walk's traversal (no symlinked directories entered, unreadable ones skipped) on
+        os.scandir directly: entry types come from the listing (no stat per name), a directory's
+        `.gitignore` is read only when its listing shows one, and name matches are memoized."""
         top = os.path.realpath(top)
         gitignore = self.config.respect_gitignore
-        ignores = self._ancestor_ignores(top) if gitignore else []
         top_relative = _relative(top, self.root)
-
-        def ignored(path: str, suffix: str) -> bool:
-            for base, spec in ignores:
-                relative = _relative(path, base)
-                if relative is not None and spec.match_file(relative + suffix):
-                    return True
-            return False
-
-        for directory, dirnames, filenames in os.walk(top):
-            if gitignore and directory != top:
+        excluded_name = self._excluded_name
+        match_relative = self.excludes.match_file
+        stack: list[tuple[str, list[tuple[str, pathspec.PathSpec]]]] = [
+            (top, self._ancestor_ignores(top) if gitignore else [])
+        ]
+        while stack:
+            directory, inherited = stack.pop()
+            try:
+                with os.scandir(directory) as listing:
+                    entries = list(listing)
+            except OSError:
+                continue
+            ignores = inherited
+            if gitignore and directory != top and any(e.name == ".gitignore" for e in entries):
                 spec = _read_gitignore(directory)
                 if spec is not None:
-                    ignores.append((directory, spec))
-            below = _relative(directory, top)
+                    ignores = [*inherited, (directory, spec)]
             relative_dir = None
             if top_relative is not None:
+                below = _relative(directory, top)
                 relative_dir = "/".join(p for p in (top_relative, below) if p)
-            keep = []
-            for name in sorted(dirnames):
-                if self.excludes.match_file(name + "/"):
-                    continue
-                if relative_dir is not None:
-                    candidate = f"{relative_dir}/{name}/" if relative_dir else f"{name}/"
-                    if self.excludes.match_file(candidate):
+            subdirs = []
+            for entry in entries:
+                name = entry.name
+                try:
+                    is_dir = entry.is_dir()
+                except OSError:
+                    is_dir = False
+                if is_dir:
+                    if excluded_name(name + "/"):
                         continue
-                if ignores and ignored(os.path.join(directory, name), "/"):
+                    if relative_dir is not None:
+                        candidate = f"{relative_dir}/{name}/" if relative_dir else f"{name}/"
+                        if match_relative(candidate):
+                            continue
+                    path = entry.path
+                    if ignores and _ignored(ignores, path, "/"):
+                        continue
+                    if not entry.is_symlink():
+                        subdirs.append(path)
                     continue
-                keep.append(name)
-            dirnames[:] = keep
-            for name in sorted(filenames):
-                if not _linted(name) or self.excludes.match_file(name):
+                if not _linted(name) or excluded_name(name):
                     continue
-                path = os.path.join(directory, name)
-                if ignores and ignored(path, ""):
+                path = entry.path
+                if ignores and _ignored(ignores, path, ""):
                     continue
                 yield path
+            stack.extend((path, ignores) for path in subdirs)
 
 
 def discover(
