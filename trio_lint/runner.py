@@ -3,24 +3,25 @@ atomically, diagnostics sorted by path, line and column."""
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import os
 import tempfile
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pathspec
-
-from trio_lint.cache import MISS, Cache, Cached, content_hash
+from trio_lint.cache import MISS, Cache, content_hash
 from trio_lint.config import LintConfig
 from trio_lint.diagnostics import Diagnostic, Severity
-from trio_lint.engine import FileOutcome, lint_document, mentions_sdk
-from trio_lint.rules import matches, select_rules
-from trio_lint.rules.base import Rule
+
+if TYPE_CHECKING:
+    from trio_lint.cache import Cached
+    from trio_lint.engine import FileOutcome
+    from trio_lint.rules.base import Rule
+
+# A warm run imports none of the engine, the rules, pathspec or multiprocessing (together they
+# cost more than all of a warm run's cache lookups): they are imported where a file is linted.
 
 POOL_MIN_FILES = 24  # below this a pool's start-up costs more than it saves
 
@@ -60,6 +61,10 @@ class RuleSets:
     """The rules for each file: the selection minus the matching `per-file-ignores`."""
 
     def __init__(self, config: LintConfig, root: Path) -> None:
+        import pathspec
+
+        from trio_lint.rules import select_rules
+
         self.rules = select_rules(config)
         self.root = root
         self.patterns = [
@@ -79,18 +84,21 @@ class RuleSets:
         ]
         if not ignored:
             return self.rules
+        from trio_lint.rules import matches
+
         return tuple(r for r in self.rules if not any(matches(r, s) for s in ignored))
 
 
 def _code_fingerprint() -> str:
     """(path, mtime, size) of the linter's own sources: an edited rule invalidates the cache even
     when the version number did not move (an editable install during development)."""
-    import pytrio_facts
-    import trio_lint
+    import importlib.util
 
     parts = []
-    for package in (trio_lint, pytrio_facts):
-        base = os.path.dirname(package.__file__ or "")
+    for package in ("trio_lint", "pytrio_facts"):
+        # find_spec names the directory without running the package (pytrio_facts imports a lot)
+        spec = importlib.util.find_spec(package)
+        base = os.path.dirname((spec and spec.origin) or "")
         for directory, _, names in os.walk(base):
             for name in names:
                 if name.endswith(".py"):
@@ -99,16 +107,13 @@ def _code_fingerprint() -> str:
     return hashlib.sha256("\n".join(sorted(parts)).encode()).hexdigest()[:16]
 
 
-def settings_key(config: LintConfig, rules: Sequence[type[Rule]], options: RunOptions) -> str:
+def settings_key(config: LintConfig, options: RunOptions) -> str:
+    """What findings depend on besides the file: the tool version, the linter's own sources (which
+    fix the rule registry) and the config (selection, target version, SDK modules...). Together
+    they determine the selected rule set, so the rules need not be imported to name it."""
     from trio_lint import __version__
 
-    parts = [
-        __version__,
-        _code_fingerprint(),
-        config.fingerprint(),
-        ",".join(r.code for r in rules),
-        str(options.want_edits),
-    ]
+    parts = [__version__, _code_fingerprint(), config.fingerprint(), str(options.want_edits)]
     return hashlib.sha256("|".join(parts).encode()).hexdigest()[:20]
 
 
@@ -140,6 +145,8 @@ def _init_worker(config: LintConfig, root: Path, options: RunOptions) -> None:
 
 def _lint_one(job: tuple[str, str]) -> tuple[str, FileOutcome, str | None]:
     """(path, outcome, original text for diffs). Never raises."""
+    from trio_lint.engine import FileOutcome, lint_document
+
     path_text, shown = job
     config: LintConfig = _STATE["config"]  # type: ignore[assignment]
     options: RunOptions = _STATE["options"]  # type: ignore[assignment]
@@ -173,6 +180,11 @@ def _lint_one(job: tuple[str, str]) -> tuple[str, FileOutcome, str | None]:
     return path_text, outcome, original
 
 
+def _mentions_sdk(data: bytes, config: LintConfig) -> bool:
+    """engine.mentions_sdk without importing the engine on the warm path."""
+    return config.force_sdk or any(module.encode() in data for module in config.sdk_modules)
+
+
 def _use_cached(result: RunResult, cached: Cached | object, path: str, cwd: str) -> None:
     if cached is None:
         return  # the prefilter skipped this file last time
@@ -194,6 +206,42 @@ def write_atomic(path: Path, data: bytes) -> None:
         raise
 
 
+def _lint_all(
+    jobs: list[tuple[str, str]], config: LintConfig, root: Path, options: RunOptions
+) -> list[tuple[str, FileOutcome, str | None]]:
+    """Lint what the cache could not answer; in a process pool when there are enough files."""
+    if not jobs:
+        return []
+    workers = options.jobs or os.cpu_count() or 1
+    if len(jobs) >= POOL_MIN_FILES and workers > 1:
+        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
+
+        try:
+            with ProcessPoolExecutor(
+                max_workers=workers, initializer=_init_worker, initargs=(config, root, options)
+            ) as pool:
+                chunk = max(1, len(jobs) // (workers * 4))
+                return list(pool.map(_lint_one, jobs, chunksize=chunk))
+        except BrokenProcessPool:
+            pass  # a worker died (e.g. killed for memory): redo the files in this process
+    _init_worker(config, root, options)
+    return [_lint_one(job) for job in jobs]
+
+
+def _unified_diff(before: str, after: str, shown: str) -> str:
+    import difflib
+
+    return "".join(
+        difflib.unified_diff(
+            before.splitlines(keepends=True),
+            after.splitlines(keepends=True),
+            fromfile=f"a/{shown}",
+            tofile=f"b/{shown}",
+        )
+    )
+
+
 def run(
     files: Sequence[str],
     config: LintConfig,
@@ -202,20 +250,19 @@ def run(
     cache_dir: Path | None = None,
 ) -> RunResult:
     result = RunResult(files_seen=len(files))
-    rulesets = RuleSets(config, root)
     changing = bool(options.fix or options.diff or options.add_noqa)
     cache = None
     if options.use_cache and not changing and cache_dir is not None:
-        cache = Cache(cache_dir, settings_key(config, rulesets.rules, options))
+        cache = Cache(cache_dir, settings_key(config, options))
     jobs: list[tuple[str, str]] = []
     pending: dict[str, tuple[str, os.stat_result]] = {}  # path -> (digest, stat) to cache
     cwd = os.getcwd()
     for path in files:
-        key = path
+        stat = None
         try:
-            stat = os.stat(path) if cache is not None else None
-            if cache is not None and stat is not None:
-                cached = cache.by_stat(key, stat)
+            if cache is not None:
+                stat = os.stat(path)
+                cached = cache.by_stat(path, stat)
                 if cached is not MISS:
                     _use_cached(result, cached, path, cwd)
                     continue
@@ -227,36 +274,20 @@ def run(
         digest = ""
         if cache is not None and stat is not None:
             digest = content_hash(data)
-            cached = cache.by_digest(key, digest)
+            cached = cache.by_digest(path, digest)
             if cached is not MISS:
-                cache.put(key, digest, stat, cached)  # refresh the stat for the next run
+                cache.put(path, digest, stat, cached)  # refresh the stamp for the next run
                 _use_cached(result, cached, path, cwd)
                 continue
-        if not mentions_sdk(data, config):
+        if not _mentions_sdk(data, config):
             if cache is not None and stat is not None:
-                cache.put(key, digest, stat, None)
+                cache.put(path, digest, stat, None)
             continue
         if cache is not None and stat is not None:
-            pending[key] = (digest, stat)
-        jobs.append((key, display_path(path, cwd)))
+            pending[path] = (digest, stat)
+        jobs.append((path, display_path(path, cwd)))
 
-    workers = options.jobs or os.cpu_count() or 1
-    if len(jobs) >= POOL_MIN_FILES and workers > 1:
-        try:
-            with ProcessPoolExecutor(
-                max_workers=workers, initializer=_init_worker, initargs=(config, root, options)
-            ) as pool:
-                chunk = max(1, len(jobs) // (workers * 4))
-                outcomes = list(pool.map(_lint_one, jobs, chunksize=chunk))
-        except BrokenProcessPool:
-            # A worker died (e.g. killed for memory): redo the files in this process.
-            _init_worker(config, root, options)
-            outcomes = [_lint_one(job) for job in jobs]
-    else:
-        _init_worker(config, root, options)
-        outcomes = [_lint_one(job) for job in jobs]
-
-    for path_text, outcome, original in outcomes:
+    for path_text, outcome, original in _lint_all(jobs, config, root, options):
         result.files_linted += 1
         result.diagnostics.extend(outcome.diagnostics)
         if cache is not None and path_text in pending:
@@ -269,16 +300,7 @@ def run(
         shown = display_path(path_text, cwd)
         if options.diff:
             after = outcome.new_bytes.decode("utf-8", "replace")
-            result.diffs.append(
-                "".join(
-                    difflib.unified_diff(
-                        (original or "").splitlines(keepends=True),
-                        after.splitlines(keepends=True),
-                        fromfile=f"a/{shown}",
-                        tofile=f"b/{shown}",
-                    )
-                )
-            )
+            result.diffs.append(_unified_diff(original or "", after, shown))
         else:
             try:
                 write_atomic(Path(path_text), outcome.new_bytes)

@@ -1,0 +1,163 @@
+"""The result cache: what it guarantees (stale results never served, damage ignored, settings
+invalidate) and what makes a warm run cheap (unchanged files are neither read nor linted)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+from lint_helpers import BAD, CLEAN, run_cli
+
+from trio_lint.cache import MISS, RACY_NS, Cache, content_hash
+from trio_lint.diagnostics import Diagnostic, Severity
+
+CONCISE = ("--output-format", "concise")
+
+
+def _cache_file(project: Path) -> Path:
+    (found,) = (project / ".trio_lint_cache").glob("*.json")
+    return found
+
+
+def _stat(size: int, mtime_ns: int, ctime_ns: int, ino: int = 7) -> os.stat_result:
+    stat = SimpleNamespace(st_size=size, st_mtime_ns=mtime_ns, st_ctime_ns=ctime_ns, st_ino=ino)
+    return stat  # type: ignore[return-value]
+
+
+def _diagnostic() -> Diagnostic:
+    return Diagnostic(
+        code="PTR202",
+        name="hf-lr",
+        message="cached",
+        severity=Severity.ERROR,
+        path="a.py",
+        line=3,
+        column=8,
+        end_line=3,
+        end_column=10,
+    )
+
+
+def test_same_size_edit_with_mtime_put_back_is_relinted(project: Path) -> None:
+    target = project / "a.py"
+    target.write_text(BAD)
+    before = target.stat()
+    assert "PTR202" in run_cli("a.py", *CONCISE, cwd=project).out
+    # Same length, different findings, and the old mtime restored: only ctime/content tell.
+    edited = BAD.replace("lr=1e-4", "lR=1e-4")
+    assert len(edited) == len(BAD)
+    target.write_text(edited)
+    os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert target.stat().st_size == before.st_size
+    warm = run_cli("a.py", *CONCISE, cwd=project).out
+    assert warm == run_cli("a.py", *CONCISE, "--no-cache", cwd=project).out
+    assert "PTR202" not in warm
+
+
+def test_a_damaged_cache_is_ignored_and_replaced(project: Path) -> None:
+    (project / "a.py").write_text(BAD)
+    (project / "b.py").write_text(CLEAN)
+    expected = run_cli(".", *CONCISE, "--no-cache", cwd=project)
+    run_cli(".", *CONCISE, cwd=project)
+    cache_file = _cache_file(project)
+    intact = cache_file.read_bytes()
+    digest = content_hash(BAD.encode())
+    damaged = [
+        intact[: len(intact) // 2],  # truncated mid-write
+        b"\x00\xff not json",
+        b"[1, 2, 3]",  # valid JSON, wrong shape
+        json.dumps({str(project / "a.py"): [digest, [{"code": 5}], None]}).encode(),
+        json.dumps({str(project / "a.py"): [digest, 5, None]}).encode(),
+        json.dumps({str(project / "a.py"): "not a list"}).encode(),
+        b"[" * 100_000,  # deep nesting
+    ]
+    for content in damaged:
+        cache_file.write_bytes(content)
+        got = run_cli(".", *CONCISE, cwd=project)
+        assert (got.code, got.out) == (expected.code, expected.out), content[:40]
+        assert got.err == ""
+        json.loads(cache_file.read_bytes())  # rewritten whole, readable again
+    assert not list(cache_file.parent.glob("*.tmp"))
+
+
+def test_a_config_change_invalidates(project: Path) -> None:
+    (project / "a.py").write_text(BAD)
+    assert "PTR202" in run_cli("a.py", *CONCISE, cwd=project).out
+    (project / "pyproject.toml").write_text(
+        "[project]\nname = 'p'\n\n[tool.trio-lint]\nignore = ['PTR202']\n"
+    )
+    warm = run_cli("a.py", *CONCISE, cwd=project).out
+    assert "PTR202" not in warm
+    assert warm == run_cli("a.py", *CONCISE, "--no-cache", cwd=project).out
+
+
+def test_stamp_is_trusted_only_when_unchanged_and_not_racy(tmp_path: Path) -> None:
+    cache = Cache(tmp_path, "key")
+    old = time.time_ns() - 10 * RACY_NS
+    stat = _stat(100, old, old)
+    cache.put("a.py", "digest", stat, [_diagnostic()])
+    (hit,) = cache.by_stat("a.py", stat)  # type: ignore[misc]
+    assert hit.message == "cached"
+    assert cache.by_stat("a.py", _stat(100, old, old + 1)) is MISS  # utime put mtime back
+    assert cache.by_stat("a.py", _stat(101, old, old)) is MISS
+    assert cache.by_stat("a.py", _stat(100, old, old, ino=8)) is MISS  # replaced by a new file
+    # Written within the timestamp granularity of this run: the next run must hash it again.
+    recent = time.time_ns()
+    cache.put("b.py", "digest-b", _stat(100, recent, recent), None)
+    assert cache.by_stat("b.py", _stat(100, recent, recent)) is MISS
+    assert cache.by_digest("b.py", "digest-b") is None  # the content hash still answers
+
+
+def test_cache_survives_a_round_trip_and_writes_atomically(tmp_path: Path) -> None:
+    old = time.time_ns() - 10 * RACY_NS
+    cache = Cache(tmp_path / "c", "key")
+    cache.put("a.py", content_hash(b"x"), _stat(1, old, old), [_diagnostic()])
+    cache.put("b.py", content_hash(b"y"), _stat(1, old, old), None)
+    cache.save()
+    assert sorted(p.name for p in (tmp_path / "c").iterdir()) == [".gitignore", "key.json"]
+    again = Cache(tmp_path / "c", "key")
+    assert again.by_stat("b.py", _stat(1, old, old)) is None
+    assert again.by_digest("a.py", content_hash(b"x")) == [_diagnostic()]
+    assert again.by_digest("a.py", content_hash(b"z")) is MISS
+
+
+def test_save_to_an_unwritable_place_is_silent(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    cache = Cache(blocker / "cache", "key")  # a directory below a regular file: never creatable
+    cache.put("a.py", "d", _stat(1, 0, 0), None)
+    cache.save()
+    assert blocker.read_text() == ""
+
+
+def test_a_warm_run_imports_no_engine(project: Path) -> None:
+    """A warm run answers from the cache: neither the engine nor the rules' checking code (nor,
+    through them, libcst) is imported."""
+    (project / "a.py").write_text(BAD)
+    (project / "b.py").write_text("print('no sdk here')\n")
+    cold = run_cli(".", *CONCISE, cwd=project)
+    script = (
+        "import contextlib, io, sys\n"
+        "from trio_lint.cli import main\n"
+        "out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out):\n"
+        "    code = main(['.', '--output-format', 'concise'])\n"
+        "loaded = [m for m in ('trio_lint.engine', 'trio_lint.check') if m in sys.modules]\n"
+        "print(code, loaded)\n"
+        "sys.stderr.write(out.getvalue())\n"
+    )
+    warm = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert warm.stdout.strip() == f"{cold.code} []"
+    assert warm.stderr == cold.out
