@@ -16,6 +16,7 @@ bypasses the cache entirely."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -31,6 +32,13 @@ if TYPE_CHECKING:
     Cached = list[Diagnostic] | None
 
 MISS = object()
+
+
+# A directory's stamp: its listing changes move mtime/ctime; a replaced directory changes inode.
+def dir_stamp(stat: os.stat_result) -> list[int]:
+    return [stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino]
+
+
 # Stamps this close to the run's start are not trusted next time (covers 2 s FAT/SMB ticks).
 RACY_NS = 3_000_000_000
 _ENTRY_LEN = 3  # [digest, diagnostics as JSON (or None), stamp (or None)]
@@ -38,6 +46,54 @@ _ENTRY_LEN = 3  # [digest, diagnostics as JSON (or None), stamp (or None)]
 
 def content_hash(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+@functools.cache
+def code_fingerprint() -> str:
+    """(path, mtime, size) of the linter's own sources: an edited rule invalidates the cache even
+    when the version number did not move (an editable install during development)."""
+    import importlib.util
+
+    parts = []
+    for package in ("trio_lint", "pytrio_facts"):
+        # find_spec names the directory without running the package (pytrio_facts imports a lot)
+        spec = importlib.util.find_spec(package)
+        base = os.path.dirname((spec and spec.origin) or "")
+        for directory, _, names in os.walk(base):
+            for name in names:
+                if name.endswith(".py"):
+                    stat = os.stat(os.path.join(directory, name))
+                    parts.append(f"{directory}/{name}:{stat.st_mtime_ns}:{stat.st_size}")
+    return hashlib.sha256("\n".join(sorted(parts)).encode()).hexdigest()[:16]
+
+
+def _load_json(file: Path) -> dict:
+    """The JSON object in `file`, or {} when it is missing or damaged in any way."""
+    try:
+        data = json.loads(file.read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _save_json(directory: Path, file: Path, data: object) -> None:
+    """Temp file + rename: a crash or a concurrent run never leaves a half-written cache."""
+    tmp = None
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        marker = directory / ".gitignore"
+        if not marker.exists():
+            marker.write_text("# Automatically created by trio-lint.\n*\n", encoding="utf-8")
+        fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, separators=(",", ":"))
+        Path(tmp).replace(file)
+        tmp = None
+    except OSError:
+        pass  # a read-only tree still lints; it just is not cached
+    finally:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
 
 
 def stamp(stat: os.stat_result) -> list[int]:
@@ -51,12 +107,7 @@ class Cache:
         self.entries: dict[str, list] = {}
         self.dirty = False
         self.trusted_before = time.time_ns() - RACY_NS
-        try:
-            data = json.loads(self.file.read_bytes())
-            if isinstance(data, dict):
-                self.entries = data
-        except (OSError, ValueError, RecursionError):
-            self.entries = {}  # no cache yet, or a damaged one: start afresh
+        self.entries = _load_json(self.file)  # no cache yet, or a damaged one: start afresh
 
     @staticmethod
     def _decode(items: object) -> Cached | object:
@@ -95,21 +146,59 @@ class Cache:
         self.dirty = True
 
     def save(self) -> None:
-        if not self.dirty:
-            return
-        tmp = None
-        try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            marker = self.directory / ".gitignore"
-            if not marker.exists():
-                marker.write_text("# Automatically created by trio-lint.\n*\n", encoding="utf-8")
-            fd, tmp = tempfile.mkstemp(dir=self.directory, suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(self.entries, handle, separators=(",", ":"))
-            Path(tmp).replace(self.file)
-            tmp = None
-        except OSError:
-            pass  # a read-only tree still lints; it just is not cached
-        finally:
-            if tmp is not None:
-                Path(tmp).unlink(missing_ok=True)
+        if self.dirty:
+            _save_json(self.directory, self.file, self.entries)
+
+
+class WalkIndex:
+    """What the last walk found in each directory: [stamp, .gitignore digest or None, linted file
+    names, subdirectory names], per walked top, in one JSON file per walk settings. A directory's
+    mtime/ctime move whenever an entry is added, removed or renamed in it, so an unchanged stamp
+    means an unchanged listing; `.gitignore` contents are checked by digest (edited in place,
+    they do not move the directory's stamp). Directories holding symlinks are never indexed (a
+    link's target can change kind without its directory changing) and racy stamps are not
+    trusted, as for files."""
+
+    def __init__(self, directory: Path, settings_key: str) -> None:
+        self.directory = directory
+        self.file = directory / f"walk-{settings_key}.index"  # JSON; not *.json, the results
+        self.trusted_before = time.time_ns() - RACY_NS
+        self.old = _load_json(self.file)
+        self.new: dict[str, dict] = {}
+        self.dirty = False
+
+    def start(self, top: str, signature: str) -> dict[str, list]:
+        """The directories known below `top`, if its ancestors' ignore files are unchanged."""
+        self.new[top] = {"ancestors": signature, "dirs": {}}
+        old = self.old.get(top)
+        if type(old) is dict and old.get("ancestors") == signature and type(old["dirs"]) is dict:
+            return old["dirs"]
+        self.dirty = True
+        return {}
+
+    @staticmethod
+    def usable(entry: object) -> bool:
+        return (
+            type(entry) is list
+            and len(entry) == 4
+            and type(entry[2]) is list
+            and type(entry[3]) is list
+        )
+
+    def keep(self, top: str, directory: str, entry: list) -> None:
+        self.new[top]["dirs"][directory] = entry
+
+    def record(self, top: str, directory: str, entry: list) -> None:
+        self.dirty = True
+        mtime_ns, ctime_ns, _ = entry[0]
+        if max(mtime_ns, ctime_ns) < self.trusted_before:
+            self.new[top]["dirs"][directory] = entry
+
+    def discard(self) -> None:
+        self.old = {}
+        self.new = {}
+        self.dirty = True
+
+    def save(self) -> None:
+        if self.dirty or self.new.keys() != self.old.keys():
+            _save_json(self.directory, self.file, self.new)

@@ -193,7 +193,13 @@ def check(argv: Sequence[str]) -> int:
     if "-" in args.paths:
         parser.error("`-` (stdin) cannot be combined with other paths")
     try:
-        files = discover(args.paths or ["."], config, root, force_exclude=args.force_exclude)
+        files = discover(
+            args.paths or ["."],
+            config,
+            root,
+            force_exclude=args.force_exclude,
+            index_dir=None if args.no_cache else root / config.cache_dir,
+        )
     except FileNotFoundError as exc:
         sys.stderr.write(f"trio-lint: error: no such file or directory: {exc}\n")
         return EXIT_ERROR

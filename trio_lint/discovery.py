@@ -7,12 +7,16 @@ tree the size of site-packages, pathlib objects cost more than everything else i
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pathspec
 
+from trio_lint.cache import WalkIndex, code_fingerprint
+from trio_lint.cache import dir_stamp as stamp_dir
 from trio_lint.config import LintConfig
 from trio_lint.sources import SUFFIX_KINDS
 
@@ -34,15 +38,18 @@ def _git_root(start: str) -> str | None:
         directory = parent
 
 
-def _read_gitignore(directory: str) -> pathspec.PathSpec | None:
-    path = os.path.join(directory, ".gitignore")
+def _read_text(path: str) -> str | None:
     if not os.path.isfile(path):
         return None
     try:
         with open(path, encoding="utf-8", errors="replace") as handle:
-            return _spec(handle.read().splitlines())
+            return handle.read()
     except OSError:
         return None
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
 
 
 def _relative(path: str, base: str) -> str | None:
@@ -82,50 +89,78 @@ class Walker:
         relative = _relative(os.path.realpath(path), self.root)
         return relative is not None and self.excludes.match_file(relative + suffix)
 
-    def _ancestor_ignores(self, directory: str) -> list[tuple[str, pathspec.PathSpec]]:
+    def _ancestor_ignores(self, directory: str) -> list[tuple[str, pathspec.PathSpec, str]]:
         git_root = _git_root(directory)
         if git_root is None:
             return []
         found = []
         current = directory
         while True:
-            spec = _read_gitignore(current)
-            if spec is not None:
-                found.append((current, spec))
+            text = _read_text(os.path.join(current, ".gitignore"))
+            if text is not None:
+                found.append((current, _spec(text.splitlines()), _digest(text)))
             if current == git_root or os.path.dirname(current) == current:
                 break
             current = os.path.dirname(current)
         return found
 
-    def walk(self, top: str) -> Iterator[str]:
+    def walk(self, top: str, index: WalkIndex | None = None) -> Iterator[str]:
         """os.walk's traversal (no symlinked directories entered, unreadable ones skipped) on
         os.scandir directly: entry types come from the listing (no stat per name), a directory's
-        `.gitignore` is read only when its listing shows one, and name matches are memoized."""
+        `.gitignore` is read only when its listing shows one, and name matches are memoized.
+        With an index, a directory whose stamp (and `.gitignore`) is unchanged since the last
+        walk is not listed again: its linted files and subdirectories come from the index."""
         top = os.path.realpath(top)
         gitignore = self.config.respect_gitignore
         top_relative = _relative(top, self.root)
         excluded_name = self._excluded_name
         match_relative = self.excludes.match_file
+        ancestors = self._ancestor_ignores(top) if gitignore else []
+        known = None
+        if index is not None:
+            signature = "\n".join(f"{base}:{digest}" for base, _, digest in ancestors)
+            known = index.start(top, signature)
         stack: list[tuple[str, list[tuple[str, pathspec.PathSpec]]]] = [
-            (top, self._ancestor_ignores(top) if gitignore else [])
+            (top, [(base, spec) for base, spec, _ in ancestors])
         ]
         while stack:
             directory, inherited = stack.pop()
+            try:
+                dir_stamp = stamp_dir(os.stat(directory))
+            except OSError:
+                continue
+            ignores = inherited
+            if known is not None:
+                entry = known.get(directory)
+                if WalkIndex.usable(entry) and entry[0] == dir_stamp:  # type: ignore[index]
+                    text = None
+                    if gitignore and entry[1] is not None:
+                        text = _read_text(os.path.join(directory, ".gitignore"))
+                    if entry[1] is None or (text is not None and _digest(text) == entry[1]):
+                        if text is not None:
+                            ignores = [*inherited, (directory, _spec(text.splitlines()))]
+                        index.keep(top, directory, entry)  # type: ignore[union-attr]
+                        yield from (os.path.join(directory, name) for name in entry[2])
+                        stack.extend((os.path.join(directory, d), ignores) for d in entry[3])
+                        continue
             try:
                 with os.scandir(directory) as listing:
                     entries = list(listing)
             except OSError:
                 continue
-            ignores = inherited
+            ignore_digest = None
             if gitignore and directory != top and any(e.name == ".gitignore" for e in entries):
-                spec = _read_gitignore(directory)
-                if spec is not None:
-                    ignores = [*inherited, (directory, spec)]
+                text = _read_text(os.path.join(directory, ".gitignore"))
+                if text is not None:
+                    ignore_digest = _digest(text)
+                    ignores = [*inherited, (directory, _spec(text.splitlines()))]
             relative_dir = None
             if top_relative is not None:
                 below = _relative(directory, top)
                 relative_dir = "/".join(p for p in (top_relative, below) if p)
-            subdirs = []
+            subdirs: list[str] = []
+            files: list[str] = []
+            symlinks = False
             for entry in entries:
                 name = entry.name
                 try:
@@ -139,34 +174,70 @@ class Walker:
                         candidate = f"{relative_dir}/{name}/" if relative_dir else f"{name}/"
                         if match_relative(candidate):
                             continue
-                    path = entry.path
-                    if ignores and _ignored(ignores, path, "/"):
+                    if ignores and _ignored(ignores, entry.path, "/"):
                         continue
-                    if not entry.is_symlink():
-                        subdirs.append(path)
+                    if entry.is_symlink():
+                        symlinks = True  # its target can change kind without this dir changing
+                    else:
+                        subdirs.append(name)
                     continue
                 if not _linted(name) or excluded_name(name):
                     continue
-                path = entry.path
-                if ignores and _ignored(ignores, path, ""):
+                if ignores and _ignored(ignores, entry.path, ""):
                     continue
-                yield path
-            stack.extend((path, ignores) for path in subdirs)
+                if entry.is_symlink():
+                    symlinks = True
+                files.append(name)
+            if index is not None and not symlinks:
+                index.record(top, directory, [dir_stamp, ignore_digest, files, subdirs])
+            yield from (os.path.join(directory, name) for name in files)
+            stack.extend((os.path.join(directory, name), ignores) for name in subdirs)
+
+
+def walk_settings_key(config: LintConfig, root: Path) -> str:
+    """Everything a directory's walk result depends on besides the directory itself."""
+    from trio_lint import __version__
+
+    parts = [
+        __version__,
+        code_fingerprint(),
+        os.path.realpath(root),
+        json.dumps([config.exclude, config.extend_exclude, config.respect_gitignore]),
+    ]
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:20]
 
 
 def discover(
-    paths: list[str], config: LintConfig, root: Path, *, force_exclude: bool = False
+    paths: list[str],
+    config: LintConfig,
+    root: Path,
+    *,
+    force_exclude: bool = False,
+    index_dir: Path | None = None,
 ) -> list[str]:
-    """Absolute paths to lint, sorted and unique. Missing paths raise FileNotFoundError."""
+    """Absolute paths to lint, sorted and unique. Missing paths raise FileNotFoundError.
+    `index_dir` (the cache directory) keeps a WalkIndex there so unchanged directories are not
+    listed again."""
     walker = Walker(config, root)
+    index = WalkIndex(index_dir, walk_settings_key(config, root)) if index_dir else None
     found: set[str] = set()
     for raw in paths:
         if os.path.isdir(raw):
-            found.update(walker.walk(raw))
+            try:
+                found.update(walker.walk(raw, index))
+            except (TypeError, ValueError):  # an index damaged in a way its checks missed
+                if index is None:
+                    raise
+                index.discard()
+                index.save()
+                index = None
+                found.update(walker.walk(raw))
         elif os.path.exists(raw):
             if force_exclude and walker.excluded(raw, is_dir=False):
                 continue
             found.add(os.path.realpath(raw))
         else:
             raise FileNotFoundError(raw)
+    if index is not None:
+        index.save()
     return sorted(found)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from trio_lint.cache import MISS, Cache, content_hash
+from trio_lint.cache import MISS, Cache, code_fingerprint, content_hash
 from trio_lint.config import LintConfig
 from trio_lint.diagnostics import Diagnostic, Severity
 
@@ -89,31 +89,13 @@ class RuleSets:
         return tuple(r for r in self.rules if not any(matches(r, s) for s in ignored))
 
 
-def _code_fingerprint() -> str:
-    """(path, mtime, size) of the linter's own sources: an edited rule invalidates the cache even
-    when the version number did not move (an editable install during development)."""
-    import importlib.util
-
-    parts = []
-    for package in ("trio_lint", "pytrio_facts"):
-        # find_spec names the directory without running the package (pytrio_facts imports a lot)
-        spec = importlib.util.find_spec(package)
-        base = os.path.dirname((spec and spec.origin) or "")
-        for directory, _, names in os.walk(base):
-            for name in names:
-                if name.endswith(".py"):
-                    stat = os.stat(os.path.join(directory, name))
-                    parts.append(f"{directory}/{name}:{stat.st_mtime_ns}:{stat.st_size}")
-    return hashlib.sha256("\n".join(sorted(parts)).encode()).hexdigest()[:16]
-
-
 def settings_key(config: LintConfig, options: RunOptions) -> str:
     """What findings depend on besides the file: the tool version, the linter's own sources (which
     fix the rule registry) and the config (selection, target version, SDK modules...). Together
     they determine the selected rule set, so the rules need not be imported to name it."""
     from trio_lint import __version__
 
-    parts = [__version__, _code_fingerprint(), config.fingerprint(), str(options.want_edits)]
+    parts = [__version__, code_fingerprint(), config.fingerprint(), str(options.want_edits)]
     return hashlib.sha256("|".join(parts).encode()).hexdigest()[:20]
 
 

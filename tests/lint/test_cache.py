@@ -10,12 +10,17 @@ import sys
 import time
 from pathlib import Path
 from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
 from lint_helpers import BAD, CLEAN, run_cli
 
-from trio_lint.cache import MISS, RACY_NS, Cache, content_hash
-from trio_lint.diagnostics import Diagnostic, Severity
+if TYPE_CHECKING:
+    from trio_lint.diagnostics import Diagnostic
 
+
+# trio_lint is imported inside the tests, not here: importing it at collection time (it installs a
+# lazy `libcst`) breaks hypothesmith's `from libcst._nodes.expression import ...` in
+# test_properties.py, collected later.
 CONCISE = ("--output-format", "concise")
 
 
@@ -30,6 +35,8 @@ def _stat(size: int, mtime_ns: int, ctime_ns: int, ino: int = 7) -> os.stat_resu
 
 
 def _diagnostic() -> Diagnostic:
+    from trio_lint.diagnostics import Diagnostic, Severity
+
     return Diagnostic(
         code="PTR202",
         name="hf-lr",
@@ -60,6 +67,8 @@ def test_same_size_edit_with_mtime_put_back_is_relinted(project: Path) -> None:
 
 
 def test_a_damaged_cache_is_ignored_and_replaced(project: Path) -> None:
+    from trio_lint.cache import content_hash
+
     (project / "a.py").write_text(BAD)
     (project / "b.py").write_text(CLEAN)
     expected = run_cli(".", *CONCISE, "--no-cache", cwd=project)
@@ -97,6 +106,8 @@ def test_a_config_change_invalidates(project: Path) -> None:
 
 
 def test_stamp_is_trusted_only_when_unchanged_and_not_racy(tmp_path: Path) -> None:
+    from trio_lint.cache import MISS, RACY_NS, Cache
+
     cache = Cache(tmp_path, "key")
     old = time.time_ns() - 10 * RACY_NS
     stat = _stat(100, old, old)
@@ -114,6 +125,8 @@ def test_stamp_is_trusted_only_when_unchanged_and_not_racy(tmp_path: Path) -> No
 
 
 def test_cache_survives_a_round_trip_and_writes_atomically(tmp_path: Path) -> None:
+    from trio_lint.cache import MISS, RACY_NS, Cache, content_hash
+
     old = time.time_ns() - 10 * RACY_NS
     cache = Cache(tmp_path / "c", "key")
     cache.put("a.py", content_hash(b"x"), _stat(1, old, old), [_diagnostic()])
@@ -127,6 +140,8 @@ def test_cache_survives_a_round_trip_and_writes_atomically(tmp_path: Path) -> No
 
 
 def test_save_to_an_unwritable_place_is_silent(tmp_path: Path) -> None:
+    from trio_lint.cache import Cache
+
     blocker = tmp_path / "file"
     blocker.write_text("")
     cache = Cache(blocker / "cache", "key")  # a directory below a regular file: never creatable
@@ -161,3 +176,64 @@ def test_a_warm_run_imports_no_engine(project: Path) -> None:
     )
     assert warm.stdout.strip() == f"{cold.code} []"
     assert warm.stderr == cold.out
+
+
+def _walk(project: Path, trusted: bool = True) -> list[str]:
+    """One indexed walk of `project`, as `discover` does it, with every stamp trusted (the tests'
+    directories are seconds old, inside the racy window that normally keeps them out)."""
+    from trio_lint.cache import WalkIndex
+    from trio_lint.config import LintConfig
+    from trio_lint.discovery import Walker, walk_settings_key
+
+    config = LintConfig()
+    index = WalkIndex(project / ".trio_lint_cache", walk_settings_key(config, project))
+    if trusted:
+        index.trusted_before = time.time_ns() + 10**12
+    found = sorted(Walker(config, project).walk(str(project), index))
+    index.save()
+    return [str(Path(p).relative_to(project.resolve())) for p in found]
+
+
+def test_walk_index_reuses_unchanged_directories_and_sees_changes(project: Path) -> None:
+    (project / ".git").mkdir()
+    (project / "pkg").mkdir()
+    (project / "pkg" / "a.py").write_text(CLEAN)
+    (project / "pkg" / "skip.py").write_text(CLEAN)
+    assert _walk(project) == ["pkg/a.py", "pkg/skip.py"]
+    (index_file,) = (project / ".trio_lint_cache").glob("walk-*.index")
+    # Doctor the index: an unchanged directory is answered from it, without listing it.
+    data = json.loads(index_file.read_text())
+    (top,) = data.values()
+    top["dirs"][str((project / "pkg").resolve())][2].append("ghost.py")
+    index_file.write_text(json.dumps(data))
+    assert _walk(project) == ["pkg/a.py", "pkg/ghost.py", "pkg/skip.py"]
+    time.sleep(0.05)  # past the file system's timestamp tick
+    (project / "pkg" / "b.py").write_text(CLEAN)  # the directory's stamp moves: listed again
+    assert _walk(project) == ["pkg/a.py", "pkg/b.py", "pkg/skip.py"]
+    # A .gitignore edited in place does not move its directory's stamp; its digest is checked.
+    (project / "pkg" / ".gitignore").write_text("")
+    assert _walk(project) == ["pkg/a.py", "pkg/b.py", "pkg/skip.py"]
+    with (project / "pkg" / ".gitignore").open("a") as handle:
+        handle.write("skip.py\n")
+    assert _walk(project) == ["pkg/a.py", "pkg/b.py"]
+
+
+def test_damaged_walk_index_is_ignored(project: Path) -> None:
+    (project / "pkg").mkdir()
+    (project / "pkg" / "a.py").write_text(BAD)
+    expected = run_cli(".", *CONCISE, "--no-cache", cwd=project)
+    assert _walk(project) == ["pkg/a.py"]
+    (index_file,) = (project / ".trio_lint_cache").glob("walk-*.index")
+    pkg = str((project / "pkg").resolve())
+    stamp = json.loads(index_file.read_text())[str(project.resolve())]["dirs"][pkg][0]
+    for content in (
+        b"{truncated",
+        b"[]",
+        json.dumps({str(project.resolve()): {"ancestors": "", "dirs": []}}).encode(),
+        json.dumps({str(project.resolve()): {"ancestors": "", "dirs": {pkg: [stamp, None]}}}),
+        json.dumps({str(project.resolve()): {"ancestors": "", "dirs": {pkg: [stamp, 1, [5], []]}}}),
+    ):
+        index_file.write_bytes(content if isinstance(content, bytes) else content.encode())
+        assert _walk(project) == ["pkg/a.py"]
+        got = run_cli(".", *CONCISE, cwd=project)
+        assert (got.code, got.out, got.err) == (expected.code, expected.out, "")
