@@ -127,11 +127,16 @@ class Cache:
         return entry
 
     def by_stat(self, path: str, stat: os.stat_result) -> Cached | object:
-        """The cached result if the file's stat stamp is unchanged (and was trusted), else MISS."""
-        entry = self._entry(path)
-        if entry is None or entry[2] is None or entry[2] != stamp(stat):
+        """The cached result if the file's stat stamp is unchanged (and was trusted), else MISS.
+        (Called for every file of a warm run, hence inlined.)"""
+        entry = self.entries.get(path)
+        if (
+            type(entry) is not list
+            or len(entry) != _ENTRY_LEN
+            or entry[2] != [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino]
+        ):
             return MISS
-        return self._decode(entry[1])
+        return None if entry[1] is None else self._decode(entry[1])
 
     def by_digest(self, path: str, digest: str) -> Cached | object:
         entry = self._entry(path)

@@ -67,6 +67,11 @@ def _ignored(ignores: list[tuple[str, pathspec.PathSpec]], path: str, suffix: st
     return False
 
 
+def _prefix(directory: str) -> str:
+    """What os.path.join(directory, name) puts before a plain name (a concatenation is cheaper)."""
+    return directory if directory.endswith(os.sep) else directory + os.sep
+
+
 def _linted(name: str) -> bool:
     dot = name.rfind(".")
     return dot > 0 and name[dot:].lower() in LINTED_SUFFIXES
@@ -140,8 +145,9 @@ class Walker:
                         if text is not None:
                             ignores = [*inherited, (directory, _spec(text.splitlines()))]
                         index.keep(top, directory, entry)  # type: ignore[union-attr]
-                        yield from (os.path.join(directory, name) for name in entry[2])
-                        stack.extend((os.path.join(directory, d), ignores) for d in entry[3])
+                        prefix = _prefix(directory)
+                        yield from (prefix + name for name in entry[2])
+                        stack.extend((prefix + name, ignores) for name in entry[3])
                         continue
             try:
                 with os.scandir(directory) as listing:
@@ -190,8 +196,9 @@ class Walker:
                 files.append(name)
             if index is not None and not symlinks:
                 index.record(top, directory, [dir_stamp, ignore_digest, files, subdirs])
-            yield from (os.path.join(directory, name) for name in files)
-            stack.extend((os.path.join(directory, name), ignores) for name in subdirs)
+            prefix = _prefix(directory)
+            yield from (prefix + name for name in files)
+            stack.extend((prefix + name, ignores) for name in subdirs)
 
 
 def walk_settings_key(config: LintConfig, root: Path) -> str:
