@@ -17,6 +17,7 @@ bypasses the cache entirely."""
 from __future__ import annotations
 
 import functools
+import gc
 import hashlib
 import json
 import os
@@ -70,9 +71,20 @@ def code_fingerprint() -> str:
 def _load_json(file: Path) -> dict:
     """The JSON object in `file`, or {} when it is missing or damaged in any way."""
     try:
-        data = json.loads(file.read_bytes())
-    except (OSError, ValueError, RecursionError):
+        raw = file.read_bytes()
+    except OSError:
         return {}
+    # Decoding creates ~100k lists on a large tree, none of them cyclic: the collector's passes
+    # over them are pure cost.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        return {}
+    finally:
+        if enabled:
+            gc.enable()
     return data if isinstance(data, dict) else {}
 
 
