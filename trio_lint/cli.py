@@ -9,10 +9,14 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from trio_lint import __version__
-from trio_lint.config import ConfigError, LintConfig, load_config, with_overrides
-from trio_lint.diagnostics import Applicability, Diagnostic
-from trio_lint.reporters import FORMATS, fixable_mark, get_renderer
+from trio_lint import lazy_libcst
+
+lazy_libcst.install()
+
+from trio_lint import __version__  # noqa: E402
+from trio_lint.config import ConfigError, LintConfig, load_config, with_overrides  # noqa: E402
+from trio_lint.diagnostics import Applicability, Diagnostic  # noqa: E402
+from trio_lint.reporters import FORMATS, fixable_mark, get_renderer  # noqa: E402
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
