@@ -18,9 +18,6 @@ if TYPE_CHECKING:
     from trio_lint.diagnostics import Diagnostic
 
 
-# trio_lint is imported inside the tests, not here: importing it at collection time (it installs a
-# lazy `libcst`) breaks hypothesmith's `from libcst._nodes.expression import ...` in
-# test_properties.py, collected later.
 CONCISE = ("--output-format", "concise")
 
 
