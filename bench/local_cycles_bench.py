@@ -23,6 +23,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+from trio_local.submission_patterns import pipelined, serial, submit_then_wait
+
 MODEL = "Qwen/Qwen3-4B-Instruct-2507"
 TEXT = "Example {i}: the quick brown fox jumps over the lazy dog, again and again."
 
@@ -47,32 +49,6 @@ def make_batch(tokenizer, size: int):
     return data
 
 
-def serial(training, data, adam, updates: int) -> None:
-    for _ in range(updates):
-        training.forward_backward(data, "cross_entropy").result()
-        training.optim_step(adam).result()
-
-
-def submit_then_wait(training, data, adam, updates: int) -> None:
-    for _ in range(updates):
-        fb, opt = training.forward_backward(data, "cross_entropy"), training.optim_step(adam)
-        fb.result()
-        opt.result()
-
-
-def pipelined(training, data, adam, updates: int) -> None:
-    pending = None
-    for _ in range(updates):
-        current = (training.forward_backward(data, "cross_entropy"), training.optim_step(adam))
-        if pending is not None:
-            pending[0].result()
-            pending[1].result()
-        pending = current
-    if pending is not None:
-        pending[0].result()
-        pending[1].result()
-
-
 PATTERNS = {
     "await fb, then submit optim": serial,
     "submit both, then wait": submit_then_wait,
@@ -83,7 +59,8 @@ WORKER = """
 import sys, time
 sys.path.insert(0, {bench!r})
 import pytrio as trio
-from local_cycles_bench import make_batch, pipelined
+from local_cycles_bench import make_batch
+from trio_local.submission_patterns import pipelined
 trio.configure_observability(enabled=False)
 training = trio.ServiceClient().create_lora_training_client(base_model={model!r}, rank=8)
 data = make_batch(training.get_tokenizer(), {batch})

@@ -12,6 +12,8 @@ import pytest
 import pytrio as trio
 from ii_helpers import MODEL, local_service, read_stats
 
+from trio_local.submission_patterns import pipelined, serial, submit_then_wait
+
 pytest.importorskip("torch")
 
 
@@ -26,31 +28,6 @@ def batch(tokenizer, size: int = 2) -> list[trio.Datum]:
             )
         )
     return data
-
-
-def serial(training, data, adam, updates: int) -> None:
-    for _ in range(updates):
-        training.forward_backward(data, "cross_entropy").result()
-        training.optim_step(adam).result()
-
-
-def submit_then_wait(training, data, adam, updates: int) -> None:
-    for _ in range(updates):
-        fb, opt = training.forward_backward(data, "cross_entropy"), training.optim_step(adam)
-        fb.result()
-        opt.result()
-
-
-def pipelined(training, data, adam, updates: int) -> None:
-    pending = None
-    for _ in range(updates):
-        current = (training.forward_backward(data, "cross_entropy"), training.optim_step(adam))
-        if pending is not None:
-            pending[0].result()
-            pending[1].result()
-        pending = current
-    pending[0].result()
-    pending[1].result()
 
 
 def test_submission_patterns_cost_three_two_and_one_cycles_per_update(tmp_path: Path) -> None:
