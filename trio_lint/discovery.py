@@ -189,6 +189,10 @@ class Walker:
                     continue
                 if not _linted(name) or excluded_name(name):
                     continue
+                if relative_dir is not None:
+                    candidate = f"{relative_dir}/{name}" if relative_dir else name
+                    if match_relative(candidate):
+                        continue
                 if ignores and _ignored(ignores, entry.path, ""):
                     continue
                 if entry.is_symlink():

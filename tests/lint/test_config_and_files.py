@@ -89,6 +89,9 @@ def test_discovery_honours_gitignore_and_excludes(project: Path) -> None:
     found = {name for name, _ in codes(project, ".")}
     assert found == {"a.py", "n.pyi", "s.py"}
     assert {n for n, _ in codes(project, ".", "--extend-exclude", "skip")} == {"a.py", "n.pyi"}
+    # A pattern with a slash matches a file by its path from the project root, as in ruff.
+    assert {n for n, _ in codes(project, ".", "--extend-exclude", "src/n.pyi")} == {"a.py", "s.py"}
+    assert {n for n, _ in codes(project, "src", "--extend-exclude", "src/a.py")} == {"n.pyi"}
     # --exclude replaces the defaults (.venv, build, ...); .gitignore still applies.
     assert {n for n, _ in codes(project, ".", "--exclude", "src")} == {"s.py", "v.py", "b.py"}
     # Explicitly named files are always linted, unless --force-exclude (pre-commit).
