@@ -1,8 +1,9 @@
 """Every ```python block in the skill's Markdown (and every example) parses, passes trio-lint, and
 uses only SDK names and keyword arguments that exist in the installed pytrio.
 
-A block preceded by `<!-- trio-lint: bad-example -->` shows a mistake on purpose: it must produce a
-finding instead. The "Example" blocks of the generated rules reference are the rules' own bad
+A block preceded by `<!-- trio-lint: bad-example -->` shows a mistake on purpose: it carries a
+`# noqa` so `trio-lint` stays clean on our docs, and without its noqa comments it must produce a
+finding. The "Example" blocks of the generated rules reference are the rules' own bad
 code, tested by trio-lint's rule tests, and are skipped here.
 """
 
@@ -93,9 +94,14 @@ def test_block_parses_and_passes_trio_lint(block: Block) -> None:
     assert not findings, "\n".join(str(finding) for finding in findings)
 
 
+NOQA = re.compile(r"\s*# noqa(: *[A-Z0-9, ]+)?$", re.M)
+
+
 @pytest.mark.parametrize("block", BAD, ids=lambda b: b.id)
-def test_bad_example_is_flagged(block: Block) -> None:
-    assert trio_lint.lint_source(block.code, path=f"{block.path.stem}_{block.line}.py")
+def test_bad_example_is_flagged_once_its_noqa_is_removed(block: Block) -> None:
+    path = f"{block.path.stem}_{block.line}.py"
+    assert not trio_lint.lint_source(block.code, path=path), "mark the line with `# noqa: CODE`"
+    assert trio_lint.lint_source(NOQA.sub("", block.code), path=path)
 
 
 def _trio_aliases(tree: ast.Module) -> set[str]:
