@@ -8,6 +8,7 @@ import sys
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from trio_lint import lazy_libcst
 
@@ -17,6 +18,10 @@ from trio_lint import __version__  # noqa: E402
 from trio_lint.config import ConfigError, LintConfig, load_config, with_overrides  # noqa: E402
 from trio_lint.diagnostics import Applicability, Diagnostic  # noqa: E402
 from trio_lint.reporters import FORMATS, fixable_mark, get_renderer  # noqa: E402
+
+if TYPE_CHECKING:
+    from trio_lint.runner import RunOptions, RunResult
+    from trio_lint.snapshot import Snapshot
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -186,8 +191,7 @@ def _run_stdin(args: argparse.Namespace, config: LintConfig) -> int:
 
 
 def check(argv: Sequence[str]) -> int:
-    from trio_lint.discovery import discover
-    from trio_lint.runner import RunOptions, run
+    from trio_lint.runner import RunOptions
 
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -196,17 +200,6 @@ def check(argv: Sequence[str]) -> int:
         return _run_stdin(args, config)
     if "-" in args.paths:
         parser.error("`-` (stdin) cannot be combined with other paths")
-    try:
-        files = discover(
-            args.paths or ["."],
-            config,
-            root,
-            force_exclude=args.force_exclude,
-            index_dir=None if args.no_cache else root / config.cache_dir,
-        )
-    except FileNotFoundError as exc:
-        sys.stderr.write(f"trio-lint: error: no such file or directory: {exc}\n")
-        return EXIT_ERROR
     fix = ("unsafe" if args.unsafe_fixes else "safe") if (args.fix or args.diff) else None
     options = RunOptions(
         fix=fix,
@@ -216,7 +209,20 @@ def check(argv: Sequence[str]) -> int:
         use_cache=not args.no_cache,
         jobs=args.jobs,
     )
-    result = run(files, config, root, options, cache_dir=root / config.cache_dir)
+    paths = args.paths or ["."]
+    snapshot = None
+    if options.use_cache and not (fix or args.add_noqa):
+        snapshot = _snapshot(paths, config, root, options, args.force_exclude)
+        answer = snapshot.answer()
+        if answer is not None:
+            return _report(args, answer, [])
+    try:
+        result = _lint(
+            paths, config, root, options, force_exclude=args.force_exclude, snapshot=snapshot
+        )
+    except FileNotFoundError as exc:
+        sys.stderr.write(f"trio-lint: error: no such file or directory: {exc}\n")
+        return EXIT_ERROR
     out = sys.stdout
     if args.add_noqa:
         if not args.quiet:
@@ -230,16 +236,65 @@ def check(argv: Sequence[str]) -> int:
                 f" in {result.files_changed} file(s).\n"
             )
         return EXIT_FINDINGS if result.diffs else EXIT_CLEAN
-    remaining = result.diagnostics
+    return _report(args, result.diagnostics, result.fixed)
+
+
+def _report(args: argparse.Namespace, remaining: list[Diagnostic], fixed: list[Diagnostic]) -> int:
+    out = sys.stdout
     if args.statistics:
         out.write(_statistics(remaining, args.unsafe_fixes))
     else:
         out.write(get_renderer(args.output_format)(remaining))
     if args.show_fixes and args.fix:
-        out.write(_show_fixes(result.fixed))
+        out.write(_show_fixes(fixed))
     if not args.quiet and args.output_format in ("full", "concise"):
-        out.write(_summary(remaining, len(result.fixed), args.unsafe_fixes))
+        out.write(_summary(remaining, len(fixed), args.unsafe_fixes))
     return EXIT_FINDINGS if remaining and not args.exit_zero else EXIT_CLEAN
+
+
+def _snapshot(
+    paths: list[str], config: LintConfig, root: Path, options: RunOptions, force_exclude: bool
+) -> Snapshot:
+    """The snapshot of a run with these settings, paths and working directory (which decides
+    the paths shown)."""
+    from trio_lint.discovery import walk_settings_key
+    from trio_lint.runner import settings_key
+    from trio_lint.snapshot import Snapshot, snapshot_key
+
+    key = snapshot_key(
+        settings_key(config, options),
+        walk_settings_key(config, root),
+        str(Path.cwd()),
+        "force-exclude" if force_exclude else "",
+        *paths,
+    )
+    return Snapshot(root / config.cache_dir, key)
+
+
+def _lint(
+    paths: list[str],
+    config: LintConfig,
+    root: Path,
+    options: RunOptions,
+    *,
+    force_exclude: bool,
+    snapshot: Snapshot | None,
+) -> RunResult:
+    from trio_lint.discovery import discover
+    from trio_lint.runner import run
+
+    cache_dir = root / config.cache_dir
+    found = discover(
+        paths,
+        config,
+        root,
+        force_exclude=force_exclude,
+        index_dir=cache_dir if options.use_cache else None,
+    )
+    result = run(found.files, config, root, options, cache_dir=cache_dir)
+    if snapshot is not None and found.complete and result.complete:
+        snapshot.save([*found.stamped, *result.stamped], result.diagnostics)
+    return result
 
 
 def rule(argv: Sequence[str]) -> int:

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import difflib
-import hashlib
 import json
 import os
 import re
 import sys
 import tomllib
+from dataclasses import dataclass, field, fields, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from trio_lint.digest import digest
 
 DEFAULT_SDK_VERSION = "0.2.9"
 _TARGET_VERSION = re.compile(r"0\.[12](\.\d+\S*)?")
@@ -80,39 +80,85 @@ class ConfigError(Exception):
     """Bad configuration or option: the message names the key and how to fix it (exit code 2)."""
 
 
-class LintConfig(BaseModel):
+# A plain dataclass validated by hand below, not a pydantic model: the config is read on every
+# `trio-lint` start and importing pydantic costs ~0.1 s, more than a whole warm run. The table is
+# small and flat, so the field annotations below drive the validation (one source of truth).
+@dataclass(frozen=True)
+class LintConfig:
     """Settings after merging pyproject and command line (fields: snake_case of the keys)."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
-
     select: tuple[str, ...] | None = None
-    extend_select: tuple[str, ...] = Field(default=(), alias="extend-select")
+    extend_select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
-    per_file_ignores: dict[str, tuple[str, ...]] = Field(
-        default_factory=dict, alias="per-file-ignores"
-    )
+    per_file_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict)
     exclude: tuple[str, ...] = DEFAULT_EXCLUDES
-    extend_exclude: tuple[str, ...] = Field(default=(), alias="extend-exclude")
-    sdk_modules: tuple[str, ...] = Field(default=("pytrio",), alias="sdk-modules")
-    trainable_models: tuple[str, ...] = Field(default=(), alias="trainable-models")
-    target_version: str = Field(default_factory=installed_sdk_version, alias="target-version")
+    extend_exclude: tuple[str, ...] = ()
+    sdk_modules: tuple[str, ...] = ("pytrio",)
+    trainable_models: tuple[str, ...] = ()
+    target_version: str = field(default_factory=installed_sdk_version)
     # Lint files even when they never mention an SDK module (skips the byte prefilter).
-    force_sdk: bool = Field(default=False, alias="force-sdk")
-    respect_gitignore: bool = Field(default=True, alias="respect-gitignore")
-    cache_dir: str = Field(default=".trio_lint_cache", alias="cache-dir")
+    force_sdk: bool = False
+    respect_gitignore: bool = True
+    cache_dir: str = ".trio_lint_cache"
 
-    @field_validator("target_version")
-    @classmethod
-    def _known_sdk_line(cls, value: str) -> str:
-        return check_target_version(value)
+    def __post_init__(self) -> None:
+        try:
+            object.__setattr__(self, "target_version", check_target_version(self.target_version))
+        except ValueError as exc:
+            raise ConfigError(
+                f"invalid value for `target-version`: {exc} (got {self.target_version!r})."
+            ) from None
 
     def fingerprint(self) -> str:
         """Stable hash of everything that changes findings (cache key part)."""
-        data = self.model_dump(mode="json", exclude={"exclude", "extend_exclude", "cache_dir"})
-        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+        data = {
+            key: getattr(self, name)
+            for key, name in FIELD_NAMES.items()
+            if name not in ("exclude", "extend_exclude", "cache_dir")
+        }
+        return digest(json.dumps(data, sort_keys=True), 8)
 
 
-KNOWN_KEYS = sorted((field.alias or name) for name, field in LintConfig.model_fields.items())
+def _strings(value: object) -> tuple[str, ...]:
+    if isinstance(value, list | tuple) and all(isinstance(item, str) for item in value):
+        return tuple(value)
+    raise ValueError('expected a list of strings, such as `["PTR1"]`')
+
+
+def _string_table(value: object) -> dict[str, tuple[str, ...]]:
+    if not isinstance(value, dict):
+        raise ValueError('expected a table of lists, such as `{"tests/*" = ["PTR1"]}`')
+    table = {}
+    for pattern, codes in value.items():
+        try:
+            table[str(pattern)] = _strings(codes)
+        except ValueError as exc:
+            raise ValueError(f"under `{pattern}`: {exc}") from None
+    return table
+
+
+def _boolean(value: object) -> bool:
+    if isinstance(value, bool):
+        return value
+    raise ValueError("expected `true` or `false`")
+
+
+def _string(value: object) -> str:
+    if isinstance(value, str) and value:
+        return value
+    raise ValueError("expected a non-empty string")
+
+
+# Each annotation of LintConfig maps to the parser of that TOML shape.
+_PARSERS = {
+    "tuple[str, ...] | None": _strings,
+    "tuple[str, ...]": _strings,
+    "dict[str, tuple[str, ...]]": _string_table,
+    "bool": _boolean,
+    "str": _string,
+}
+FIELD_NAMES = {f.name.replace("_", "-"): f.name for f in fields(LintConfig)}
+KNOWN_KEYS = sorted(FIELD_NAMES)
 
 
 def _suggest(word: str, choices: list[str]) -> str:
@@ -128,21 +174,25 @@ def config_from_mapping(data: dict[str, Any], *, origin: str) -> LintConfig:
                 f"{origin}: unknown key `{key}` in [tool.trio-lint].{_suggest(key, KNOWN_KEYS)}"
                 f" Known keys: {', '.join(KNOWN_KEYS)}."
             )
+    values = {}
+    annotations = {f.name: f.type for f in fields(LintConfig)}
+    for key, value in data.items():
+        name = FIELD_NAMES[key]
+        try:
+            values[name] = _PARSERS[annotations[name]](value)
+        except ValueError as exc:
+            raise ConfigError(
+                f"{origin}: invalid value for `{key}`: {exc} (got {value!r})."
+            ) from None
     try:
-        config = LintConfig.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        key = ".".join(str(part) for part in first["loc"])
-        raise ConfigError(
-            f"{origin}: invalid value for `{key}`: {first['msg']} (got {first.get('input')!r})."
-        ) from None
+        config = LintConfig(**values)
+    except ConfigError as exc:
+        raise ConfigError(f"{origin}: {exc}") from None
     validate_codes(config, origin=origin)
     return config
 
 
 def validate_codes(config: LintConfig, *, origin: str) -> None:
-    from trio_lint.rules import is_known_selector, known_selectors
-
     groups: list[tuple[str, tuple[str, ...]]] = [
         ("select", config.select or ()),
         ("extend-select", config.extend_select),
@@ -151,6 +201,10 @@ def validate_codes(config: LintConfig, *, origin: str) -> None:
     groups += [
         (f"per-file-ignores.{pattern}", codes) for pattern, codes in config.per_file_ignores.items()
     ]
+    if not any(codes for _, codes in groups):
+        return  # nothing to check: spare the warm path the registry (every rule module)
+    from trio_lint.rules import is_known_selector, known_selectors
+
     for key, codes in groups:
         for code in codes:
             if not is_known_selector(code):
@@ -212,6 +266,6 @@ def with_overrides(config: LintConfig, **overrides: Any) -> LintConfig:
             raise ConfigError(
                 f"--target-version: {exc} (got {given['target_version']!r})."
             ) from None
-    merged = config.model_copy(update=given)
+    merged = replace(config, **given)
     validate_codes(merged, origin="command line")
     return merged

@@ -3,17 +3,17 @@ atomically, diagnostics sorted by path, line and column."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from trio_lint.cache import MISS, Cache, code_fingerprint, content_hash
 from trio_lint.config import LintConfig
 from trio_lint.diagnostics import Diagnostic, Severity
+from trio_lint.digest import digest
 
 if TYPE_CHECKING:
     from trio_lint.cache import Cached
@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 # cost more than all of a warm run's cache lookups): they are imported where a file is linted.
 
 POOL_MIN_FILES = 24  # below this a pool's start-up costs more than it saves
+# Failures that may not recur (a file unreadable for a moment, an engine bug): never snapshotted.
+UNSTABLE_CODES = frozenset({"PTR901", "PTR903"})
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,10 @@ class RunResult:
     files_seen: int = 0
     files_linted: int = 0
     files_changed: int = 0
+    # Each file's stamp, taken before it was read (for the run snapshot); `complete` is False
+    # when a file could not be stamped or read, or the engine failed on it.
+    stamped: list[tuple[str, os.stat_result]] = field(default_factory=list)
+    complete: bool = True
 
 
 def display_path(path: str, cwd: str) -> str:
@@ -96,7 +102,7 @@ def settings_key(config: LintConfig, options: RunOptions) -> str:
     from trio_lint import __version__
 
     parts = [__version__, code_fingerprint(), config.fingerprint(), str(options.want_edits)]
-    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:20]
+    return digest("|".join(parts), 10)
 
 
 def read_error(path: str, exc: OSError) -> Diagnostic:
@@ -154,7 +160,7 @@ def _lint_one(job: tuple[str, str]) -> tuple[str, FileOutcome, str | None]:
     except Exception as exc:  # an engine bug: report it on the file, keep the run going
         diagnostic = read_error(shown, OSError(f"internal error: {type(exc).__name__}: {exc}"))
         outcome = FileOutcome(
-            diagnostics=[diagnostic.model_copy(update={"code": "PTR903", "name": "internal-error"})]
+            diagnostics=[replace(diagnostic, code="PTR903", name="internal-error")]
         )
     original = None
     if outcome.new_bytes is not None and options.diff:
@@ -173,7 +179,7 @@ def _use_cached(result: RunResult, cached: Cached | object, path: str, cwd: str)
     result.files_linted += 1
     if cached:
         shown = display_path(path, cwd)
-        result.diagnostics.extend(d.model_copy(update={"path": shown}) for d in cached)  # type: ignore[union-attr]
+        result.diagnostics.extend(replace(d, path=shown) for d in cached)  # type: ignore[union-attr]
 
 
 def write_atomic(path: Path, data: bytes) -> None:
@@ -239,11 +245,23 @@ def run(
     jobs: list[tuple[str, str]] = []
     pending: dict[str, tuple[str, os.stat_result]] = {}  # path -> (digest, stat) to cache
     cwd = os.getcwd()
+    # The warm path: one stat per file, compared with the cached stamp. Unchanged files the
+    # prefilter skipped (most of a large tree) cost no more than this inlined check.
+    entries = cache.entries if cache is not None else {}
     for path in files:
         stat = None
         try:
             if cache is not None:
                 stat = os.stat(path)
+                result.stamped.append((path, stat))
+                entry = entries.get(path)
+                if (
+                    type(entry) is tuple
+                    and len(entry) == 3
+                    and entry[1] is None
+                    and entry[2] == (stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino)
+                ):
+                    continue  # skipped by the prefilter last time, and unchanged since
                 cached = cache.by_stat(path, stat)
                 if cached is not MISS:
                     _use_cached(result, cached, path, cwd)
@@ -252,6 +270,7 @@ def run(
                 data = handle.read()
         except OSError as exc:
             result.diagnostics.append(read_error(display_path(path, cwd), exc))
+            result.complete = False
             continue
         digest = ""
         if cache is not None and stat is not None:
@@ -272,6 +291,8 @@ def run(
     for path_text, outcome, original in _lint_all(jobs, config, root, options):
         result.files_linted += 1
         result.diagnostics.extend(outcome.diagnostics)
+        if any(d.code in UNSTABLE_CODES for d in outcome.diagnostics):
+            result.complete = False
         if cache is not None and path_text in pending:
             digest, stat = pending[path_text]
             cache.put(path_text, digest, stat, outcome.diagnostics)

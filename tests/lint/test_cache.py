@@ -3,11 +3,13 @@ invalidate) and what makes a warm run cheap (unchanged files are neither read no
 
 from __future__ import annotations
 
-import json
+import marshal
 import os
+import struct
 import subprocess
 import sys
 import time
+import zlib
 from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING
@@ -22,8 +24,25 @@ CONCISE = ("--output-format", "concise")
 
 
 def _cache_file(project: Path) -> Path:
-    (found,) = (project / ".trio_lint_cache").glob("*.json")
+    """The per-file result store (not the walk index, not a run snapshot)."""
+    (found,) = (
+        p for p in (project / ".trio_lint_cache").glob("*.cache") if not p.name.startswith("run-")
+    )
     return found
+
+
+def _store(value: object) -> bytes:
+    """A well-formed store envelope around `value` (the checksum matches; the shape may not)."""
+    from trio_lint.cache import MAGIC
+
+    payload = marshal.dumps(value)
+    return MAGIC + struct.pack("<II", zlib.crc32(payload), len(payload)) + payload
+
+
+def _raw_store(payload: bytes) -> bytes:
+    from trio_lint.cache import MAGIC
+
+    return MAGIC + struct.pack("<II", zlib.crc32(payload), len(payload)) + payload
 
 
 def _stat(size: int, mtime_ns: int, ctime_ns: int, ino: int = 7) -> os.stat_result:
@@ -64,7 +83,7 @@ def test_same_size_edit_with_mtime_put_back_is_relinted(project: Path) -> None:
 
 
 def test_a_damaged_cache_is_ignored_and_replaced(project: Path) -> None:
-    from trio_lint.cache import content_hash
+    from trio_lint.cache import content_hash, read_store
 
     (project / "a.py").write_text(BAD)
     (project / "b.py").write_text(CLEAN)
@@ -73,21 +92,26 @@ def test_a_damaged_cache_is_ignored_and_replaced(project: Path) -> None:
     cache_file = _cache_file(project)
     intact = cache_file.read_bytes()
     digest = content_hash(BAD.encode())
+    a_py = str((project / "a.py").resolve())
     damaged = [
         intact[: len(intact) // 2],  # truncated mid-write
-        b"\x00\xff not json",
-        b"[1, 2, 3]",  # valid JSON, wrong shape
-        json.dumps({str(project / "a.py"): [digest, [{"code": 5}], None]}).encode(),
-        json.dumps({str(project / "a.py"): [digest, 5, None]}).encode(),
-        json.dumps({str(project / "a.py"): "not a list"}).encode(),
-        b"[" * 100_000,  # deep nesting
+        intact[:-1] + bytes([intact[-1] ^ 1]),  # one flipped bit: the checksum catches it
+        b"\x00\xff not a store",
+        intact.replace(b"/py3.", b"/py2.", 1),  # written by another Python (marshal may differ)
+        _store([1, 2, 3]),  # a well-formed store, wrong shape
+        _store({a_py: (digest, [{"code": 5}], None)}),
+        _store({a_py: (digest, 5, None)}),
+        _store({a_py: "not a tuple"}),
+        _store({a_py: [digest, None, None]}),
+        _raw_store(b"\xff\xfe\xfd garbage marshal"),
+        _raw_store(b"[\x01\x00\x00\x00" * 100_000),  # nesting deeper than marshal allows
     ]
     for content in damaged:
         cache_file.write_bytes(content)
         got = run_cli(".", *CONCISE, cwd=project)
         assert (got.code, got.out) == (expected.code, expected.out), content[:40]
         assert got.err == ""
-        json.loads(cache_file.read_bytes())  # rewritten whole, readable again
+        assert a_py in read_store(cache_file)  # rewritten whole, readable again
     assert not list(cache_file.parent.glob("*.tmp"))
 
 
@@ -129,7 +153,7 @@ def test_cache_survives_a_round_trip_and_writes_atomically(tmp_path: Path) -> No
     cache.put("a.py", content_hash(b"x"), _stat(1, old, old), [_diagnostic()])
     cache.put("b.py", content_hash(b"y"), _stat(1, old, old), None)
     cache.save()
-    assert sorted(p.name for p in (tmp_path / "c").iterdir()) == [".gitignore", "key.json"]
+    assert sorted(p.name for p in (tmp_path / "c").iterdir()) == [".gitignore", "key.cache"]
     again = Cache(tmp_path / "c", "key")
     assert again.by_stat("b.py", _stat(1, old, old)) is None
     assert again.by_digest("a.py", content_hash(b"x")) == [_diagnostic()]
@@ -192,6 +216,8 @@ def _walk(project: Path, trusted: bool = True) -> list[str]:
 
 
 def test_walk_index_reuses_unchanged_directories_and_sees_changes(project: Path) -> None:
+    from trio_lint.cache import read_store
+
     (project / ".git").mkdir()
     (project / "pkg").mkdir()
     (project / "pkg" / "a.py").write_text(CLEAN)
@@ -199,10 +225,10 @@ def test_walk_index_reuses_unchanged_directories_and_sees_changes(project: Path)
     assert _walk(project) == ["pkg/a.py", "pkg/skip.py"]
     (index_file,) = (project / ".trio_lint_cache").glob("walk-*.index")
     # Doctor the index: an unchanged directory is answered from it, without listing it.
-    data = json.loads(index_file.read_text())
+    data = read_store(index_file)
     (top,) = data.values()
     top["dirs"][str((project / "pkg").resolve())][2].append("ghost.py")
-    index_file.write_text(json.dumps(data))
+    index_file.write_bytes(_store(data))
     assert _walk(project) == ["pkg/a.py", "pkg/ghost.py", "pkg/skip.py"]
     time.sleep(0.05)  # past the file system's timestamp tick
     (project / "pkg" / "b.py").write_text(CLEAN)  # the directory's stamp moves: listed again
@@ -216,21 +242,34 @@ def test_walk_index_reuses_unchanged_directories_and_sees_changes(project: Path)
 
 
 def test_damaged_walk_index_is_ignored(project: Path) -> None:
+    from trio_lint.cache import read_store
+
     (project / "pkg").mkdir()
     (project / "pkg" / "a.py").write_text(BAD)
     expected = run_cli(".", *CONCISE, "--no-cache", cwd=project)
     assert _walk(project) == ["pkg/a.py"]
     (index_file,) = (project / ".trio_lint_cache").glob("walk-*.index")
     pkg = str((project / "pkg").resolve())
-    stamp = json.loads(index_file.read_text())[str(project.resolve())]["dirs"][pkg][0]
+    top = str(project.resolve())
+    stamp = read_store(index_file)[top]["dirs"][pkg][0]
     for content in (
         b"{truncated",
-        b"[]",
-        json.dumps({str(project.resolve()): {"ancestors": "", "dirs": []}}).encode(),
-        json.dumps({str(project.resolve()): {"ancestors": "", "dirs": {pkg: [stamp, None]}}}),
-        json.dumps({str(project.resolve()): {"ancestors": "", "dirs": {pkg: [stamp, 1, [5], []]}}}),
+        _store([]),
+        _store({top: {"ancestors": ""}}),
+        _store({top: {"ancestors": "", "dirs": []}}),
+        _store({top: {"ancestors": "", "dirs": {pkg: [stamp, None]}}}),
+        _store({top: {"ancestors": "", "dirs": {pkg: [stamp, 1, [5], []]}}}),
     ):
-        index_file.write_bytes(content if isinstance(content, bytes) else content.encode())
+        index_file.write_bytes(content)
         assert _walk(project) == ["pkg/a.py"]
         got = run_cli(".", *CONCISE, cwd=project)
         assert (got.code, got.out, got.err) == (expected.code, expected.out, "")
+    # A well-typed entry whose file names are not strings gets past the shape check into the
+    # walk itself: the run drops the index and walks the tree again.
+    assert _walk(project) == ["pkg/a.py"]
+    stamp = read_store(index_file)[top]["dirs"][pkg][0]
+    index_file.write_bytes(
+        _store({top: {"ancestors": "", "dirs": {pkg: [stamp, None, [None], []]}}})
+    )
+    got = run_cli(".", *CONCISE, cwd=project)
+    assert (got.code, got.out, got.err) == (expected.code, expected.out, "")

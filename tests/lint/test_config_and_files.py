@@ -134,17 +134,20 @@ def test_noqa_codes_bare_add_noqa_and_unused(project: Path) -> None:
 
 
 def test_cache_is_keyed_on_content(project: Path) -> None:
+    from trio_lint.cache import read_store, write_store
+
     target = project / "a.py"
     target.write_text(BAD)
     first = run_cli("a.py", "--output-format", "concise", cwd=project).out
-    cache_files = list((project / ".trio_lint_cache").glob("*.json"))
+    cache_dir = project / ".trio_lint_cache"
+    cache_files = [p for p in cache_dir.glob("*.cache") if not p.name.startswith("run-")]
     assert len(cache_files) == 1
-    assert (project / ".trio_lint_cache" / ".gitignore").read_text().endswith("*\n")
+    assert (cache_dir / ".gitignore").read_text().endswith("*\n")
     # Prove the second run reads the cache: doctor the cached message and see it come back.
-    entries = json.loads(cache_files[0].read_text())
+    entries = read_store(cache_files[0])
     (entry,) = entries.values()
     entry[1][0]["message"] = "from the cache"
-    cache_files[0].write_text(json.dumps(entries))
+    write_store(cache_dir, cache_files[0], entries)
     assert "from the cache" in run_cli("a.py", "--output-format", "concise", cwd=project).out
     assert run_cli("a.py", "--output-format", "concise", "--no-cache", cwd=project).out == first
     target.write_text(BAD + "\n")  # new content: the stale entry is not used

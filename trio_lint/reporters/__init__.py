@@ -11,15 +11,12 @@ FORMATS = ("full", "concise", "json", "github", "sarif")
 
 
 def get_renderer(name: str) -> Renderer:
-    from trio_lint.reporters import concise, full, github, json, sarif
+    """The `render` function of the module named after the format (only that one is imported)."""
+    if name not in FORMATS:
+        raise KeyError(name)
+    import importlib
 
-    return {
-        "full": full.render,
-        "concise": concise.render,
-        "json": json.render,
-        "github": github.render,
-        "sarif": sarif.render,
-    }[name]
+    return importlib.import_module(f"trio_lint.reporters.{name}").render
 
 
 def location_prefix(diagnostic: Diagnostic) -> str:
