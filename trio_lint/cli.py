@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import sys
 from collections import Counter
@@ -211,7 +212,9 @@ def check(argv: Sequence[str]) -> int:
     )
     paths = args.paths or ["."]
     snapshot = None
-    if options.use_cache and not (fix or args.add_noqa):
+    # Snapshots serve tree runs; a list of files (pre-commit's call) is served by the per-file
+    # cache as fast, and would leave a snapshot per distinct list.
+    if options.use_cache and not (fix or args.add_noqa) and any(Path(p).is_dir() for p in paths):
         snapshot = _snapshot(paths, config, root, options, args.force_exclude)
         answer = snapshot.answer()
         if answer is not None:
@@ -284,6 +287,11 @@ def _lint(
     from trio_lint.runner import run
 
     cache_dir = root / config.cache_dir
+    if options.use_cache:
+        # Created before the walk: creating it moves its parent's stamp, which would spoil the
+        # snapshot this run is about to take (a read-only tree simply runs without a cache).
+        with contextlib.suppress(OSError):
+            cache_dir.mkdir(parents=True, exist_ok=True)
     found = discover(
         paths,
         config,
