@@ -17,7 +17,6 @@ bypasses the cache entirely."""
 from __future__ import annotations
 
 import contextlib
-import functools
 import gc
 import marshal
 import os
@@ -46,23 +45,6 @@ _ENTRY_LEN = 3  # [digest, diagnostics as JSON (or None), stamp (or None)]
 
 def content_hash(data: bytes) -> str:
     return digest(data)
-
-
-@functools.cache
-def code_fingerprint() -> str:
-    """(path, mtime, size) of the linter's own sources: an edited rule invalidates the cache even
-    when the version number did not move (an editable install during development)."""
-    # pytrio_facts ships beside trio_lint in the same distribution; it is found by path, not
-    # imported (it imports a lot) nor looked up with importlib.util (a cost on every start).
-    here = os.path.dirname(os.path.abspath(__file__))
-    parts = []
-    for base in (here, os.path.join(os.path.dirname(here), "pytrio_facts")):
-        for directory, _, names in os.walk(base):
-            for name in names:
-                if name.endswith(".py"):
-                    stat = os.stat(os.path.join(directory, name))
-                    parts.append(f"{directory}/{name}:{stat.st_mtime_ns}:{stat.st_size}")
-    return digest("\n".join(sorted(parts)), 8)
 
 
 # The store format: MAGIC, then a CRC-32 and a length (8 bytes), then a marshal payload. Not JSON:

@@ -211,6 +211,11 @@ def check(argv: Sequence[str]) -> int:
         jobs=args.jobs,
     )
     paths = args.paths or ["."]
+    if options.use_cache:
+        # Created before anything is stamped: creating it moves its parent's stamp, which would
+        # spoil this run's snapshot (a read-only tree simply runs without a cache).
+        with contextlib.suppress(OSError):
+            (root / config.cache_dir).mkdir(parents=True, exist_ok=True)
     snapshot = None
     # Snapshots serve tree runs; a list of files (pre-commit's call) is served by the per-file
     # cache as fast, and would leave a snapshot per distinct list.
@@ -260,16 +265,11 @@ def _snapshot(
 ) -> Snapshot:
     """The snapshot of a run with these settings, paths and working directory (which decides
     the paths shown)."""
-    from trio_lint.discovery import walk_settings_key
-    from trio_lint.runner import settings_key
-    from trio_lint.snapshot import Snapshot, snapshot_key
+    from trio_lint.cache_keys import snapshot_key
+    from trio_lint.snapshot import Snapshot
 
     key = snapshot_key(
-        settings_key(config, options),
-        walk_settings_key(config, root),
-        str(Path.cwd()),
-        "force-exclude" if force_exclude else "",
-        *paths,
+        config, root, paths, want_edits=options.want_edits, force_exclude=force_exclude
     )
     return Snapshot(root / config.cache_dir, key)
 
@@ -287,11 +287,6 @@ def _lint(
     from trio_lint.runner import run
 
     cache_dir = root / config.cache_dir
-    if options.use_cache:
-        # Created before the walk: creating it moves its parent's stamp, which would spoil the
-        # snapshot this run is about to take (a read-only tree simply runs without a cache).
-        with contextlib.suppress(OSError):
-            cache_dir.mkdir(parents=True, exist_ok=True)
     found = discover(
         paths,
         config,

@@ -7,13 +7,13 @@ tree the size of site-packages, pathlib objects cost more than everything else i
 from __future__ import annotations
 
 import functools
-import json
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from trio_lint.cache import WalkIndex, code_fingerprint
+from trio_lint.cache import WalkIndex
+from trio_lint.cache_keys import walk_settings_key
 from trio_lint.config import LintConfig
 from trio_lint.digest import digest
 from trio_lint.sources import SUFFIX_KINDS
@@ -245,19 +245,6 @@ class Walker:
             found += [prefix + name for name in files]
             stack += [(prefix + name, ignores) for name in subdirs]
         return found
-
-
-def walk_settings_key(config: LintConfig, root: Path) -> str:
-    """Everything a directory's walk result depends on besides the directory itself."""
-    from trio_lint import __version__
-
-    parts = [
-        __version__,
-        code_fingerprint(),
-        os.path.realpath(root),
-        json.dumps([config.exclude, config.extend_exclude, config.respect_gitignore]),
-    ]
-    return digest("|".join(parts), 10)
 
 
 @dataclass(frozen=True)

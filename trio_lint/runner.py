@@ -4,16 +4,15 @@ atomically, diagnostics sorted by path, line and column."""
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from trio_lint.cache import MISS, Cache, code_fingerprint, content_hash
+from trio_lint.cache import MISS, Cache, content_hash
+from trio_lint.cache_keys import settings_key
 from trio_lint.config import LintConfig
 from trio_lint.diagnostics import Diagnostic, Severity
-from trio_lint.digest import digest
 
 if TYPE_CHECKING:
     from trio_lint.cache import Cached
@@ -95,16 +94,6 @@ class RuleSets:
         return tuple(r for r in self.rules if not any(matches(r, s) for s in ignored))
 
 
-def settings_key(config: LintConfig, options: RunOptions) -> str:
-    """What findings depend on besides the file: the tool version, the linter's own sources (which
-    fix the rule registry) and the config (selection, target version, SDK modules...). Together
-    they determine the selected rule set, so the rules need not be imported to name it."""
-    from trio_lint import __version__
-
-    parts = [__version__, code_fingerprint(), config.fingerprint(), str(options.want_edits)]
-    return digest("|".join(parts), 10)
-
-
 def read_error(path: str, exc: OSError) -> Diagnostic:
     return Diagnostic(
         code="PTR901",
@@ -183,6 +172,8 @@ def _use_cached(result: RunResult, cached: Cached | object, path: str, cwd: str)
 
 
 def write_atomic(path: Path, data: bytes) -> None:
+    import tempfile  # only --fix writes: spared on every other run
+
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -241,7 +232,7 @@ def run(
     changing = bool(options.fix or options.diff or options.add_noqa)
     cache = None
     if options.use_cache and not changing and cache_dir is not None:
-        cache = Cache(cache_dir, settings_key(config, options))
+        cache = Cache(cache_dir, settings_key(config, want_edits=options.want_edits))
     jobs: list[tuple[str, str]] = []
     pending: dict[str, tuple[str, os.stat_result]] = {}  # path -> (digest, stat) to cache
     cwd = os.getcwd()

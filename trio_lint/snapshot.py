@@ -20,7 +20,6 @@ import time
 from typing import TYPE_CHECKING
 
 from trio_lint.cache import RACY_NS, read_store, write_store
-from trio_lint.digest import digest
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -29,10 +28,6 @@ if TYPE_CHECKING:
     from trio_lint.diagnostics import Diagnostic
 
 _PACK = struct.Struct("<qqqQ").pack  # size, mtime_ns, ctime_ns, inode
-
-
-def snapshot_key(*parts: str) -> str:
-    return digest("\0".join(parts), 10)
 
 
 class Snapshot:

@@ -203,8 +203,9 @@ def _walk(project: Path, trusted: bool = True) -> list[str]:
     """One indexed walk of `project`, as `discover` does it, with every stamp trusted (the tests'
     directories are seconds old, inside the racy window that normally keeps them out)."""
     from trio_lint.cache import WalkIndex
+    from trio_lint.cache_keys import walk_settings_key
     from trio_lint.config import LintConfig
-    from trio_lint.discovery import Walker, walk_settings_key
+    from trio_lint.discovery import Walker
 
     config = LintConfig()
     index = WalkIndex(project / ".trio_lint_cache", walk_settings_key(config, project))
