@@ -27,7 +27,7 @@ class Applicability(StrEnum):
     NONE = "none"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Location:
     """A 1-based line and column (columns count characters, not bytes)."""
 
@@ -35,7 +35,7 @@ class Location:
     column: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Edit:
     """A text replacement between two locations of the reported file (or notebook cell)."""
 
@@ -44,7 +44,7 @@ class Edit:
     end_location: Location
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class FixInfo:
     applicability: Applicability
     message: str
@@ -52,7 +52,7 @@ class FixInfo:
     edits: tuple[Edit, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Diagnostic:
     """One finding. `line`/`column` are where the user sees the problem: the Markdown line for a
     fenced block, the cell-relative line (with `cell`) for a notebook."""
@@ -134,7 +134,7 @@ class Diagnostic:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class FixResult:
     """The outcome of fixing one source: the new text, what was fixed and what remains."""
 
