@@ -274,3 +274,29 @@ def test_damaged_walk_index_is_ignored(project: Path) -> None:
     )
     got = run_cli(".", *CONCISE, cwd=project)
     assert (got.code, got.out, got.err) == (expected.code, expected.out, "")
+
+
+def test_stores_unused_for_two_weeks_are_pruned_on_save(tmp_path: Path) -> None:
+    from trio_lint.cache import PRUNE_AFTER_S, read_store, write_store
+
+    directory = tmp_path / "cache"
+    directory.mkdir()
+    old = time.time() - PRUNE_AFTER_S - 60
+    stale = [directory / "old.cache", directory / "walk-old.index", directory / "run-old.cache"]
+    recent = directory / "recent.cache"
+    in_use = directory / "in-use.cache"
+    for store in [*stale, recent, in_use]:
+        write_store(directory, store, {"x": 1})
+    for store in [*stale, in_use]:
+        os.utime(store, (old, old))
+    (directory / "legacy.json").write_text("{}")  # the format before stores
+    (directory / "notes.txt").write_text("not ours")
+    assert read_store(in_use) == {"x": 1}  # reading an old store marks it as still in use
+    write_store(directory, directory / "new.cache", {"y": 2})
+    assert sorted(p.name for p in directory.iterdir()) == [
+        ".gitignore",
+        "in-use.cache",
+        "new.cache",
+        "notes.txt",
+        "recent.cache",
+    ]
