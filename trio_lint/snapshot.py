@@ -42,6 +42,8 @@ class Snapshot:
         paths, stamps, items = data.get("paths"), data.get("stamps"), data.get("diagnostics")
         if type(paths) is not list or type(stamps) is not bytes or type(items) is not list:
             return None
+        if not all(type(path) is str for path in paths):  # os.stat would take an int as an fd
+            return None
         try:
             stats = map(os.stat, paths)
             current = b"".join(
