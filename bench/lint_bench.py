@@ -13,8 +13,9 @@ every process involved), which stay meaningful on a shared, loaded machine, and 
 printed beside them; fixit runs as `fixit lint` with its default rules
 (on a copy in /tmp: it skips git-ignored paths such as bench/out/).
 A warm run follows one run that filled the cache; on an unchanged tree it is answered by the run
-snapshot (one stat per directory and file). Warm timings are the median of 7 runs: on this
-shared VM a single run of ~0.15 s varies by +-40%.
+snapshot (one stat per directory and file). Cold and warm runs are taken in turns, five of each,
+and their medians compared: on this shared VM a single run varies by +-40% and the speed of
+system calls drifts over minutes, so both sides of a ratio must be measured in the same window.
 """
 
 from __future__ import annotations
@@ -206,6 +207,22 @@ def run(command: list[str], cwd: Path, repeat: int = 1) -> Timing:
     return Timing(statistics.median(walls), statistics.median(cpus))
 
 
+def cold_and_warm(cold: list[str], warm: list[str], pairs: int) -> tuple[Timing, Timing]:
+    """Medians of `pairs` cold (--no-cache) and warm runs, taken in turns after one run fills the
+    cache: on this shared VM the speed of system calls drifts over minutes, and both sides of the
+    ratio should see the same drift."""
+    run(warm, OUT)
+    colds, warms = [], []
+    for _ in range(pairs):
+        colds.append(run(cold, OUT))
+        warms.append(run(warm, OUT))
+    median = statistics.median
+    return (
+        Timing(median(t.wall for t in colds), median(t.cpu for t in colds)),
+        Timing(median(t.wall for t in warms), median(t.cpu for t in warms)),
+    )
+
+
 def row(
     corpus: str, files: int, lines: int, what: str, timing: Timing, *, note: str = ""
 ) -> list[str]:
@@ -269,9 +286,7 @@ def main() -> int:
     name = f"pytrio-heavy, {len(corpus)} files"
     parse = time_libcst_parse(corpus)
     shutil.rmtree(OUT / "cache", ignore_errors=True)
-    cold = run([*lint, "--no-cache", "corpus"], OUT, repeat=3)
-    run([*lint, "corpus"], OUT)  # fill the cache
-    warm = run([*lint, "corpus"], OUT, repeat=7)
+    cold, warm = cold_and_warm([*lint, "--no-cache", "corpus"], [*lint, "corpus"], pairs=5)
     one = run([*lint, "--no-cache", str(corpus[0])], OUT, repeat=5)
     rows.append(row(name, len(corpus), lines, "libcst.parse_module only (in process)", parse))
     rows.append(row(name, len(corpus), lines, "trio-lint cold (--no-cache)", cold))
@@ -304,9 +319,9 @@ def main() -> int:
     scale = site_lines / max(sample_lines, 1)
     parse_all = Timing(sampled.wall * scale, sampled.cpu * scale)
     shutil.rmtree(OUT / "cache", ignore_errors=True)
-    cold_site = run([*lint, "--no-cache", str(site)], OUT, repeat=3)
-    run([*lint, str(site)], OUT)
-    warm_site = run([*lint, str(site)], OUT, repeat=7)
+    cold_site, warm_site = cold_and_warm(
+        [*lint, "--no-cache", str(site)], [*lint, str(site)], pairs=5
+    )
     name = f"site-packages, {len(files)} files"
     note = f"scaled by lines from every {args.parse_stride}th file"
     rows.append(row(name, len(files), site_lines, "libcst.parse_module only", parse_all, note=note))
