@@ -158,6 +158,7 @@ _PARSERS = {
     "str": _string,
 }
 FIELD_NAMES = {f.name.replace("_", "-"): f.name for f in fields(LintConfig)}
+_ANNOTATIONS = {f.name: f.type for f in fields(LintConfig)}
 KNOWN_KEYS = sorted(FIELD_NAMES)
 
 
@@ -175,11 +176,10 @@ def config_from_mapping(data: dict[str, Any], *, origin: str) -> LintConfig:
                 f" Known keys: {', '.join(KNOWN_KEYS)}."
             )
     values = {}
-    annotations = {f.name: f.type for f in fields(LintConfig)}
     for key, value in data.items():
         name = FIELD_NAMES[key]
         try:
-            values[name] = _PARSERS[annotations[name]](value)
+            values[name] = _PARSERS[_ANNOTATIONS[name]](value)
         except ValueError as exc:
             raise ConfigError(
                 f"{origin}: invalid value for `{key}`: {exc} (got {value!r})."

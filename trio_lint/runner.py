@@ -236,23 +236,12 @@ def run(
     jobs: list[tuple[str, str]] = []
     pending: dict[str, tuple[str, os.stat_result]] = {}  # path -> (digest, stat) to cache
     cwd = os.getcwd()
-    # The warm path: one stat per file, compared with the cached stamp. Unchanged files the
-    # prefilter skipped (most of a large tree) cost no more than this inlined check.
-    entries = cache.entries if cache is not None else {}
     for path in files:
         stat = None
         try:
             if cache is not None:
                 stat = os.stat(path)
                 result.stamped.append((path, stat))
-                entry = entries.get(path)
-                if (
-                    type(entry) is tuple
-                    and len(entry) == 3
-                    and entry[1] is None
-                    and entry[2] == (stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino)
-                ):
-                    continue  # skipped by the prefilter last time, and unchanged since
                 cached = cache.by_stat(path, stat)
                 if cached is not MISS:
                     _use_cached(result, cached, path, cwd)
