@@ -57,16 +57,37 @@ def walk_settings_key(config: LintConfig, root: Path) -> str:
     return digest("|".join(parts), 10)
 
 
+def git_root(directory: str) -> str | None:
+    """The nearest directory at or above `directory` that holds `.git`, or None."""
+    current = directory
+    while True:
+        if os.path.exists(os.path.join(current, ".git")):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
 def snapshot_key(
     config: LintConfig, root: Path, paths: list[str], *, want_edits: bool, force_exclude: bool
 ) -> str:
-    """A run's: its findings' settings, its walk's settings, the paths as given and the working
-    directory (which decides the paths shown)."""
+    """A run's: its findings' settings, its walk's settings, the paths as given, the working
+    directory (which decides the paths shown) and the git root above each directory, which
+    decides the .gitignore files that apply. (Looking the git root up costs a stat per level;
+    stamping every level instead would tie the snapshot to directories such as /tmp or $HOME,
+    which change all the time, whenever the tree is not in a repository.)"""
+    roots = []
+    if config.respect_gitignore:
+        for path in paths:
+            if os.path.isdir(path):
+                roots.append(f"git root: {git_root(os.path.realpath(path))}")
     parts = [
         settings_key(config, want_edits=want_edits),
         walk_settings_key(config, root),
         os.getcwd(),
         "force-exclude" if force_exclude else "",
         *paths,
+        *roots,
     ]
     return digest("\0".join(parts), 10)

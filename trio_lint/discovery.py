@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from trio_lint.cache import WalkIndex
-from trio_lint.cache_keys import walk_settings_key
+from trio_lint.cache_keys import git_root, walk_settings_key
 from trio_lint.config import LintConfig
 from trio_lint.digest import digest
 from trio_lint.sources import SUFFIX_KINDS
@@ -113,32 +113,24 @@ class Walker:
 
     def _ancestor_ignores(self, directory: str) -> list[tuple[str, Patterns, str]]:
         """The .gitignore files from `directory` up to its git root (none outside a repository).
-        Every directory on the way is stamped: a `.git` or `.gitignore` created in one of them
-        changes which ignore files apply, and moves that directory's stamp."""
-        chain: list[str] = []
+        Every directory on the way is stamped: a `.gitignore` created in one of them moves its
+        stamp. (Which directory is the git root is part of the run snapshot's key.)"""
+        root = git_root(directory)
+        if root is None:
+            return []
+        found = []
         current = directory
-        git_root = None
         while True:
             try:
                 self.stamped.append((current, os.stat(current)))
             except OSError:
                 self.complete = False
-            chain.append(current)
-            if os.path.exists(os.path.join(current, ".git")):
-                git_root = current
-                break
-            parent = os.path.dirname(current)
-            if parent == current:
-                break
-            current = parent
-        if git_root is None:
-            return []
-        found = []
-        for current in chain:
             text = self._read_ignore(os.path.join(current, ".gitignore"))
             if text is not None:
                 found.append((current, Patterns(text.splitlines()), _digest(text)))
-        return found
+            if current == root:
+                return found
+            current = os.path.dirname(current)
 
     def walk(self, top: str, index: WalkIndex | None = None) -> list[str]:
         """os.walk's traversal (no symlinked directories entered, unreadable ones skipped) on

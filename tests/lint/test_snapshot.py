@@ -220,3 +220,13 @@ def test_a_list_of_files_is_served_by_the_per_file_cache_not_a_snapshot(tree: Pa
         code, out, linted = drive(*args, cwd=tree)
         assert linted and (code, out) == expected(tree, *args)
     assert snapshots(tree) == []
+
+
+def test_outside_a_repository_busy_ancestors_do_not_spoil_the_snapshot(tree: Path) -> None:
+    """Above a tree that is in no repository, only whether a `.git` appears matters; a file
+    written next to the linted directory (as in /tmp or $HOME, all the time) does not."""
+    (tree / ".git").rmdir()
+    first = drive("pkg", *CONCISE, cwd=tree)
+    assert first[2]
+    (tree / "notes.txt").write_text("written beside pkg/, not in it\n")
+    assert drive("pkg", *CONCISE, cwd=tree) == (*first[:2], False)
