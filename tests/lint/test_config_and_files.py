@@ -6,6 +6,7 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
 from lint_helpers import BAD, CLEAN, run_cli
 
 TINKER = "import tinker\np = tinker.types.SamplingParams(max_new_tokens=8)\n"
@@ -61,6 +62,31 @@ def test_unknown_key_and_code_errors_name_them(project: Path) -> None:
     write_config(project, 'sdk-modules = "pytrio"\n')
     bad_type = run_cli("a.py", cwd=project)
     assert bad_type.code == 2 and "sdk-modules" in bad_type.err
+
+
+@pytest.mark.parametrize(
+    ("toml", "key", "hint"),
+    [
+        ('select = "PTR1"', "select", 'such as `["PTR1"]`'),
+        ("ignore = [1]", "ignore", "list of strings"),
+        ("sdk-modules = [['pytrio']]", "sdk-modules", "list of strings"),
+        ("per-file-ignores = ['tests/*']", "per-file-ignores", "table of lists"),
+        ("per-file-ignores = {'tests/*' = 'PTR1'}", "per-file-ignores", "under `tests/*`"),
+        ('force-sdk = "yes"', "force-sdk", "`true` or `false`"),
+        ('cache-dir = ""', "cache-dir", "non-empty string"),
+        ("target-version = 0.2", "target-version", "non-empty string"),
+        ('target-version = "1.0"', "target-version", "`0.1` or `0.2`"),
+    ],
+)
+def test_a_bad_value_names_its_key_and_the_expected_shape(
+    project: Path, toml: str, key: str, hint: str
+) -> None:
+    (project / "pyproject.toml").write_text(f"[tool.trio-lint]\n{toml}\n")
+    (project / "a.py").write_text(BAD)
+    got = run_cli("a.py", cwd=project)
+    assert got.code == 2 and got.out == ""
+    assert f"invalid value for `{key}`" in got.err and hint in got.err, got.err
+    assert "Traceback" not in got.err
 
 
 def test_explicit_config_file(project: Path) -> None:
