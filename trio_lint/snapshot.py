@@ -1,16 +1,17 @@
 """The run snapshot: a whole run's answer, kept with the stamp of everything that decided it.
 
-A run over a tree reads its directories (listings, .gitignore files, the ancestors that decide
-the git root) and its files; the per-file cache and the walk index then make each of those cheap.
-On a large tree that nobody touched, even cheap is one lookup, one comparison and one method call
-per file on top of the stat. So a run that saw everything it needed (no unreadable file, no
-internal error, no stamp inside the racy window) also stores, per (settings, paths, working
-directory), the list of every path it looked at, their stamps taken *before* it read them, packed
-into one bytes string, and its diagnostics. The next run stats that list and compares one bytes
-string: equal means every directory listing, ignore file and source is as it was, so the answer
-is too. Anything else falls back to the walk index and the per-file cache, which still spare the
-unchanged part of the tree. Stamps are the per-file cache's (size, mtime_ns, ctime_ns, inode),
-with the same racy-timestamp rule, so the snapshot is exactly as safe as that cache."""
+A run over a tree reads its directories (listings, .gitignore files up to the git root) and its
+files; the per-file cache and the walk index then make each of those cheap. On a large tree that
+nobody touched, even cheap is one lookup, one comparison and one method call per file on top of
+the stat. So a run that saw everything it needed (no unreadable file, no internal error, no stamp
+inside the racy window) also stores, per (settings, paths, working directory, git roots: see
+cache_keys.snapshot_key), the list of every path it looked at, their stamps taken *before* it
+read them, packed into one bytes string, and its diagnostics. The next run stats that list and
+compares one bytes string: equal means every directory listing, ignore file and source is as it
+was, so the answer is too. Anything else falls back to the walk index and the per-file cache,
+which still spare the unchanged part of the tree. Stamps are the per-file cache's (size,
+mtime_ns, ctime_ns, inode), with the same racy-timestamp rule, so the snapshot is exactly as
+safe as that cache."""
 
 from __future__ import annotations
 
