@@ -87,8 +87,11 @@ def test_a_damaged_cache_is_ignored_and_replaced(project: Path) -> None:
 
     (project / "a.py").write_text(BAD)
     (project / "b.py").write_text(CLEAN)
-    expected = run_cli(".", *CONCISE, "--no-cache", cwd=project)
-    run_cli(".", *CONCISE, cwd=project)
+    # Files named one by one: a tree run older than the racy window would be answered by its
+    # run snapshot, and the per-file cache under test would not be read at all.
+    files = ("a.py", "b.py", *CONCISE)
+    expected = run_cli(*files, "--no-cache", cwd=project)
+    run_cli(*files, cwd=project)
     cache_file = _cache_file(project)
     intact = cache_file.read_bytes()
     digest = content_hash(BAD.encode())
@@ -108,7 +111,7 @@ def test_a_damaged_cache_is_ignored_and_replaced(project: Path) -> None:
     ]
     for content in damaged:
         cache_file.write_bytes(content)
-        got = run_cli(".", *CONCISE, cwd=project)
+        got = run_cli(*files, cwd=project)
         assert (got.code, got.out) == (expected.code, expected.out), content[:40]
         assert got.err == ""
         assert a_py in read_store(cache_file)  # rewritten whole, readable again
@@ -199,6 +202,13 @@ def test_a_warm_run_imports_no_engine(project: Path) -> None:
     assert warm.stderr == cold.out
 
 
+def _without_snapshots(project: Path) -> Path:
+    """`project`, with no run snapshot left to answer a tree run before the walk index is read."""
+    for snapshot in (project / ".trio_lint_cache").glob("run-*.cache"):
+        snapshot.unlink()
+    return project
+
+
 def _walk(project: Path, trusted: bool = True) -> list[str]:
     """One indexed walk of `project`, as `discover` does it, with every stamp trusted (the tests'
     directories are seconds old, inside the racy window that normally keeps them out)."""
@@ -263,7 +273,7 @@ def test_damaged_walk_index_is_ignored(project: Path) -> None:
     ):
         index_file.write_bytes(content)
         assert _walk(project) == ["pkg/a.py"]
-        got = run_cli(".", *CONCISE, cwd=project)
+        got = run_cli(".", *CONCISE, cwd=_without_snapshots(project))
         assert (got.code, got.out, got.err) == (expected.code, expected.out, "")
     # A well-typed entry whose file names are not strings gets past the shape check into the
     # walk itself: the run drops the index and walks the tree again.
@@ -272,7 +282,7 @@ def test_damaged_walk_index_is_ignored(project: Path) -> None:
     index_file.write_bytes(
         _store({top: {"ancestors": "", "dirs": {pkg: [stamp, None, [None], []]}}})
     )
-    got = run_cli(".", *CONCISE, cwd=project)
+    got = run_cli(".", *CONCISE, cwd=_without_snapshots(project))
     assert (got.code, got.out, got.err) == (expected.code, expected.out, "")
 
 
