@@ -8,6 +8,7 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from trio_local.config import ServeConfig
 
@@ -41,19 +42,23 @@ def serve_in_background(
     port: int = 0,
     cycle_ms: int = 0,
     configure_sdk: bool = True,
+    **options: Any,
 ) -> Iterator[LocalService]:
     """Run trio-local on 127.0.0.1 until the block exits.
 
     Without `data_dir` the service uses a temporary directory removed afterwards. With
     `configure_sdk` (the default) this process's pytrio is pointed at the service and
-    MODELSCOPE_CACHE is set for the block (and restored after it).
+    MODELSCOPE_CACHE is set for the block (and restored after it). `options` are any other
+    ServeConfig fields (`max_training_runs=1`, `heartbeat_timeout_s=6.0`, ...).
     """
     from trio_local.server import RunningServer, Service
 
     with contextlib.ExitStack() as stack:
         if data_dir is None:
             data_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="trio-local-"))
-        config = ServeConfig(port=port, data_dir=Path(data_dir), api_key=api_key, cycle_ms=cycle_ms)
+        config = ServeConfig(
+            port=port, data_dir=Path(data_dir), api_key=api_key, cycle_ms=cycle_ms, **options
+        )
         server = RunningServer(Service(config)).start()
         stack.callback(server.stop, linger=True)
         server.wait_ready()
