@@ -68,21 +68,14 @@ def test_malformed_events_get_400_naming_the_field(service, client) -> None:
     auth = {"Authorization": f"Bearer {token}", "Content-Type": "application/msgpack"}
     garbage = httpx.post(url, content=b"\xc1not msgpack", headers=auth)
     assert garbage.status_code == 400
-    envelope = {
-        "version": 1,
-        "event_id": "event_0123456789ab",
-        "type": "trainer.optimize_step",
-        "metadata": {
-            "index": 1,
-            "step": 0,
-            "timestamp": 0,
-            "sdk": "pytrio",
-            "sdk_version": "0.2.9",
-            "run_id": run_id,
-        },
-        "payload": {"adam_params": {"learning_rate": 0.1}},
-    }
-    bad = httpx.post(url, content=msgpack.packb(envelope), headers=auth)
+    envelope = _event(
+        run_id,
+        1,
+        "event_0123456789ab",
+        "trainer.optimize_step",
+        {"adam_params": {"learning_rate": 0.1}},
+    )
+    bad = httpx.post(url, content=envelope, headers=auth)
     body = (
         msgpack.unpackb(bad.content)
         if bad.headers["content-type"].endswith("msgpack")
@@ -91,35 +84,21 @@ def test_malformed_events_get_400_naming_the_field(service, client) -> None:
     assert bad.status_code == 400 and body["code"] == "invalid_request_body"
     assert "adam_params.beta1" in body["message"]
     other = {**auth, "Authorization": "Bearer forged.123.abc"}
-    assert httpx.post(url, content=msgpack.packb(envelope), headers=other).status_code == 401
+    assert httpx.post(url, content=envelope, headers=other).status_code == 401
 
 
 def test_an_event_for_an_uninitialised_run_fails_readably(service, client) -> None:
     run_id, token = _actor_token(service, client)
     url = f"{service.base_url}/actor/v1/events"
     auth = {"Authorization": f"Bearer {token}", "Content-Type": "application/msgpack"}
-    envelope = {
-        "version": 1,
-        "event_id": "event_0123456789ac",
-        "type": "trainer.save_state",
-        "metadata": {
-            "index": 1,
-            "step": 0,
-            "timestamp": 0,
-            "sdk": "pytrio",
-            "sdk_version": "0.2.9",
-            "run_id": run_id,
-        },
-        "payload": {"name": "bad name!"},
-    }
-    accepted = msgpack.unpackb(
-        httpx.post(url, content=msgpack.packb(envelope), headers=auth).content
-    )
+    event_id = "event_0123456789ac"
+    envelope = _event(run_id, 1, event_id, "trainer.save_state", {"name": "bad name!"})
+    accepted = msgpack.unpackb(httpx.post(url, content=envelope, headers=auth).content)
     assert accepted["status"] in {"accepted", "running", "failed"}
-    again = httpx.post(url, content=msgpack.packb(envelope), headers=auth)
+    again = httpx.post(url, content=envelope, headers=auth)
     assert again.status_code == 409 and again.json()["code"] == "event_exists"
     polled = msgpack.unpackb(
-        httpx.get(f"{url}/{envelope['event_id']}", headers={**auth, "Prefer": "wait=30"}).content
+        httpx.get(f"{url}/{event_id}", headers={**auth, "Prefer": "wait=30"}).content
     )
     assert polled["status"] == "failed"
     assert polled["error"]["code"] == "run_not_initialized"
