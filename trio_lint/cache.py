@@ -129,6 +129,11 @@ def stamp(stat: os.stat_result) -> tuple[int, int, int, int]:
     return (stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino)
 
 
+def is_racy(stat: os.stat_result, trusted_before: int) -> bool:
+    """Changed too close to the run's start for its stamp to prove a later edit would move it."""
+    return max(stat.st_mtime_ns, stat.st_ctime_ns) >= trusted_before
+
+
 class Cache:
     """Per file path: (content digest, diagnostics as JSON-ready dicts or None when the prefilter
     skipped the file, stat stamp or None when it was too recent to trust)."""
@@ -177,8 +182,8 @@ class Cache:
 
     def put(self, path: str, digest: str, stat: os.stat_result, result: Cached) -> None:
         items = None if result is None else [d.to_json() for d in result]
-        recent = max(stat.st_mtime_ns, stat.st_ctime_ns) >= self.trusted_before
-        self.entries[path] = (digest, items, None if recent else stamp(stat))
+        racy = is_racy(stat, self.trusted_before)
+        self.entries[path] = (digest, items, None if racy else stamp(stat))
         self.dirty = True
 
     def save(self) -> None:

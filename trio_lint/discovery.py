@@ -11,6 +11,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from stat import S_ISREG
 
 from trio_lint.cache import WalkIndex
 from trio_lint.cache_keys import git_root, walk_settings_key
@@ -37,16 +38,6 @@ class Patterns:
 
             self._spec = pathspec.GitIgnoreSpec.from_lines(self._lines)
         return self._spec.match_file(path)
-
-
-def _read_text(path: str) -> str | None:
-    if not os.path.isfile(path):
-        return None
-    try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return handle.read()
-    except OSError:
-        return None
 
 
 def _digest(text: str) -> str:
@@ -100,15 +91,20 @@ class Walker:
         return relative is not None and self.excludes.match_file(relative + suffix)
 
     def _read_ignore(self, path: str) -> str | None:
+        """The text of the .gitignore at `path` (None if there is no such file), stamped first."""
         try:
             stat = os.stat(path)
         except OSError:
             return None  # none here: creating one moves its directory's stamp
-        text = _read_text(path)
-        if text is None:
+        if not S_ISREG(stat.st_mode):
+            return None  # a directory named .gitignore, as git sees it: no patterns
+        try:
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                text = handle.read()
+        except OSError:
             self.complete = False
-        else:
-            self.stamped.append((path, stat))
+            return None
+        self.stamped.append((path, stat))
         return text
 
     def _ancestor_ignores(self, directory: str) -> list[tuple[str, Patterns, str]]:

@@ -20,15 +20,20 @@ import struct
 import time
 from typing import TYPE_CHECKING
 
-from trio_lint.cache import RACY_NS, read_store, write_store
+from trio_lint.cache import RACY_NS, is_racy, read_store, write_store
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
     from pathlib import Path
 
     from trio_lint.diagnostics import Diagnostic
 
 _PACK = struct.Struct("<qqqQ").pack  # size, mtime_ns, ctime_ns, inode
+
+
+def _packed(stats: Iterable[os.stat_result]) -> bytes:
+    """The stamps of `stats` (cache.stamp's fields) as one bytes string, compared in one go."""
+    return b"".join([_PACK(s.st_size, s.st_mtime_ns, s.st_ctime_ns, s.st_ino) for s in stats])
 
 
 class Snapshot:
@@ -46,10 +51,7 @@ class Snapshot:
         if not all(type(path) is str for path in paths):  # os.stat would take an int as an fd
             return None
         try:
-            stats = map(os.stat, paths)
-            current = b"".join(
-                [_PACK(s.st_size, s.st_mtime_ns, s.st_ctime_ns, s.st_ino) for s in stats]
-            )
+            current = _packed(map(os.stat, paths))
         except (OSError, TypeError, ValueError):  # gone, unreadable, or a damaged path entry
             return None
         if current != stamps:
@@ -67,13 +69,11 @@ class Snapshot:
         """Store the run unless a stamp is too recent to trust (see cache.RACY_NS); True if
         stored."""
         trusted_before = self.started - RACY_NS
-        if any(max(s.st_mtime_ns, s.st_ctime_ns) >= trusted_before for _, s in stamped):
+        if any(is_racy(stat, trusted_before) for _, stat in stamped):
             return False
         data = {
             "paths": [path for path, _ in stamped],
-            "stamps": b"".join(
-                _PACK(s.st_size, s.st_mtime_ns, s.st_ctime_ns, s.st_ino) for _, s in stamped
-            ),
+            "stamps": _packed(stat for _, stat in stamped),
             "diagnostics": [d.to_json() for d in diagnostics],
         }
         write_store(self.directory, self.file, data)
