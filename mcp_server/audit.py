@@ -10,6 +10,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from mcp_server.redact import redact
+
 log = logging.getLogger("trio_mcp.audit")
 
 # Identifiers an operator needs to read the log; every other string is a payload (prompts, code,
@@ -42,7 +44,8 @@ def summarise_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
             summary[key] = value
         elif isinstance(value, str):
             kept = key in _KEPT_STRINGS and len(value) <= _MAX_KEPT
-            summary[key] = value if kept else {"chars": len(value)}
+            # An identifier may still carry a secret an agent pasted into it.
+            summary[key] = redact(value) if kept else {"chars": len(value)}
         elif isinstance(value, list | tuple):
             summary[key] = {"items": len(value)}
         elif isinstance(value, dict):

@@ -1,8 +1,16 @@
-"""The session budget: optimizer steps and tokens this server process may still spend."""
+"""The session budget: optimizer steps and tokens this server process may still spend.
+
+A call reserves its whole plan before it sends anything and settles the reservation as steps
+complete; what it did not use goes back when it ends. Reserving is one atomic check-and-hold, so
+concurrent calls can never together spend more than the budget (checking first and counting
+after the backend answered let two calls each pass a check that only one of them fit).
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
+from types import TracebackType
 
 from pydantic import BaseModel, Field
 
@@ -22,28 +30,75 @@ class Budget:
     max_tokens: int
     steps_used: int = 0
     tokens_used: int = 0
+    steps_held: int = 0
+    tokens_held: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def left(self) -> BudgetLeft:
+        """Neither spent nor held by a call in progress."""
+        with self._lock:
+            return self._left()
+
+    def _left(self) -> BudgetLeft:
         return BudgetLeft(
-            steps=self.max_steps - self.steps_used, tokens=self.max_tokens - self.tokens_used
+            steps=self.max_steps - self.steps_used - self.steps_held,
+            tokens=self.max_tokens - self.tokens_used - self.tokens_held,
         )
 
-    def check(self, steps: int, tokens: int) -> None:
-        """Refuse a call whose whole plan would not fit, before anything is sent."""
-        left = self.left()
-        if steps > left.steps:
-            raise GuardRefusal(
-                f"this call needs {steps} optimizer steps but the session has {left.steps} left",
-                "max_session_steps",
-                self.max_steps,
-            )
-        if tokens > left.tokens:
-            raise GuardRefusal(
-                f"this call trains {tokens} tokens but the session has {left.tokens} left",
-                "max_session_tokens",
-                self.max_tokens,
-            )
+    def reserve(self, steps: int, tokens: int) -> Reservation:
+        """Hold a call's whole plan, or refuse it before anything is sent."""
+        with self._lock:
+            left = self._left()
+            if steps > left.steps:
+                raise GuardRefusal(
+                    f"this call needs {steps} optimizer steps but the session has {left.steps} "
+                    "left",
+                    "max_session_steps",
+                    self.max_steps,
+                )
+            if tokens > left.tokens:
+                raise GuardRefusal(
+                    f"this call trains {tokens} tokens but the session has {left.tokens} left",
+                    "max_session_tokens",
+                    self.max_tokens,
+                )
+            self.steps_held += steps
+            self.tokens_held += tokens
+        return Reservation(self, steps, tokens)
+
+    def _settle(self, held_steps: int, held_tokens: int, spent_steps: int, spent_tokens: int):
+        with self._lock:
+            self.steps_held -= held_steps
+            self.tokens_held -= held_tokens
+            self.steps_used += spent_steps
+            self.tokens_used += spent_tokens
+
+
+@dataclass
+class Reservation:
+    """A held part of the budget: `spend` turns some of it into use, `release` returns the rest."""
+
+    budget: Budget
+    steps: int
+    tokens: int
 
     def spend(self, steps: int, tokens: int) -> None:
-        self.steps_used += steps
-        self.tokens_used += tokens
+        steps, tokens = min(steps, self.steps), min(tokens, self.tokens)
+        self.steps -= steps
+        self.tokens -= tokens
+        self.budget._settle(steps, tokens, steps, tokens)
+
+    def release(self) -> None:
+        self.budget._settle(self.steps, self.tokens, 0, 0)
+        self.steps = self.tokens = 0
+
+    def __enter__(self) -> Reservation:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.release()

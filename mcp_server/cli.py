@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
 from pathlib import Path
+from types import FrameType
 
 import anyio
 
 from mcp_server.app import AppState
 from mcp_server.config import ConfigError, default_audit_log, load_config, parse_override
+from mcp_server.redact import RedactingFormatter
 from mcp_server.server import build_server
 
 
@@ -59,7 +62,7 @@ def overrides_from(args: argparse.Namespace) -> dict[str, object]:
 
 
 async def serve(server: object, app: AppState, args: argparse.Namespace) -> None:
-    from mcp_server.transports import resolve_token, serve_http
+    from mcp_server.transports import resolve_token, run_stdio, serve_http
 
     async with anyio.create_task_group() as group:
         if app.config.eager_backend:
@@ -67,19 +70,16 @@ async def serve(server: object, app: AppState, args: argparse.Namespace) -> None
         if args.http:
             await serve_http(server, args.port, resolve_token(args.token_file))
         else:
-            await server.run_stdio_async()
+            await run_stdio(server)
         group.cancel_scope.cancel()
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     # stdout is the stdio wire: every log line goes to stderr.
-    logging.basicConfig(
-        stream=sys.stderr,
-        level=args.log_level,
-        format="trio-mcp %(levelname)s %(name)s: %(message)s",
-        force=True,
-    )
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(RedactingFormatter("trio-mcp %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=args.log_level, handlers=[handler], force=True)
     # The SDK logs every HTTP request at INFO; keep the operator's stderr readable.
     logging.getLogger("httpx").setLevel(max(logging.WARNING, logging.getLevelName(args.log_level)))
     try:
@@ -94,13 +94,22 @@ def main(argv: list[str] | None = None) -> int:
         add_raw_echo(server)
     else:
         server, app = build_server(config)
+    # SIGTERM (a client or supervisor stopping the server) unwinds like Ctrl-C, so the backend
+    # is closed and an offline backend's temporary data directory (its key, its checkpoints) is
+    # removed; uvicorn re-raises the signal it captured once it has shut down, landing here too.
+    previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         anyio.run(serve, server, app, args)
     except KeyboardInterrupt:
         pass
     finally:
         app.close()
+        signal.signal(signal.SIGTERM, previous)
     return 0
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
 
 
 if __name__ == "__main__":

@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from pytrio_facts import LIMITS
+
 CONFIG_FILE = "trio-mcp.toml"
 PYPROJECT_TABLE = "trio-mcp"
 
@@ -40,8 +42,25 @@ class Config(BaseModel):
         default_factory=list,
         description="Base models runs may use; empty means all the backend lists.",
     )
-    min_rank: int = Field(4, ge=1, description="Smallest LoRA rank a run may use.")
-    max_rank: int = Field(64, ge=1, description="Largest LoRA rank a run may use.")
+    min_rank: int = Field(
+        LIMITS.lora_rank_min,
+        ge=LIMITS.lora_rank_min,
+        le=LIMITS.lora_rank_max,
+        description="Smallest LoRA rank a run may use (within the SDK's own bounds).",
+    )
+    max_rank: int = Field(
+        LIMITS.lora_rank_max,
+        ge=LIMITS.lora_rank_min,
+        le=LIMITS.lora_rank_max,
+        description="Largest LoRA rank a run may create, resume, train or sample.",
+    )
+    max_checkpoint_name_length: int = Field(
+        LIMITS.checkpoint_name_max_length,
+        ge=1,
+        le=LIMITS.checkpoint_name_max_length,
+        description="Longest checkpoint name save_checkpoint accepts (the SDK allows "
+        f"{LIMITS.checkpoint_name_max_length}; lower it to keep names short).",
+    )
     min_learning_rate: float = Field(1e-7, gt=0, description="Smallest Adam learning rate.")
     max_learning_rate: float = Field(1e-2, gt=0, description="Largest Adam learning rate.")
     max_examples_per_call: int = Field(512, ge=1, description="Examples or datums in one call.")

@@ -9,10 +9,13 @@ import re
 
 from mcp_server.config import Config
 from mcp_server.errors import GuardRefusal, InvalidInput
+from pytrio_facts import LIMITS, LOSSES
 
-# The SDK's own rule for checkpoint names (pytrio client/builders/training.py), minus its silent
-# rewrites (spaces to dashes, hashing long names): an agent should get back the name it asked for.
-CHECKPOINT_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,118}[A-Za-z0-9_-])?$")
+# The SDK's own rule for checkpoint names, minus its silent rewrites (spaces to dashes, hashing
+# long names): an agent should get back the name it asked for. Matched whole (`fullmatch`): the
+# pattern's `$` alone would also accept a name followed by a newline.
+CHECKPOINT_NAME = re.compile(LIMITS.checkpoint_name_pattern)
+_CONFIG_KEYS = {loss.name: loss.config_keys for loss in LOSSES}
 
 
 def require_writable(config: Config, tool: str) -> None:
@@ -101,15 +104,6 @@ def check_steps_per_call(config: Config, steps: int) -> None:
         )
 
 
-def check_concurrent_runs(config: Config, open_runs: int) -> None:
-    if open_runs >= config.max_concurrent_runs:
-        raise GuardRefusal(
-            f"{open_runs} training runs are already open in this session",
-            "max_concurrent_runs",
-            config.max_concurrent_runs,
-        )
-
-
 def check_sampling(config: Config, max_tokens: int, num_samples: int) -> None:
     if max_tokens > config.max_sample_tokens:
         raise GuardRefusal(
@@ -125,9 +119,28 @@ def check_sampling(config: Config, max_tokens: int, num_samples: int) -> None:
         )
 
 
-def check_checkpoint_name(name: str) -> None:
-    if not CHECKPOINT_NAME.match(name):
+def check_checkpoint_name(config: Config, name: str) -> None:
+    longest = config.max_checkpoint_name_length
+    if len(name) > longest:
+        raise GuardRefusal(
+            f"checkpoint name is {len(name)} characters long, above the maximum",
+            "max_checkpoint_name_length",
+            longest,
+        )
+    if not CHECKPOINT_NAME.fullmatch(name):
         raise InvalidInput(
-            f"checkpoint name {name!r} is invalid: use 1-120 letters, digits, '.', '_' or '-', "
-            "starting with a letter or digit and not ending with '.' (for example 'step-20')"
+            f"checkpoint name {name!r} is invalid: use 1-{longest} letters, digits, '.', '_' or "
+            "'-', starting with a letter or digit and not ending with '.' (for example 'step-20')"
+        )
+
+
+def check_loss_config(loss: str, config: dict[str, float] | None) -> None:
+    """Only the keys the loss reads: a misspelt clip threshold must not silently use the default."""
+    known = _CONFIG_KEYS.get(loss, ())
+    unknown = sorted(set(config or {}) - set(known))
+    if unknown:
+        accepted = ", ".join(known) if known else "none: leave loss_fn_config out"
+        raise InvalidInput(
+            f"loss_fn_config key(s) {', '.join(map(repr, unknown))} are not used by loss "
+            f"{loss!r} (accepted: {accepted})"
         )

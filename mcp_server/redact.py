@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 
@@ -31,3 +32,10 @@ def redact(text: str) -> str:
     for pattern in _PATTERNS:
         text = pattern.sub(r"\1[redacted]", text)
     return text
+
+
+class RedactingFormatter(logging.Formatter):
+    """Every log line, traceback included, passes through `redact` before it is written."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact(super().format(record))

@@ -116,6 +116,8 @@ def _tool_function(spec: ToolSpec) -> Callable[..., Awaitable[Any]]:
             return await spec.handler(app, args, ctx, **resolved)
         except TrioMcpError as exc:
             outcome, error = "refused", redact(str(exc))
+            if error != str(exc):  # the message echoed a secret the agent sent
+                raise TrioMcpError(error) from None
             raise
         except Exception as exc:
             outcome, error = "failed", redact(f"{type(exc).__name__}: {exc}")

@@ -1,7 +1,8 @@
 """Training runs this server session opened or resumed, and the per-run locks.
 
 Calls on one run are serialised (a second train_sft on the same run waits for the first);
-calls on different runs proceed in parallel.
+calls on different runs proceed in parallel. Opening a run first takes a slot (`reserve_slot`),
+so concurrent create and resume calls can never open more runs than `max_concurrent_runs`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 import anyio
 
-from mcp_server.errors import InvalidInput
+from mcp_server.errors import GuardRefusal, InvalidInput
 
 
 @dataclass
@@ -49,6 +50,23 @@ class RunRegistry:
     runs: dict[str, RunState] = field(default_factory=dict)
     checkpoints: dict[str, tuple[str, CheckpointRecord]] = field(default_factory=dict)
     _locks: dict[str, anyio.Lock] = field(default_factory=dict)
+    # Slots taken by create/resume calls that are still waiting for the backend.
+    opening: int = 0
+
+    def reserve_slot(self, limit: int) -> RunSlot:
+        """Take a slot for a run about to open, or refuse when open + opening runs hit `limit`.
+
+        No await happens between the count and the increment, so it is atomic on the loop.
+        """
+        taken = len(self.runs) + self.opening
+        if taken >= limit:
+            raise GuardRefusal(
+                f"{taken} training runs are already open or opening in this session",
+                "max_concurrent_runs",
+                limit,
+            )
+        self.opening += 1
+        return RunSlot(self)
 
     def lock(self, run_id: str) -> anyio.Lock:
         if run_id not in self._locks:
@@ -78,3 +96,26 @@ class RunRegistry:
             run = self.runs.get(entry[0])
             if run is not None:
                 run.checkpoints = [c for c in run.checkpoints if c.path != path]
+
+
+@dataclass
+class RunSlot:
+    """A reserved place for one run: `fill` registers the run; leaving unfilled gives it back."""
+
+    registry: RunRegistry
+    done: bool = False
+
+    def fill(self, state: RunState) -> None:
+        self.registry.add(state)
+        self._give_back()
+
+    def _give_back(self) -> None:
+        if not self.done:
+            self.done = True
+            self.registry.opening -= 1
+
+    def __enter__(self) -> RunSlot:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._give_back()

@@ -2,6 +2,11 @@
 
 HTTP binds only 127.0.0.1, checks the Host and Origin headers against DNS rebinding (the SDK's
 TransportSecuritySettings), and refuses any request without `Authorization: Bearer <token>`.
+
+stdio repairs one thing: JSON allows an escaped lone UTF-16 surrogate (`"\\ud800"`) and Python's
+`json` reads it, but the MCP SDK's parser refuses the whole line and, since it never learns the
+request id, sends no reply, so the client waits for ever. Such a line is read with `json`, each
+lone surrogate becomes U+FFFD, and the request goes on like any other, so it is answered.
 """
 
 from __future__ import annotations
@@ -10,12 +15,19 @@ import hmac
 import json
 import logging
 import os
+import re
 import secrets
+import tempfile
 from pathlib import Path
 from typing import Any
 
+import anyio
+import mcp_types as types
 from mcp.server.mcpserver import MCPServer
+from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
 
 from mcp_server.redact import remember_secret
 
@@ -65,17 +77,32 @@ def resolve_token(token_file: Path) -> str:
     token = os.environ.get(TOKEN_ENV, "").strip()
     if not token:
         token = secrets.token_urlsafe(32)
-        token_file.parent.mkdir(parents=True, exist_ok=True)
-        tmp = token_file.with_suffix(".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as handle:
-            handle.write(token + "\n")
-        tmp.replace(token_file)
+        write_secret_file(token_file, token + "\n")
         log.warning("no %s set: generated a bearer token in %s", TOKEN_ENV, token_file)
     if len(token) < 16:
         raise SystemExit(f"trio-mcp: {TOKEN_ENV} must be at least 16 characters")
     remember_secret(token)
     return token
+
+
+def write_secret_file(path: Path, text: str) -> None:
+    """Write `text` to `path` readable by the owner only, atomically.
+
+    The temporary file is new (`mkstemp`: O_CREAT | O_EXCL, mode 0600), so a file or symlink
+    planted at a predictable temporary name is never followed; the rename then replaces `path`
+    itself, even when `path` is a symlink, never the file it points at.
+    """
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        Path(tmp).replace(path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def http_app(server: MCPServer, token: str) -> Any:
@@ -96,3 +123,56 @@ async def serve_http(server: MCPServer, port: int, token: str) -> None:
     )
     log.info("serving streamable HTTP on http://%s:%d/mcp", HOST, port)
     await uvicorn.Server(config).serve()
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _replace_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_replace_surrogates(item) for item in value]
+    if isinstance(value, dict):
+        return {_replace_surrogates(k): _replace_surrogates(v) for k, v in value.items()}
+    return value
+
+
+def repair(item: SessionMessage | Exception) -> SessionMessage | Exception:
+    """A message the SDK could not parse only because of lone surrogates, parsed; else as is."""
+    if not isinstance(item, ValidationError):
+        return item
+    errors = item.errors()
+    if len(errors) != 1 or errors[0]["type"] != "json_invalid":
+        return item
+    line = errors[0].get("input")
+    if not isinstance(line, str) or "\\u" not in line.lower():
+        return item
+    try:
+        data = json.loads(line)
+    except ValueError:
+        return item
+    cleaned = _replace_surrogates(data)
+    if cleaned == data:
+        return item
+    try:
+        return SessionMessage(types.jsonrpc_message_adapter.validate_python(cleaned, by_name=False))
+    except ValidationError:
+        return item
+
+
+async def run_stdio(server: MCPServer) -> None:
+    """`server.run_stdio_async()`, with every incoming message passed through `repair`."""
+    lowlevel = server._lowlevel_server
+    async with stdio_server() as (read_stream, write_stream):
+        send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+
+        async def pump() -> None:
+            async with send:
+                async for item in read_stream:
+                    await send.send(repair(item))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(pump)
+            await lowlevel.run(receive, write_stream, lowlevel.create_initialization_options())
+            group.cancel_scope.cancel()

@@ -43,6 +43,9 @@ class LossFact:
     # Policy losses drop `weights` on the client; mask prompts with advantages=0 instead.
     uses_weights: bool
     summary: str
+    # `loss_fn_config` keys the loss reads; the SDK forwards the dict unchecked and the service
+    # defines them (the clip thresholds and beta of Tinker's loss documentation).
+    config_keys: tuple[str, ...] = ()
 
 
 LOSSES: tuple[LossFact, ...] = (
@@ -66,6 +69,7 @@ LOSSES: tuple[LossFact, ...] = (
         (),
         False,
         "clipped-ratio policy loss; clip settings go in loss_fn_config (server-defined keys)",
+        ("clip_low_threshold", "clip_high_threshold"),
     ),
     LossFact(
         "cispo",
@@ -73,6 +77,7 @@ LOSSES: tuple[LossFact, ...] = (
         (),
         False,
         "clipped importance-sampling policy optimisation (server-defined config)",
+        ("clip_low_threshold", "clip_high_threshold"),
     ),
     LossFact(
         "dro",
@@ -80,6 +85,7 @@ LOSSES: tuple[LossFact, ...] = (
         (),
         False,
         "direct reward optimisation style policy loss (server-defined config)",
+        ("beta",),
     ),
 )
 LOSS_NAMES: tuple[str, ...] = tuple(loss.name for loss in LOSSES)

@@ -12,13 +12,18 @@ from mcp_server.backend import Backend, call_sdk, sdk_message
 from mcp_server.errors import BackendFailure
 from mcp_server.runs import RunState
 
-# Identifiers are opaque strings from the backend, but never whitespace, control characters or
-# a leading '-' or '.', so a hostile value cannot pose as a path or an option.
-ID_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.:/@+=-]*$"
+# Identifiers are opaque strings from the backend. Each '/'-separated segment starts with a
+# letter, digit or '_' (so no segment is '.' or '..', and nothing poses as an option), and holds
+# no whitespace or control character. A run id is one segment: it becomes part of REST URLs.
+# Pydantic matches these with Rust's regex engine, where `$` is the end of the text only.
+_SEGMENT = r"[A-Za-z0-9_][A-Za-z0-9_.:@+=-]*"
+RUN_ID_PATTERN = rf"^{_SEGMENT}$"
+# Checkpoint paths (`trio://<run>/weights/<name>`), run ids and model ids (`Org/Name`).
+ID_PATTERN = rf"^(?:[a-z][a-z0-9+.-]*://)?{_SEGMENT}(?:/{_SEGMENT})*$"
 RUN_ID = Field(
     min_length=1,
     max_length=200,
-    pattern=ID_PATTERN,
+    pattern=RUN_ID_PATTERN,
     description="A run id from create_training_run.",
 )
 CHECKPOINT = Field(

@@ -48,32 +48,32 @@ async def create_training_run(
 ) -> CreateTrainingRunOutput:
     guards.require_writable(app.config, "create_training_run")
     guards.check_rank(app.config, args.rank)
-    guards.check_concurrent_runs(app.config, len(app.runs.runs))
-    be = await backend(app)
-    offered = list(await call_sdk("listing models", be.service.get_supported_models))
-    guards.check_model(app.config, args.base_model, offered)
-    client = await sdk(
-        "creating the training run",
-        be.service.create_lora_training_client_async(
+    with app.runs.reserve_slot(app.config.max_concurrent_runs) as slot:
+        be = await backend(app)
+        offered = list(await call_sdk("listing models", be.service.get_supported_models))
+        guards.check_model(app.config, args.base_model, offered)
+        client = await sdk(
+            "creating the training run",
+            be.service.create_lora_training_client_async(
+                base_model=args.base_model,
+                rank=args.rank,
+                seed=args.seed,
+                train_mlp=args.train_mlp,
+                train_attn=args.train_attn,
+                train_unembed=args.train_unembed,
+            ),
+        )
+        run = RunState(
+            run_id=client.training_run_cuid,
+            client=client,
             base_model=args.base_model,
             rank=args.rank,
-            seed=args.seed,
             train_mlp=args.train_mlp,
             train_attn=args.train_attn,
             train_unembed=args.train_unembed,
-        ),
-    )
-    run = RunState(
-        run_id=client.training_run_cuid,
-        client=client,
-        base_model=args.base_model,
-        rank=args.rank,
-        train_mlp=args.train_mlp,
-        train_attn=args.train_attn,
-        train_unembed=args.train_unembed,
-        seed=args.seed,
-    )
-    app.runs.add(run)
+            seed=args.seed,
+        )
+        slot.fill(run)
     return CreateTrainingRunOutput(
         run_id=run.run_id,
         config=run_config(run),

@@ -24,7 +24,7 @@ from mcp_server import guards
 from mcp_server.app import AppState, BackendResult, ToolInput, backend_fields
 from mcp_server.errors import InvalidInput
 from mcp_server.registry import ToolSpec
-from mcp_server.tools._common import CHECKPOINT, ID_PATTERN, backend, sdk
+from mcp_server.tools._common import CHECKPOINT, RUN_ID_PATTERN, backend, sdk
 
 
 class DeleteCheckpointInput(ToolInput):
@@ -39,7 +39,7 @@ class DeleteCheckpointInput(ToolInput):
         None,
         min_length=1,
         max_length=200,
-        pattern=ID_PATTERN,
+        pattern=RUN_ID_PATTERN,
         description="The run that owns the checkpoint; needed only if it was not saved in this "
         "session.",
     )

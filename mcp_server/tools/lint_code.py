@@ -31,7 +31,7 @@ class LintCodeInput(ToolInput):
     @field_validator("filename")
     @classmethod
     def _bare_name(cls, value: str) -> str:
-        if not _FILENAME.match(value):
+        if not _FILENAME.fullmatch(value):
             raise ValueError(
                 "use a bare file name like 'train.py' (letters, digits, '_', '.', '-'; ending in "
                 ".py, .pyi, .ipynb or .md; no directories)"

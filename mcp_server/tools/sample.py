@@ -90,6 +90,7 @@ async def _sampler(app: AppState, be: Backend, model: str) -> tuple[Any, Any, st
         return client, await run_tokenizer(owner), "checkpoint"
     offered = list(await call_sdk("listing models", be.service.get_supported_models))
     if model in offered:
+        guards.check_model(app.config, model, offered)
         client = await sdk(
             "opening the base model", be.service.create_sampling_client_async(base_model=model)
         )

@@ -12,14 +12,16 @@ from mcp_server.app import AppState, BackendResult, ToolInput, backend_fields
 from mcp_server.registry import ToolSpec
 from mcp_server.runs import CheckpointRecord
 from mcp_server.tools._common import RUN_ID, backend, sdk
+from pytrio_facts import LIMITS
 
 
 class SaveCheckpointInput(ToolInput):
     run_id: str = RUN_ID
     name: str = Field(
         min_length=1,
-        max_length=120,
-        description="Checkpoint name: letters, digits, '.', '_' or '-' (e.g. 'step-20').",
+        max_length=LIMITS.checkpoint_name_max_length,
+        description="Checkpoint name: letters, digits, '.', '_' or '-' (e.g. 'step-20'); "
+        "the server's max_checkpoint_name_length may set a lower bound.",
     )
     kind: Literal["state", "sampler"] = Field(
         "state",
@@ -40,7 +42,7 @@ async def save_checkpoint(
     app: AppState, args: SaveCheckpointInput, ctx: Context
 ) -> SaveCheckpointOutput:
     guards.require_writable(app.config, "save_checkpoint")
-    guards.check_checkpoint_name(args.name)
+    guards.check_checkpoint_name(app.config, args.name)
     run = app.runs.get(args.run_id)
     be = await backend(app)
     if args.kind == "state":

@@ -21,7 +21,7 @@ from pydantic import BaseModel, Discriminator, Field, Tag, model_validator
 
 from mcp_server import guards
 from mcp_server.app import AppState, BackendResult, ToolInput, backend_fields
-from mcp_server.budget import BudgetLeft
+from mcp_server.budget import BudgetLeft, Reservation
 from mcp_server.datums import TokenExample, build_sft_example, split_chat
 from mcp_server.errors import BackendFailure, InvalidInput, TrainingStopped
 from mcp_server.registry import ToolSpec
@@ -158,13 +158,14 @@ async def train_sft(app: AppState, args: TrainSftInput, ctx: Context) -> TrainSf
     plan = plan_batches(len(examples), batch_size, steps)
     step_tokens = [sum(len(examples[i].input_tokens) for i in batch) for batch in plan]
     guards.check_tokens_per_call(config, sum(step_tokens))
-    app.budget.check(steps, sum(step_tokens))
+    hold = app.budget.reserve(steps, sum(step_tokens))
 
     datums = [example.to_datum() for example in examples]
     weights = [sum(examples[i].trained_tokens for i in batch) for batch in plan]
     adam = trio.AdamParams(learning_rate=args.learning_rate)
     work = Work(plan, datums, adam, step_tokens, weights)
-    return await _pipelined_loop(app, run, ctx, be, work)
+    with hold:
+        return await _pipelined_loop(app, run, ctx, be, work, hold=hold)
 
 
 @dataclass(frozen=True)
@@ -179,7 +180,7 @@ class Work:
 
 
 async def _pipelined_loop(
-    app: AppState, run: RunState, ctx: Context, be: Any, work: Work
+    app: AppState, run: RunState, ctx: Context, be: Any, work: Work, *, hold: Reservation
 ) -> TrainSftOutput:
     plan, datums, adam = work.plan, work.datums, work.adam
     step_tokens, weights = work.step_tokens, work.weights
@@ -209,7 +210,7 @@ async def _pipelined_loop(
             run.losses.append(loss)
             run.step += 1
             run.tokens_trained += step_tokens[index]
-            app.budget.spend(1, step_tokens[index])
+            hold.spend(1, step_tokens[index])
             await ctx.report_progress(
                 index + 1, total, message=f"step {index + 1}/{total}: loss {loss:.4f}"
             )

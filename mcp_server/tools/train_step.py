@@ -76,6 +76,7 @@ async def train_step(app: AppState, args: TrainStepInput, ctx: Context) -> Train
     guards.require_writable(config, "train_step")
     guards.check_examples(config, len(args.datums))
     guards.check_learning_rate(config, args.adam.learning_rate)
+    guards.check_loss_config(args.loss_fn, args.loss_fn_config)
     counted = 0
     for index, datum in enumerate(args.datums):
         guards.check_example_length(config, index, len(datum.model_input) + 1)
@@ -87,19 +88,20 @@ async def train_step(app: AppState, args: TrainStepInput, ctx: Context) -> Train
         )
     tokens = sum(len(d.model_input) for d in args.datums)
     guards.check_tokens_per_call(config, tokens)
-    app.budget.check(1, tokens)
     run = app.runs.get(args.run_id)
-    be = await backend(app)
-    batch = [to_sdk_datum(d.model_input, d.loss_fn_inputs) for d in args.datums]
-    adam = trio.AdamParams(**args.adam.model_dump())
-    started = time.perf_counter()
-    forward = await sdk(
-        "submitting forward_backward",
-        run.client.forward_backward_async(batch, args.loss_fn, args.loss_fn_config),
-    )
-    optim = await sdk("submitting optim_step", run.client.optim_step_async(adam))
-    output = await sdk("forward_backward", forward)
-    await sdk("optim_step", optim)
+    with app.budget.reserve(1, tokens) as hold:
+        be = await backend(app)
+        batch = [to_sdk_datum(d.model_input, d.loss_fn_inputs) for d in args.datums]
+        adam = trio.AdamParams(**args.adam.model_dump())
+        started = time.perf_counter()
+        forward = await sdk(
+            "submitting forward_backward",
+            run.client.forward_backward_async(batch, args.loss_fn, args.loss_fn_config),
+        )
+        optim = await sdk("submitting optim_step", run.client.optim_step_async(adam))
+        output = await sdk("forward_backward", forward)
+        await sdk("optim_step", optim)
+        hold.spend(1, tokens)
     metrics = {k: float(v) for k, v in output.metrics.items()}
     loss = (
         per_token_loss(metrics, counted)
@@ -109,7 +111,6 @@ async def train_step(app: AppState, args: TrainStepInput, ctx: Context) -> Train
     run.step += 1
     run.losses.append(loss)
     run.tokens_trained += tokens
-    app.budget.spend(1, tokens)
     if not math.isfinite(loss):
         raise TrainingStopped(
             f"train_step produced a non-finite loss ({loss}); the step was applied and the "

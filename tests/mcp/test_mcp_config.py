@@ -45,7 +45,7 @@ def test_unknown_or_invalid_setting_names_key_and_source(tmp_path: Path) -> None
     ):
         load_config(cwd=tmp_path)
     (tmp_path / "trio-mcp.toml").unlink()
-    with pytest.raises(ConfigError, match="min_rank: Input should be greater than or equal to 1"):
+    with pytest.raises(ConfigError, match="min_rank: Input should be greater than or equal to 4"):
         load_config(cwd=tmp_path, overrides={"min_rank": 0})
 
 

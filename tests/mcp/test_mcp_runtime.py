@@ -127,13 +127,15 @@ def test_secrets_are_redacted_from_messages() -> None:
 
 def test_budget_refuses_what_would_not_fit() -> None:
     budget = Budget(max_steps=10, max_tokens=1000)
-    budget.check(10, 1000)
-    budget.spend(4, 100)
+    with budget.reserve(10, 1000) as hold:
+        hold.spend(4, 100)
+        assert budget.left().model_dump() == {"steps": 0, "tokens": 0}
     assert budget.left().model_dump() == {"steps": 6, "tokens": 900}
     with pytest.raises(GuardRefusal, match="max_session_steps"):
-        budget.check(7, 10)
+        budget.reserve(7, 10)
     with pytest.raises(GuardRefusal, match="max_session_tokens"):
-        budget.check(1, 901)
+        budget.reserve(1, 901)
+    assert budget.left().model_dump() == {"steps": 6, "tokens": 900}
 
 
 def test_starting_the_server_imports_no_heavy_module() -> None:
