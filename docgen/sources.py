@@ -7,6 +7,7 @@ registry renders as empty, and the stale-doc test then fails once it exists and 
 from __future__ import annotations
 
 import importlib
+import json
 import re
 import textwrap
 from dataclasses import dataclass, field
@@ -139,9 +140,41 @@ def mcp_tools() -> list[ToolDoc]:
     ]
 
 
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    return json.dumps(value if isinstance(value, list) else str(value))
+
+
+def mcp_settings() -> list[dict[str, str]]:
+    """trio-mcp's settings with their defaults and descriptions, from `mcp_server.config.Config`."""
+    try:
+        config = importlib.import_module("mcp_server.config")
+    except ModuleNotFoundError:
+        return []
+    settings = []
+    for name, info in config.Config.model_fields.items():
+        extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
+        if "doc_default" in extra:
+            default = str(extra["doc_default"])
+        else:
+            default = info.default_factory() if info.default_factory else info.default
+        settings.append(
+            {
+                "key": name,
+                "value": _toml_value(default),
+                "description": info.description or "",
+            }
+        )
+    return settings
+
+
 def context() -> dict[str, Any]:
     return {
         "facts": pytrio_facts,
         "rules": lint_rules(),
         "tools": mcp_tools(),
+        "mcp_settings": mcp_settings(),
     }

@@ -81,7 +81,11 @@ class Config(BaseModel):
         gt=1,
         description="Stop train_sft when a step's loss exceeds this multiple of the first.",
     )
-    audit_log: Path = Field(default_factory=default_audit_log, description="Append-only JSONL log.")
+    audit_log: Path = Field(
+        default_factory=default_audit_log,
+        description="Append-only JSONL log (under $XDG_STATE_HOME when it is set).",
+        json_schema_extra={"doc_default": "~/.local/state/trio-mcp/audit.jsonl"},
+    )
     eager_backend: bool = Field(
         True, description="Start the backend when the server starts, not at the first call."
     )
