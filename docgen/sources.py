@@ -63,6 +63,15 @@ def _demote_headings(doc: str, levels: int = 2) -> str:
     return "\n".join(out)
 
 
+def _rule_doc(rule: Any) -> str:
+    """The rule's user documentation as `trio-lint rule CODE` prints it (one renderer for both)."""
+    try:
+        explain = importlib.import_module("trio_lint.explain")
+    except ModuleNotFoundError:
+        return textwrap.dedent(getattr(rule, "doc", "") or "").strip()
+    return explain.rule_doc(rule).strip()
+
+
 def lint_rules() -> list[RuleDoc]:
     """Every rule trio-lint registers, sorted by code; [] before the registry exists."""
     try:
@@ -82,7 +91,7 @@ def lint_rules() -> list[RuleDoc]:
             if not (low or high)
             else f"{'>=' + low if low else ''}{',<' + high if high else ''}"
         )
-        doc = textwrap.dedent(getattr(rule, "doc", "") or "").strip()
+        doc = _rule_doc(rule)
         summary = _first_sentence(doc) if doc else ""
         docs.append(
             RuleDoc(

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
+import textwrap
 
 from trio_lint.diagnostics import Applicability
-from trio_lint.rules.base import Rule
+from trio_lint.rules.base import Invalid, Rule, Valid
 
 _FIXABILITY = {
     Applicability.SAFE: "fix (safe)",
@@ -25,6 +27,76 @@ def scope_text(rule: type[Rule]) -> str:
     return f"{sdk}; SDK {versions}"
 
 
+# A line that starts its own line in Markdown: list items, tables, headings.
+_BLOCK_START = re.compile(r"\s*(?:[-*+] |\d+\. |\||#)")
+_FENCE_LANGUAGE = {".py": "python", ".pyi": "python", ".ipynb": "json", ".md": "markdown"}
+
+
+def unwrap(text: str) -> str:
+    """Join hard-wrapped prose so each paragraph or list item is one line (terminals and
+    renderers wrap it once); fenced code is kept as written."""
+    out: list[str] = []
+    fenced = joinable = False
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("```"):
+            fenced = not fenced
+            out.append(line)
+            joinable = False
+        elif fenced:
+            out.append(line)
+        elif not stripped:
+            out.append("")
+            joinable = False
+        elif joinable and not _BLOCK_START.match(line):
+            out[-1] = f"{out[-1]} {stripped}"
+        else:
+            out.append(line.rstrip())
+            joinable = not stripped.startswith(("|", "#"))
+    return "\n".join(out)
+
+
+def _toml_value(value: object) -> str:
+    return json.dumps(value)
+
+
+def _example(example: Valid | Invalid) -> str:
+    """A documented example as the user sees it: its configuration (if any), then its code."""
+    parts = []
+    if example.config:
+        table = "\n".join(f"{key} = {_toml_value(value)}" for key, value in example.config.items())
+        parts.append(f"With this in `pyproject.toml`:\n```toml\n[tool.trio-lint]\n{table}\n```")
+    suffix = "." + example.path.rsplit(".", 1)[-1] if "." in example.path else ".py"
+    if example.path != "example.py":
+        parts.append(f"In `{example.path}`:")
+    code = textwrap.dedent(example.code).rstrip("\n")
+    parts.append(f"```{_FENCE_LANGUAGE.get(suffix, '')}\n{code}\n```")
+    return "\n".join(parts)
+
+
+def _sections(doc: str) -> list[tuple[str, str]]:
+    """`## Title` sections of a rule doc, in order (text before the first heading is dropped)."""
+    found: list[tuple[str, str]] = []
+    for chunk in re.split(r"^## ", textwrap.dedent(doc).strip(), flags=re.M)[1:]:
+        title, _, body = chunk.partition("\n")
+        found.append((title.strip(), body.strip()))
+    return found
+
+
+def rule_doc(rule: type[Rule]) -> str:
+    """The rule's documentation for users: its prose sections, unwrapped, with the Example and
+    "Use instead" rendered from its first INVALID and first VALID example (so every example a
+    user copies is one the tests run). `rule.evidence` is for maintainers and never shown."""
+    blocks: list[str] = []
+    for title, body in _sections(rule.doc):
+        blocks.append(f"## {title}\n{unwrap(body)}")
+        if title == "Why is this bad?" and rule.INVALID:
+            blocks.append(f"## Example\n{_example(rule.INVALID[0])}")
+            if rule.VALID:
+                blocks.append(f"Use instead:\n{_example(rule.VALID[0])}")
+    return "\n\n".join(blocks) + "\n"
+
+
 def rule_markdown(rule: type[Rule]) -> str:
     header = [
         f"# {rule.name} ({rule.code})",
@@ -34,7 +106,7 @@ def rule_markdown(rule: type[Rule]) -> str:
         "",
         f"Message: {rule.message}",
     ]
-    return "\n".join(header) + "\n" + rule.doc.rstrip() + "\n"
+    return "\n".join(header) + "\n\n" + rule_doc(rule)
 
 
 def rule_json(rule: type[Rule]) -> dict:
@@ -52,7 +124,7 @@ def rule_json(rule: type[Rule]) -> dict:
         "pytrio_only": rule.pytrio_only,
         "min_sdk": rule.min_sdk,
         "max_sdk": rule.max_sdk,
-        "explanation": rule.doc.strip(),
+        "explanation": rule_doc(rule).strip(),
     }
 
 

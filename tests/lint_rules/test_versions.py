@@ -142,7 +142,11 @@ from tinker.lib.public_interfaces import TrainingClient
 
 
 def test_tinker_code_gets_the_shared_rules_only() -> None:
-    config = {"sdk-modules": ["pytrio", "tinker"], "target-version": "0.2"}
+    config = {
+        "sdk-modules": ["pytrio", "tinker"],
+        "target-version": "0.2",
+        "trainable-models": ["Qwen/Qwen3-8B"],
+    }
     codes = sorted(d.code for d in lint_source(TINKER_SCRIPT, "tinker_train.py", config))
     # Tinker shares the API shape: HF keyword names and dropped futures apply.
     assert {"PTR201", "PTR202", "PTR102"} <= set(codes), codes

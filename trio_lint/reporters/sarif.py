@@ -32,12 +32,15 @@ def _region(line: int, column: int, end_line: int, end_column: int) -> dict:
 
 
 def _rule(rule) -> dict:
+    from trio_lint.explain import rule_doc
+
+    doc = rule_doc(rule).strip()
     return {
         "id": rule.code,
         "name": rule.name,
         "shortDescription": {"text": rule.message},
-        "fullDescription": {"text": rule.doc.strip() or rule.message},
-        "help": {"text": rule.doc.strip() or rule.message, "markdown": rule.doc.strip()},
+        "fullDescription": {"text": doc or rule.message},
+        "help": {"text": doc or rule.message, "markdown": doc},
         "defaultConfiguration": {"level": _LEVEL[rule.severity], "enabled": rule.default_enabled},
         "properties": {"fix": rule.fix_safety.value},
     }

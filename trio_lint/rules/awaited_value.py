@@ -46,28 +46,21 @@ ServiceClient `*_async` method, and of `create_sampling_client_async`. Both the 
 `r.result()` are flagged.
 
 ## Why is this bad?
-In 0.2.9 these coroutines return the value itself (`return await response`,
-`029:client/sampling.py:92-128,219-234`), so the extra `await` raises
+In 0.2.9 these coroutines return the value itself (`return await response`), so the extra `await` raises
 `TypeError: object SampleResponse can't be used in 'await' expression`. The habit comes from the
-training methods and from 0.1.13, whose `sample_async` returned an `APIFuture`
-(`013:lib/sampling_client.py:55-111`); both need two awaits (api-diff.md §2).
-
-## Example
-```python
-response = await (await sampler.sample_async(prompt=prompt, sampling_params=params))
-```
-
-Use instead:
-```python
-response = await sampler.sample_async(prompt=prompt, sampling_params=params)
-```
+training methods and from 0.1.13, whose `sample_async` returned an `APIFuture`; both need two awaits.
 
 ## Fix safety
 Removing the extra `await`/`.result()` is safe on 0.2; the rule never runs on 0.1, where the
 double await is the correct form.
 
 ## References
+- pytrio 0.2.9: `pytrio.SamplingClient.sample_async`
+- pytrio 0.1.13: `pytrio.SamplingClient.sample_async` (returned an `APIFuture`)
+"""
+    evidence = """
 - api-diff.md §2 ("Two awaits on sampling"), §3.2; TRIO002
+- (`013:lib/sampling_client.py:55-111`)
 """
     VALID = (
         Valid(

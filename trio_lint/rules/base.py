@@ -117,8 +117,12 @@ class Rule:
     # SDK versions the rule applies to: min_sdk <= target-version < max_sdk (None: unbounded).
     min_sdk: ClassVar[str | None] = None
     max_sdk: ClassVar[str | None] = None
-    # ruff-style documentation: What it does / Why is this bad? / Example / Use instead / Fix safety / References.
+    # ruff-style documentation: What it does / Why is this bad? / Fix safety / References (public:
+    # "pytrio 0.2.9: pytrio.X" or a URL). Example and "Use instead" are rendered from INVALID[0] and
+    # VALID[0] (`trio_lint.explain.rule_doc`).
     doc: ClassVar[str] = ""
+    # Where the rule's claims were checked (SDK source lines, research notes): for maintainers, never printed.
+    evidence: ClassVar[str] = ""
     VALID: ClassVar[Sequence[Valid]] = ()
     INVALID: ClassVar[Sequence[Invalid]] = ()
 

@@ -65,26 +65,9 @@ Inside `async def`, flags a sync PyTRIO method that has an `_async` twin
 RestClient calls) and `.result()` on an `APIFuture`.
 
 ## Why is this bad?
-The sync methods hop to the SDK's own loop thread and wait there
-(`029:runtime/event_loop.py:226-249`); `.result()` blocks until the server answers. Inside a
+The sync methods hop to the SDK's own loop thread and wait there; `.result()` blocks until the server answers. Inside a
 coroutine that freezes every other task of the event loop (other samplers, heartbeats, the web
 server of an agent) for the whole round-trip.
-
-## Example
-```python
-async def step(train, batch, adam):
-    fb = train.forward_backward(batch, "cross_entropy")
-    train.optim_step(adam).result()
-    return fb.result()
-```
-
-Use instead:
-```python
-async def step(train, batch, adam):
-    fb = await train.forward_backward_async(batch, "cross_entropy")
-    await (await train.optim_step_async(adam))
-    return await fb
-```
 
 ## Fix safety
 Safe where the awaited form returns the same thing: TrainingClient methods and ServiceClient
@@ -94,7 +77,12 @@ factories (`x.m(...)` -> `await x.m_async(...)`), `fut.result()` -> `await fut` 
 and RestClient calls have no fix (their async twins return the value, not a future).
 
 ## References
+- pytrio 0.2.9: `pytrio.TrainingClient.forward_backward_async`, `pytrio.types.APIFuture`
+- https://docs.python.org/3/library/asyncio-dev.html#running-blocking-code
+"""
+    evidence = """
 - api-diff.md §2, §3.2, TRIO021; `029:runtime/event_loop.py:226-249`
+- (`029:runtime/event_loop.py:226-249`)
 """
     VALID = (
         Valid(

@@ -35,29 +35,19 @@ Flags calls written for a 0.1 signature that 0.2 changed:
 - `train.save_weights_and_get_sampling_client(name)`: 0.2 takes no arguments.
 
 ## Why is this bad?
-Both raise `TypeError` on 0.2 (`029:client/rest.py:293-307`; `029:client/training.py:71-73,
-1092-1101`). The 0.2 `save_weights_and_get_sampling_client()` saves *temporary* weights with a
+Both raise `TypeError` on 0.2. The 0.2 `save_weights_and_get_sampling_client()` saves *temporary* weights with a
 6 h TTL; for a named, lasting checkpoint save it yourself.
-
-## Example
-```python
-url = rest.get_checkpoint_archive_url(run_id, ckpt_id).result().url
-sampler = train.save_weights_and_get_sampling_client("final")
-```
-
-Use instead:
-```python
-url = rest.get_checkpoint_archive_url(ckpt_id).result().url
-saved = train.save_weights_for_sampler("final").result()
-sampler = train.create_sampling_client(model_path=saved.path)
-```
 
 ## Fix safety
 Dropping the run id from `get_checkpoint_archive_url` is safe: 0.2 keys archives by checkpoint id
 only. The sampling-client form has no fix (a named save and a temporary one differ).
 
 ## References
+- pytrio 0.2.9: `pytrio.RestClient.get_checkpoint_archive_url`, `pytrio.TrainingClient.save_weights_and_get_sampling_client`
+"""
+    evidence = """
 - api-diff.md row 48; §3.3 (changed); TRIO005
+- (`029:client/rest.py:293-307`; `029:client/training.py:71-73, 1092-1101`)
 """
     VALID = (
         Valid(

@@ -88,29 +88,19 @@ reads the local file system: `open`, `pathlib.Path`, `os.path.*`, `os.listdir`, 
 `torch.load`, `safetensors` loaders, `*.from_pretrained`.
 
 ## Why is this bad?
-The weights live on the PyTRIO service; `.path` is the remote checkpoint URI
-(`029:client/adapters/training.py:106-117`, `path = checkpoint.uri`). No local file by that name
+The weights live on the PyTRIO service; `.path` is the remote checkpoint URI. No local file by that name
 exists, so the code fails with `FileNotFoundError`, or, with `os.path.exists`, silently takes the
 "not saved" branch. Use the path where the SDK expects it (`create_sampling_client(model_path=...)`,
 `create_training_client_from_state(path)`), or download the files first with
-`RestClient.download_checkpoint(checkpoint_id, destination)` (0.2, `029:client/rest.py:325-348`).
-
-## Example
-```python
-saved = train.save_weights_for_sampler("final").result()
-state = torch.load(saved.path)
-```
-
-Use instead:
-```python
-saved = train.save_weights_for_sampler("final").result()
-sampler = train.create_sampling_client(model_path=saved.path)
-```
+`RestClient.download_checkpoint(checkpoint_id, destination)` (0.2).
 
 ## Fix safety
 No fix: where the files should go is the author's decision.
 
 ## References
+- pytrio 0.2.9: `pytrio.types.SaveWeightsForSamplerResponse`, `pytrio.RestClient.download_checkpoint`
+"""
+    evidence = """
 - api-diff.md pitfall 6, rows 32-35
 """
     VALID = (

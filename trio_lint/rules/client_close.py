@@ -24,31 +24,21 @@ Flags `client.close()` (also `aclose`, `shutdown`, `disconnect`) and `with clien
 ServiceClient, TrainingClient, SamplingClient or RestClient.
 
 ## Why is this bad?
-None of the four clients defines `close()` or the context-manager protocol (introspection of
-pytrio 0.2.9; `pytrio_facts.api.CLIENTS_HAVE_CLOSE`), so the cleanup line an assistant adds out of
+None of the four clients defines `close()` or the context-manager protocol in pytrio 0.2.9, so a cleanup line added out of
 `httpx.Client`/`requests.Session` habit raises `AttributeError` (or `TypeError` for `with`), at
 the very end of a run, after the work is done but before the results are written.
-
-## Example
-```python
-service = trio.ServiceClient()
-...
-service.close()
-```
-
-Use instead:
-```python
-service = trio.ServiceClient()
-...  # nothing to close
-```
 
 ## Fix safety
 No fix (removing a statement is left to the author).
 
 ## References
+- pytrio 0.2.9: `pytrio.ServiceClient`, `pytrio.TrainingClient`, `pytrio.SamplingClient`, `pytrio.RestClient`
+"""
+    evidence = """
 - anchors.md 7 (3), 8 (3): `.close()` on clients; `pytrio_facts.api.CLIENTS_HAVE_CLOSE`
 """
     VALID = (
+        Valid("import pytrio as trio\nsvc = trio.ServiceClient()\n"),
         Valid("import pytrio as trio\nimport httpx\nclient = httpx.Client()\nclient.close()\n"),
         Valid(
             "import pytrio as trio\nfrom concurrent.futures import ThreadPoolExecutor\n"

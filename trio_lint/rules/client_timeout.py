@@ -37,30 +37,26 @@ Flags `future.result(timeout=T)` on a PyTRIO future and `asyncio.wait_for(<PyTRI
 where `T` is a number below the SDK's own retry window ({_WINDOW} s).
 
 ## Why is this bad?
-pytrio 0.2.9 retries transient failures for up to 15 minutes before an error surfaces
-(`029:config/config.py:79-104`). A shorter timeout in the caller turns a slow training or
-sampling step into `TimeoutError` (`029:types/future/api_future.py:42-55`; api-diff.md row 50)
-while the request itself still runs on the service, so a retry loop around it submits the step
-twice. Tinker's cookbook lists the same mistake (anchors.md 3.3, item 2).
-
-## Example
-```python
-result = train.forward_backward(batch, "cross_entropy").result(timeout=30)
-```
-
-Use instead:
-```python
-result = train.forward_backward(batch, "cross_entropy").result()
-# or, process-wide: trio.configure(training_retry_timeout_seconds=...)
-```
+pytrio 0.2.9 retries transient failures for up to 15 minutes before an error surfaces. A shorter timeout in the caller turns a slow training or
+sampling step into `TimeoutError` while the request itself still runs on the service, so a retry loop around it submits the step
+twice.
 
 ## Fix safety
 No fix: dropping the timeout changes how long the caller may wait.
 
 ## References
+- pytrio 0.2.9: `pytrio.configure` (`training_retry_timeout_seconds`), `pytrio.types.APIFuture.result`
+"""
+    evidence = """
 - api-diff.md rows 50, 52; anchors.md 3.3 item 2; `pytrio_facts.sdk.LIMITS.retry_window_seconds`
+- (`029:config/config.py:79-104`)
 """
     VALID = (
+        Valid(
+            "import pytrio as trio\n"
+            "def step(train: trio.TrainingClient, batch):\n"
+            "    return train.forward_backward(batch, 'cross_entropy').result()\n"
+        ),
         Valid(
             "import pytrio as trio\nfrom concurrent.futures import ThreadPoolExecutor\n"
             "pool = ThreadPoolExecutor()\nvalue = pool.submit(work).result(timeout=5)\n"

@@ -57,30 +57,21 @@ Flags a function or lambda passed as `loss_fn` to `forward_backward_custom` (or 
 a `(loss, metrics)` pair.
 
 ## Why is this bad?
-The SDK unpacks the result as `loss, custom_metrics = loss_fn(...)` (`013:lib/training_client.py:218`,
-`029:client/training.py:460-462`): a scalar tensor raises "cannot unpack a 0-d tensor" after the
+The SDK unpacks the result as `loss, custom_metrics = loss_fn(...)`: a scalar tensor raises "cannot unpack a 0-d tensor" after the
 remote forward pass was already paid for.
-
-## Example
-```python
-def my_loss(data, logprobs):
-    return -torch.stack([lp.sum() for lp in logprobs]).mean()
-```
-
-Use instead:
-```python
-def my_loss(data, logprobs):
-    loss = -torch.stack([lp.sum() for lp in logprobs]).mean()
-    return loss, {"custom_loss": loss.item()}
-```
 
 ## Fix safety
 `return X` -> `return X, {}` is safe: the SDK merges the metrics as
-`{**result.metrics, **custom_metrics}` (`029:client/training.py:502-511`), so an empty dict adds
+`{**result.metrics, **custom_metrics}`, so an empty dict adds
 nothing.
 
 ## References
+- pytrio 0.2.9: `pytrio.TrainingClient.forward_backward_custom`
+"""
+    evidence = """
 - api-diff.md row 31; TRIO019
+- (`013:lib/training_client.py:218`, `029:client/training.py:460-462`)
+- (`029:client/training.py:502-511`)
 """
     VALID = (
         Valid(

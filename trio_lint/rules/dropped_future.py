@@ -30,33 +30,22 @@ Flags a PyTRIO call that returns a future (`APIFuture` or, on the RestClient,
 of its own, and `await train.optim_step_async(adam)` whose awaited future is discarded.
 
 ## Why is this bad?
-The sync methods return right after the request is queued (`029:runtime/event_loop.py:226-238`);
+The sync methods return right after the request is queued;
 the outcome, including every server-side error, lives only in the future. Nobody waits for a
 dropped future, so a failed `forward_backward` or `optim_step` goes unnoticed while the loop
-carries on, and in 0.2 a failed single-event forward-backward does not even break the run
-(`029:transport/actor/training_run/coordinator.py:172-175`). The async twins need two awaits
-(api-diff.md §2): the first only enqueues.
-
-## Example
-```python
-train.forward_backward(batch, "cross_entropy")
-train.optim_step(trio.AdamParams(learning_rate=1e-4))
-```
-
-Use instead:
-```python
-fb = train.forward_backward(batch, "cross_entropy")
-opt = train.optim_step(trio.AdamParams(learning_rate=1e-4))
-print(fb.result().metrics["loss_mean"])
-opt.result()
-```
+carries on, and in 0.2 a failed single-event forward-backward does not even break the run. The async twins need two awaits: the first only enqueues.
 
 ## Fix safety
 Appending `.result()` (or a second `await`) is unsafe: it blocks at that line, which removes the
 pipelining of a forward-backward with the next optimizer step.
 
 ## References
+- pytrio 0.2.9: `pytrio.TrainingClient.optim_step`, `pytrio.types.APIFuture`
+"""
+    evidence = """
 - api-diff.md pitfall 1, rows 20, 45-49, §2 ("Sync form of the same pipelining")
+- (`029:runtime/event_loop.py:226-238`)
+- (`029:transport/actor/training_run/coordinator.py:172-175`)
 """
     VALID = (
         Valid(

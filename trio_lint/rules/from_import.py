@@ -30,30 +30,15 @@ class FromImport(Rule):
     fix_safety = Applicability.SAFE
     doc = """
 ## What it does
-Flags `from pytrio import X` and `from pytrio.types import X`. A convention, not a bug (both
-work, api-diff.md row 3), on by default because the people who asked for this linter named it:
-mixed import styles are what assistants produce, and the fix is safe.
+Flags `from pytrio import X` and `from pytrio.types import X`. A convention, not a bug: both forms work. It is on by default because mixed import styles are common in generated code and the fix is safe.
 
 ## Why is this bad?
-PyTRIO's documentation, examples and this skill always write `import pytrio as trio` and
+PyTRIO's README and examples write `import pytrio as trio` and
 `trio.Datum(...)`. One spelling keeps generated code greppable, avoids clashes between SDK names and
 local ones (`Datum`, `ModelInput` are common words in training code) and keeps the `trio.` prefix
 visible at every SDK call. `from pytrio.errors... import` stays allowed: that is the only home of
 the
 specific error classes.
-
-## Example
-```python
-from pytrio import Datum, ModelInput as MI
-datum = Datum(model_input=MI.from_ints([1, 2]), loss_fn_inputs={"target_tokens": [2, 3]})
-```
-
-## Use instead
-```python
-import pytrio as trio
-datum = trio.Datum(model_input=trio.ModelInput.from_ints([1, 2]), loss_fn_inputs={"target_tokens":
-[2, 3]})
-```
 
 ## Fix safety
 The fix replaces the import and rewrites every use (`MI` -> `trio.ModelInput`). It is safe when
@@ -65,9 +50,18 @@ star imports, function-level imports, or names listed in `__all__` (a re-export)
 (such as the `trio` async library).
 
 ## References
+- pytrio 0.2.9: `pytrio.Datum`, `pytrio.ModelInput` (exported by `pytrio`)
+- https://pypi.org/project/pytrio/ (the SDK README writes `import pytrio as trio`)
+"""
+    evidence = """
 - api-diff.md pitfall 8 ("style only"); anchors.md 1.2.
 """
     VALID = (
+        Valid(
+            "import pytrio as trio  # data types\n\n"
+            "def build(tokens):\n"
+            "    return trio.Datum(model_input=trio.ModelInput.from_ints(tokens), loss_fn_inputs={})\n"
+        ),
         Valid("import pytrio as trio\nd = trio.Datum\n"),
         Valid("from pytrio.errors.base import ValidationError\n"),
         Valid("from tinker import Datum\n", config={"sdk-modules": ["pytrio", "tinker"]}),

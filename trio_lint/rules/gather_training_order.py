@@ -38,29 +38,19 @@ train.optim_step_async(adam))`.
 ## Why is this bad?
 The optimizer step applies the gradients accumulated *before* it is queued. Under `gather` the
 coroutines start as tasks, and which one reaches the SDK's queue first depends on task start
-order: each call hops to the SDK loop with `run_coroutine_threadsafe`
-(`029:runtime/event_loop.py:240-249`). No API contract fixes the order, so the step may apply
+order: each call hops to the SDK loop with `run_coroutine_threadsafe`. No API contract fixes the order, so the step may apply
 the previous batch's gradients, or none.
-
-## Example
-```python
-fb, opt = await asyncio.gather(
-    train.forward_backward_async(batch, "cross_entropy"), train.optim_step_async(adam)
-)
-```
-
-Use instead:
-```python
-fb = await train.forward_backward_async(batch, "cross_entropy")
-opt = await train.optim_step_async(adam)
-result, _ = await asyncio.gather(fb, opt)  # waiting together is fine once both are queued
-```
 
 ## Fix safety
 No fix.
 
 ## References
+- pytrio 0.2.9: `pytrio.TrainingClient.optim_step_async`
+- https://docs.python.org/3/library/asyncio-task.html#asyncio.gather
+"""
+    evidence = """
 - api-diff.md §2 (last row); TRIO023
+- (`029:runtime/event_loop.py:240-249`)
 """
     VALID = (
         Valid(

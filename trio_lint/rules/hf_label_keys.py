@@ -27,26 +27,16 @@ has a Hugging Face-style key: `"labels"`, `"target_ids"`, `"targets"`, `"input_i
 
 ## Why is this bad?
 `Datum` accepts any key, so the mistake passes construction and fails at `forward_backward` time
-with `ValueError: target_tokens is required` (`013:types/forward/datum.py:48-49`,
-`029:client/training_batch.py:144-146`; run in api-diff.md).
-
-## Example
-```python
-trio.Datum(model_input=trio.ModelInput.from_ints(ids), loss_fn_inputs={"labels": ids})
-```
-
-Use instead:
-```python
-trio.Datum(
-    model_input=trio.ModelInput.from_ints(ids[:-1]), loss_fn_inputs={"target_tokens": ids[1:]}
-)
-```
+with `ValueError: target_tokens is required` on both 0.1.13 and 0.2.9.
 
 ## Fix safety
 No fix: Hugging Face `labels` are unshifted and usually hold `-100`; a plain rename would train on
 the wrong alignment.
 
 ## References
+- pytrio 0.2.9: `pytrio.Datum`, `pytrio.TrainingClient.forward_backward`
+"""
+    evidence = """
 - api-diff.md pitfall 16; TRIO010
 """
     VALID = (

@@ -23,22 +23,13 @@ Flags `lr=` passed to `AdamParams`, the keyword of `torch.optim.AdamW` and Huggi
 `AdamParams` forbids unknown fields, so `AdamParams(lr=1e-4)` raises a pydantic `ValidationError`
 when the optimizer step is built, after the forward-backward already ran.
 
-## Example
-```python
-import pytrio as trio
-adam = trio.AdamParams(lr=1e-4)
-```
-
-## Use instead
-```python
-import pytrio as trio
-adam = trio.AdamParams(learning_rate=1e-4)
-```
-
 ## Fix safety
 Safe: the same learning rate under its PyTRIO name. No fix when `learning_rate` is also passed.
 
 ## References
+- pytrio 0.2.9: `pytrio.AdamParams`
+"""
+    evidence = """
 - api-diff.md row 25 (offline check "AdamParams(lr=1e-4): pydantic_core.ValidationError").
 """
     VALID = (

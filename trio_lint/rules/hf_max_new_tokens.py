@@ -23,23 +23,14 @@ PyTRIO's `SamplingParams` forbids unknown fields (`extra="forbid"`), so the call
 `ValidationError` before anything is sampled; and on pytrio 0.2 `max_tokens` is required for
 every sample call, so the intended limit is what the request needs.
 
-## Example
-```python
-import pytrio as trio
-params = trio.SamplingParams(max_new_tokens=128, temperature=0.7)
-```
-
-## Use instead
-```python
-import pytrio as trio
-params = trio.SamplingParams(max_tokens=128, temperature=0.7)
-```
-
 ## Fix safety
 Safe: `max_tokens` is the same limit (new tokens generated after the prompt). No fix is offered
 when the call already passes `max_tokens`, since renaming would duplicate the keyword.
 
 ## References
+- pytrio 0.2.9: `pytrio.SamplingParams`
+"""
+    evidence = """
 - api-diff.md rows 41-42 (pytrio 0.2.9 `types.SamplingParams`, offline check
   "SamplingParams(max_new_tokens=5): pydantic_core.ValidationError").
 """

@@ -43,30 +43,23 @@ on 0.2, `pytrio.errors.*` (the only home of `ValidationError`, `AuthError`, ...)
 
 ## Why is this bad?
 The internal layout changed completely between 0.1.13 and 0.2.9: every 0.1 internal path
-(`pytrio.lib.*`, `pytrio._utils`, `pytrio.config.settings`) is gone in 0.2 (api-diff.md §3.3), so
+(`pytrio.lib.*`, `pytrio._utils`, `pytrio.config.settings`) is gone in 0.2, so
 such imports break on upgrade with `ModuleNotFoundError`. The public names are the same objects
 on both lines.
-
-## Example
-```python
-from pytrio.lib.training_client import TrainingClient
-from pytrio.types.forward.datum import Datum
-```
-
-Use instead:
-```python
-from pytrio import TrainingClient
-from pytrio.types import Datum
-```
 
 ## Fix safety
 Safe when every imported name is exported by `pytrio` (or `pytrio.types`): the import then binds
 the same object. `SampleInput` (0.1's alias of `Datum`) and module imports have no fix.
 
 ## References
+- pytrio 0.2.9: `pytrio.TrainingClient`, `pytrio.types` (the public exports)
+- pytrio 0.1.13: `pytrio.lib` (removed in pytrio 0.2.0)
+"""
+    evidence = """
 - api-diff.md pitfall 16 (last item), §3.1, §3.3; TRIO006
 """
     VALID = (
+        Valid("import pytrio as trio\nTrainingClient = trio.TrainingClient\n"),
         Valid("import pytrio as trio\nfrom pytrio.types import APIFuture, SampleResponse\n"),
         Valid("import pytrio as trio\nfrom pytrio.errors.base import ValidationError\n"),
         Valid(

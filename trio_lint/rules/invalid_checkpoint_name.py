@@ -48,25 +48,17 @@ than {LIMITS.checkpoint_name_max_length} characters.
 
 ## Why is this bad?
 pytrio 0.2.9 validates the name on the client: spaces are replaced by `-` with a warning, any
-other invalid character raises `ValidationError` before the save is sent
-(`029:client/builders/training.py:44-82`; run with `"a/b"` in api-diff.md Appendix A). A save at
+other invalid character raises `ValidationError` before the save is sent (for example `"a/b"`). A save at
 the end of a long run that fails on its name loses the run's weights.
-
-## Example
-```python
-train.save_state(f"epoch {{epoch}}/final").result()
-```
-
-Use instead:
-```python
-train.save_state(f"epoch-{{epoch}}-final").result()
-```
 
 ## Fix safety
 Replacing spaces with `-` is safe: it is exactly what the SDK does to the name. Other characters
 have no fix.
 
 ## References
+- pytrio 0.2.9: `pytrio.TrainingClient.save_state`, `pytrio.TrainingClient.save_weights_for_sampler`
+"""
+    evidence = """
 - api-diff.md row 32; TRIO018
 """
     VALID = (

@@ -49,26 +49,18 @@ function.
 
 ## Why is this bad?
 pytrio 0.2.9 initialises the trainer lazily on the first stateful call; afterwards `load_state`
-raises `ValidationError` with code `validation.already_initialized`
-(`029:client/training.py:848-931`). Restoring mid-run needs a new client built from the
+raises `ValidationError` with code `validation.already_initialized`. Restoring mid-run needs a new client built from the
 checkpoint.
-
-## Example
-```python
-train.forward_backward(batch).result()
-train.load_state(best_path).result()
-```
-
-Use instead:
-```python
-train = svc.create_training_client_from_state(best_path)
-```
 
 ## Fix safety
 No fix: a new client replaces the old one.
 
 ## References
+- pytrio 0.2.9: `pytrio.TrainingClient.load_state`, `pytrio.ServiceClient.create_training_client_from_state`
+"""
+    evidence = """
 - api-diff.md row 34; TRIO024
+- (`029:client/training.py:848-931`)
 """
     VALID = (
         Valid(

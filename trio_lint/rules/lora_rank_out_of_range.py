@@ -29,25 +29,19 @@ Flags an integer literal `rank` outside {_LOW}..{_HIGH} passed to
 `create_lora_training_client(...)` (or its `_async` twin).
 
 ## Why is this bad?
-Both SDK lines check the rank on the client: 0.1.13 raises `ValueError`
-(`013:lib/service_client.py:165-166`), 0.2.9 raises `ValidationError` with code
-`validation.invalid_lora_rank` (`029:client/service.py:470-474`).
-
-## Example
-```python
-train = svc.create_lora_training_client(base_model=BASE, rank=128)
-```
-
-Use instead:
-```python
-train = svc.create_lora_training_client(base_model=BASE, rank=64)
-```
+Both SDK lines check the rank on the client: 0.1.13 raises `ValueError`, 0.2.9 raises `ValidationError` with code
+`validation.invalid_lora_rank`.
 
 ## Fix safety
 No fix: the rank is a modelling choice.
 
 ## References
+- pytrio 0.2.9: `pytrio.ServiceClient.create_lora_training_client` (`rank`)
+"""
+    evidence = """
 - api-diff.md row 13; TRIO017
+- (`013:lib/service_client.py:165-166`)
+- (`029:client/service.py:470-474`)
 """
     VALID = (
         Valid(

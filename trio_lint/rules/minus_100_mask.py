@@ -39,43 +39,23 @@ Names bound in the same module to an expression containing `-100` count too, as 
 items are later set to `-100` (`labels[:n] = -100`).
 
 ## Why is this bad?
-pytrio 0.2 validates input tokens against the vocabulary and raises a `ValidationError` for `-100`
-(`029:client/training_batch.py:199-213`). In `weights`, `-100` is accepted as a number: it
+pytrio 0.2 validates input tokens against the vocabulary and raises a `ValidationError` for `-100`. In `weights`, `-100` is accepted as a number: it
 multiplies those positions' loss by -100, so training climbs the loss there and diverges. In
-targets, 0.2.9 does treat `-100` as an ignore label (left out of `token_count`,
-`029:client/training_batch.py:273-293,326-343`), but 0.1.13 forwarded it raw to a server whose
-handling cannot be seen (api-diff.md pitfall 19) and Tinker has no such label, so the code is not
+targets, 0.2.9 does treat `-100` as an ignore label (left out of `token_count`), but 0.1.13 forwarded it raw to the server and Tinker has no such label, so the code is not
 portable; per-token `weights` (0 for the prompt, 1 for the completion) say the same thing
 explicitly on every line.
-
-## Example
-```python
-import pytrio as trio
-labels = [-100] * len(prompt) + completion
-datum = trio.Datum(
-    model_input=trio.ModelInput.from_ints(prompt + completion[:-1]),
-    loss_fn_inputs={"target_tokens": labels[1:]},
-)
-```
-
-## Use instead
-```python
-import pytrio as trio
-tokens = prompt + completion
-weights = [0.0] * len(prompt) + [1.0] * len(completion)
-datum = trio.Datum(
-    model_input=trio.ModelInput.from_ints(tokens[:-1]),
-    loss_fn_inputs={"target_tokens": tokens[1:], "weights": weights[1:]},
-)
-```
 
 ## Fix safety
 No fix: the mask has to become a `weights` list aligned with the shifted targets.
 
 ## References
+- pytrio 0.2.9: `pytrio.ModelInput.from_ints`, `pytrio.Datum`, `pytrio.TrainingClient.forward_backward`
+"""
+    evidence = """
 - api-diff.md pitfall 19 and rule TRIO016; offline check "plan -100 targets ->
   total_active_tokens=2"; the requesters' issue 4 (error in inputs and weights, warning in
   targets).
+- (`029:client/training_batch.py:199-213`)
 """
     VALID = (
         Valid(

@@ -27,21 +27,8 @@ a sample call. On 0.1: flags `SamplingParams(ignore_eos=True)` without `max_toke
 
 ## Why is this bad?
 pytrio 0.2.9 defaults `sampling_params` to `SamplingParams()` whose `max_tokens` is `None`, and
-then raises `ValidationError` because `max_tokens` must be > 0 (`029:client/sampling.py:168-172`;
-run in api-diff.md Appendix A). So leaving out `sampling_params` always fails. On 0.1,
-`ignore_eos=True` without `max_tokens` raises `ValueError` at `sample()`
-(`013:lib/sampling_client.py:96-98`).
-
-## Example
-```python
-result = sampler.sample(prompt=prompt, num_samples=4).result()
-```
-
-Use instead:
-```python
-params = trio.SamplingParams(max_tokens=256, temperature=0.7)
-result = sampler.sample(prompt=prompt, num_samples=4, sampling_params=params).result()
-```
+then raises `ValidationError` because `max_tokens` must be > 0. So leaving out `sampling_params` always fails. On 0.1,
+`ignore_eos=True` without `max_tokens` raises `ValueError` at `sample()`.
 
 ## Fix safety
 No fix: the right length is the author's choice.
@@ -51,7 +38,12 @@ A `SamplingParams` whose `max_tokens` is assigned later (`params.max_tokens = 64
 built from `**kwargs` is not reported.
 
 ## References
+- pytrio 0.2.9: `pytrio.SamplingClient.sample`, `pytrio.SamplingParams`
+- pytrio 0.1.13: `pytrio.SamplingParams` (`ignore_eos`)
+"""
+    evidence = """
 - api-diff.md rows 37, 42; pitfall 5; TRIO009
+- (`013:lib/sampling_client.py:96-98`)
 """
     VALID = (
         Valid(

@@ -75,18 +75,6 @@ right after submitting the request. The future has no `metrics`, `sequences` or 
 raises
 `AttributeError` after the request was already sent, wasting a training step.
 
-## Example
-```python
-import pytrio as trio
-loss = training_client.forward_backward(batch, "cross_entropy").metrics["loss_mean"]
-```
-
-## Use instead
-```python
-import pytrio as trio
-loss = training_client.forward_backward(batch, "cross_entropy").result().metrics["loss_mean"]
-```
-
 ## Fix safety
 Safe when the attribute is read directly on the call: inserting `.result()` blocks exactly where the
 value was needed anyway. No fix for a name bound to the future (where to wait is the author's
@@ -94,6 +82,9 @@ choice:
 submitting the next request first is usually faster).
 
 ## References
+- pytrio 0.2.9: `pytrio.TrainingClient.forward_backward`, `pytrio.SamplingClient.sample`, `pytrio.types.APIFuture`
+"""
+    evidence = """
 - api-diff.md pitfall 1 and section 3.2 (which calls return futures in 0.2.9).
 """
     VALID = (

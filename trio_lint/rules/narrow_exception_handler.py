@@ -40,34 +40,21 @@ handlers catch only `ValueError`, `pydantic.ValidationError`, `TimeoutError`, `K
 `RuntimeError`.
 
 ## Why is this bad?
-pytrio 0.2.9 raises its own hierarchy rooted at `trio.PyTrioError` (`029:errors/base.py:8`):
+pytrio 0.2.9 raises its own hierarchy rooted at `trio.PyTrioError`:
 `pytrio.errors.base.ValidationError` for rejected arguments, `AuthError`, `ControlAPIError`,
-`EventFailedError` for a failed remote step, and more. None of them subclasses `ValueError` (run
-in api-diff.md Appendix A), so the handler the old skill text recommends never runs and the
+`EventFailedError` for a failed remote step, and more. None of them subclasses `ValueError`, so an `except ValueError` handler never runs and the
 error escapes. Some input checks still raise plain `ValueError` (unknown loss, shape mismatch),
 so catch both.
-
-## Example
-```python
-try:
-    result = train.forward_backward(batch, "cross_entropy").result()
-except ValueError as err:
-    log.warning("skipping batch: %s", err)
-```
-
-Use instead:
-```python
-try:
-    result = train.forward_backward(batch, "cross_entropy").result()
-except (trio.PyTrioError, ValueError) as err:
-    log.warning("skipping batch: %s", err)
-```
 
 ## Fix safety
 No fix: catching more changes control flow.
 
 ## References
+- pytrio 0.2.9: `pytrio.PyTrioError`, `pytrio.errors`
+"""
+    evidence = """
 - api-diff.md row 51; TRIO020; `pytrio_facts.errors.CATCH_ALL`
+- (`029:errors/base.py:8`)
 """
     VALID = (
         Valid(

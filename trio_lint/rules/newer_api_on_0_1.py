@@ -39,23 +39,16 @@ it: `load_state*`, `get_server_capabilities*`, `download_checkpoint`,
 `access_scope=`.
 
 ## Why is this bad?
-On 0.1.13 these raise `AttributeError`, `TypeError` or a Pydantic `ValidationError`
-(api-diff.md §3.3 "Added", row 26 ran `AdamParams(grad_clip_norm=1.0)` on 0.1.13).
-
-## Example
-```python
-adam = trio.AdamParams(learning_rate=1e-4, grad_clip_norm=1.0)
-```
-
-Use instead:
-```python
-adam = trio.AdamParams(learning_rate=1e-4)
-```
+On 0.1.13 these raise `AttributeError`, `TypeError` or a Pydantic `ValidationError` (for example `AdamParams(grad_clip_norm=1.0)` is rejected by 0.1.13).
 
 ## Fix safety
 No fix: the replacement needs a different approach on 0.1.
 
 ## References
+- pytrio 0.2.9: `pytrio.configure`, `pytrio.PyTrioError`, `pytrio.AdamParams` (`grad_clip_norm`), `pytrio.TrainingClient.load_state`
+- pytrio 0.1.13: `pytrio.AdamParams`
+"""
+    evidence = """
 - api-diff.md §3.3 (added), row 26; TRIO004, TRIO005
 """
     VALID = (

@@ -42,33 +42,27 @@ Flags `weights` in the `loss_fn_inputs` of data sent to a policy loss (`importan
 
 ## Why is this bad?
 For policy losses the client sends only `target_tokens`, `logprobs` and `advantages`; `weights`
-never leaves the machine (`013:types/forward/datum.py:84-89`,
-`029:client/builders/training.py:116-126`; the wire keys were checked in api-diff.md row 29). A
+never leaves the machine (0.1.13 and 0.2.9). A
 prompt "masked" with weights 0 is still in the policy gradient. Zero advantages mask it.
-
-## Example
-```python
-datum = trio.Datum(model_input=mi, loss_fn_inputs={
-    "target_tokens": t, "logprobs": lp, "advantages": adv, "weights": prompt_mask,
-})
-train.forward_backward([datum], "importance_sampling")
-```
-
-Use instead:
-```python
-adv = [0.0] * n_prompt + [advantage] * n_completion
-datum = trio.Datum(model_input=mi, loss_fn_inputs={
-    "target_tokens": t, "logprobs": lp, "advantages": adv,
-})
-```
 
 ## Fix safety
 No fix: the advantages have to be rebuilt with the mask.
 
 ## References
+- pytrio 0.2.9: `pytrio.TrainingClient.forward_backward`, `pytrio.Datum`
+"""
+    evidence = """
 - api-diff.md row 29, pitfall 23; TRIO013
 """
     VALID = (
+        Valid(
+            "import pytrio as trio\n"
+            "train.forward_backward(\n"
+            "    [trio.Datum(model_input=mi, loss_fn_inputs={'target_tokens': t, 'logprobs': lp,\n"
+            "                'advantages': a})],\n"
+            "    'importance_sampling',\n"
+            ")\n"
+        ),
         Valid(
             "import pytrio as trio\n"
             "d = trio.Datum(model_input=mi, loss_fn_inputs={'target_tokens': t, 'weights': w})\n"

@@ -47,28 +47,16 @@ bound to one of those in the same function.
 
 ## Why is this bad?
 `Datum.model_input` is typed `ModelInput`, so a list raises a Pydantic `ValidationError`; a list
-prompt fails later with `AttributeError: 'list' object has no attribute 'is_empty'`
-(api-diff.md rows 16 and 39, both run against the SDK).
-
-## Example
-```python
-ids = tokenizer.encode(text)
-datum = trio.Datum(model_input=ids[:-1], loss_fn_inputs={"target_tokens": ids[1:]})
-```
-
-Use instead:
-```python
-ids = tokenizer.encode(text)
-datum = trio.Datum(
-    model_input=trio.ModelInput.from_ints(ids[:-1]), loss_fn_inputs={"target_tokens": ids[1:]}
-)
-```
+prompt fails later with `AttributeError: 'list' object has no attribute 'is_empty'`.
 
 ## Fix safety
 Wrapping the expression in `ModelInput.from_ints(...)` is safe for the expression kinds above
 (they are lists of ints). It is offered when the module has `import pytrio as <alias>`.
 
 ## References
+- pytrio 0.2.9: `pytrio.Datum`, `pytrio.ModelInput.from_ints`, `pytrio.SamplingClient.sample`
+"""
+    evidence = """
 - api-diff.md pitfalls 11-12, rows 16, 39; TRIO007
 """
     VALID = (

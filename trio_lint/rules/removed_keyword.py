@@ -32,21 +32,8 @@ Flags keyword arguments that pytrio 0.1.13 accepted and 0.2.9 rejects:
 lora_path=...)`. Part of the 0.1 -> 0.2 migration guide (`--target-version 0.2`).
 
 ## Why is this bad?
-`SamplingParams` forbids unknown fields, so `ignore_eos` raises a Pydantic `ValidationError` on
-0.2 (`029:types/sample/sampling_params.py:20-36`; run in api-diff.md). The two LoRA keywords are
-gone from the signature and raise `TypeError` (`029:client/service.py:387-395`).
-
-## Example
-```python
-params = trio.SamplingParams(max_tokens=256, ignore_eos=False)
-train = svc.create_lora_training_client(base_model=BASE, lora_path=previous)
-```
-
-Use instead:
-```python
-params = trio.SamplingParams(max_tokens=256)
-train = svc.create_training_client_from_state(previous)
-```
+`SamplingParams` forbids unknown fields, so `ignore_eos` raises a Pydantic `ValidationError` on 0.2. The two LoRA keywords are
+gone from the signature and raise `TypeError`.
 
 ## Fix safety
 Removing `ignore_eos=False` is safe (stopping at EOS is 0.2's only behaviour). Removing
@@ -54,7 +41,12 @@ Removing `ignore_eos=False` is safe (stopping at EOS is 0.2's only behaviour). R
 does what it asked for. `lora_path` has no fix.
 
 ## References
+- pytrio 0.2.9: `pytrio.SamplingParams`, `pytrio.ServiceClient.create_lora_training_client`, `pytrio.ServiceClient.create_training_client_from_state`
+- pytrio 0.1.13: `pytrio.SamplingParams` (`ignore_eos`)
+"""
+    evidence = """
 - api-diff.md rows 12, 42; pitfalls 4-5; §3.3; TRIO004
+- (`029:client/service.py:387-395`)
 """
     VALID = (
         Valid("import pytrio as trio\nsp = trio.SamplingParams(max_tokens=64, stop=['\\n'])\n"),

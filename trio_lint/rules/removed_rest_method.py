@@ -29,29 +29,21 @@ Flags calls of methods that pytrio 0.1.13 had and 0.2.9 removed: `RestClient.lis
 `map_dict`. Part of the 0.1 -> 0.2 migration guide (`--target-version 0.2`).
 
 ## Why is this bad?
-They raise `AttributeError` on 0.2 (introspection of the 0.2.9 wheel, api-diff.md §3.3;
-`013:lib/rest_client.py:15-44`). The 0.2 RestClient lists checkpoints with
+They raise `AttributeError` on 0.2. The 0.2 RestClient lists checkpoints with
 `list_user_checkpoints()` / `list_checkpoints(run_id)` and hands out archives with
-`get_checkpoint_archive_url(checkpoint_id)` (`029:client/rest.py:293-307`), all returning
+`get_checkpoint_archive_url(checkpoint_id)`, all returning
 `concurrent.futures.Future`s.
-
-## Example
-```python
-for w in rest.list_weights()["weights"]:
-    print(rest.get_archive_url(w["id"]))
-```
-
-Use instead:
-```python
-for ckpt in rest.list_user_checkpoints().result().checkpoints:
-    print(rest.get_checkpoint_archive_url(ckpt.checkpoint_id).result().url)
-```
 
 ## Fix safety
 No fix: the ids and the shapes of the results differ between the lines.
 
 ## References
+- pytrio 0.2.9: `pytrio.RestClient.list_user_checkpoints`, `pytrio.RestClient.get_checkpoint_archive_url`
+- pytrio 0.1.13: `pytrio.RestClient.list_weights`, `pytrio.RestClient.get_archive_url`
+"""
+    evidence = """
 - api-diff.md rows 44, 48; §3.3; TRIO005
+- (`029:client/rest.py:293-307`)
 """
     VALID = (
         Valid(

@@ -33,27 +33,17 @@ class RemovedResultAttribute(Rule):
 Flags `.elapsed_time` read from a forward-backward, optimizer-step, sample or save result.
 
 ## Why is this bad?
-0.1.13 results carried an `elapsed_time` field; 0.2.9 removed it from all five result types
-(api-diff.md §3.3), so the read raises `AttributeError`, typically in the logging line after a
+0.1.13 results carried an `elapsed_time` field; 0.2.9 removed it from all five result types, so the read raises `AttributeError`, typically in the logging line after a
 training step that already ran.
-
-## Example
-```python
-out = train.forward_backward(batch).result()
-print(f"step took {out.elapsed_time:.1f}s")
-```
-
-Use instead:
-```python
-start = time.perf_counter()
-out = train.forward_backward(batch).result()
-print(f"step took {time.perf_counter() - start:.1f}s")
-```
 
 ## Fix safety
 No fix: the timing has to be measured where the call starts.
 
 ## References
+- pytrio 0.2.9: `pytrio.types.ForwardBackwardOutput`, `pytrio.types.OptimStepResponse`, `pytrio.types.SampleResponse`
+- pytrio 0.1.13: `pytrio.types.ForwardBackwardOutput` (`elapsed_time`)
+"""
+    evidence = """
 - api-diff.md §3.3 (removed); TRIO005
 """
     VALID = (

@@ -33,26 +33,21 @@ a RestClient call, a Pydantic model (`TrainingRunsResponse`, `CheckpointsListRes
 Indexing the future itself (`.result()` missing) is PTR101's finding, with a fix.
 
 ## Why is this bad?
-0.1.13's RestClient returned plain dicts (`013:lib/rest_client.py:60-73`). 0.2.9's sync methods
-return `concurrent.futures.Future[model]` (`029:client/rest.py:86-87,151-171`); a future cannot be
+0.1.13's RestClient returned plain dicts. 0.2.9's sync methods
+return `concurrent.futures.Future[model]`; a future cannot be
 indexed (`TypeError`) and a Pydantic model has attributes, not keys. Some fields moved: 0.1's
 `total`/`has_more` are `cursor.total_count` on 0.2.
-
-## Example
-```python
-runs = rest.list_training_runs().result()["training_runs"]
-```
-
-Use instead:
-```python
-runs = rest.list_training_runs().result().training_runs
-```
 
 ## Fix safety
 No fix: field names changed between the lines.
 
 ## References
+- pytrio 0.2.9: `pytrio.RestClient.list_training_runs`, `pytrio.types.TrainingRunsResponse`, `pytrio.types.Cursor`
+"""
+    evidence = """
 - api-diff.md rows 45-49; §3.2 (RestClient); TRIO027, TRIO001 (d)
+- (`013:lib/rest_client.py:60-73`)
+- (`029:client/rest.py:86-87,151-171`)
 """
     VALID = (
         Valid(

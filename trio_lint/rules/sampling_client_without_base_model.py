@@ -27,29 +27,27 @@ class SamplingClientWithoutBaseModel(Rule):
 Flags `create_sampling_client(model_path=...)` on a ServiceClient without `base_model`.
 
 ## Why is this bad?
-On 0.2.9 `base_model` is a required parameter of `ServiceClient.create_sampling_client`
-(`029:client/service.py:584-588`), so the call raises `TypeError`. On 0.1.13 it defaults to `""`
-and the call fails with `ValueError: Model  is not supported` (`013:lib/service_client.py:266-271`).
+On 0.2.9 `base_model` is a required parameter of `ServiceClient.create_sampling_client`, so the call raises `TypeError`. On 0.1.13 it defaults to `""`
+and the call fails with `ValueError: Model  is not supported`.
 The TrainingClient has its own `create_sampling_client(model_path)`, which knows the base model.
-
-## Example
-```python
-sampler = svc.create_sampling_client(model_path=saved.path)
-```
-
-Use instead:
-```python
-sampler = train.create_sampling_client(model_path=saved.path)
-# or: svc.create_sampling_client(base_model=BASE_MODEL, model_path=saved.path)
-```
 
 ## Fix safety
 No fix: which base model the weights belong to is not visible here.
 
 ## References
+- pytrio 0.2.9: `pytrio.ServiceClient.create_sampling_client`, `pytrio.TrainingClient.create_sampling_client`
+"""
+    evidence = """
 - api-diff.md rows 35-36; TRIO025
+- (`029:client/service.py:584-588`)
+- (`013:lib/service_client.py:266-271`)
 """
     VALID = (
+        Valid(
+            "import pytrio as trio\n"
+            "svc = trio.ServiceClient()\n"
+            "sampler = svc.create_sampling_client(base_model='Qwen/Qwen3-8B', model_path=saved.path)\n"
+        ),
         Valid(
             "import pytrio as trio\n"
             "train = trio.ServiceClient().create_lora_training_client(base_model='m')\n"

@@ -54,24 +54,16 @@ Flags a dict literal or `dict(...)` passed as `sampling_params` to `SamplingClie
 
 ## Why is this bad?
 The sampler reads attributes of the object (`sampling_params.max_tokens`), so a dict fails with
-`AttributeError: 'dict' object has no attribute 'max_tokens'` (api-diff.md row 40, run against
-0.1.13 and 0.2.9).
-
-## Example
-```python
-sampler.sample(prompt=prompt, sampling_params={"max_tokens": 64, "temperature": 0.7})
-```
-
-Use instead:
-```python
-sampler.sample(prompt=prompt, sampling_params=trio.SamplingParams(max_tokens=64, temperature=0.7))
-```
+`AttributeError: 'dict' object has no attribute 'max_tokens'` on 0.1.13 and 0.2.9.
 
 ## Fix safety
 Safe when every key is a string literal naming a `SamplingParams` field: the same values reach
 the same fields. Otherwise no fix (an unknown key would fail either way; PTR203 explains it).
 
 ## References
+- pytrio 0.2.9: `pytrio.SamplingClient.sample`, `pytrio.SamplingParams`
+"""
+    evidence = """
 - api-diff.md pitfall 20, row 40; TRIO008
 """
     VALID = (

@@ -82,41 +82,28 @@ class SerialOptimStep(Rule):
 ## What it does
 In one block of an `async def`, flags the sequence
 `F = await R.forward_backward_async(...)`, then `await F` (or `F.result()`), then
-`await R.optim_step_async(...)` on the same client with nothing in between that depends on the
-result: the clock-cycle doc's anti-pattern. The fused `await (await R.forward_backward_async(...))`
+`await R.optim_step_async(...)` on the same client with nothing in between that depends on the result. The fused `await (await R.forward_backward_async(...))`
 followed by `await R.optim_step_async(...)` is flagged too.
 
 ## Why is this bad?
-The first await only enqueues (0.2: `029:transport/actor/training_run/coordinator.py:145-188`).
+The first await only enqueues the request.
 Waiting for the forward-backward result before submitting the optimizer step leaves the server
 without queued work for a full round-trip each step; submitting both and then awaiting lets
-them run back to back, and the queue keeps their order (api-diff.md §2).
-
-## Example
-```python
-fb = await train.forward_backward_async(batch, "cross_entropy")
-result = await fb
-await (await train.optim_step_async(adam))
-```
-
-Use instead:
-```python
-fb = await train.forward_backward_async(batch, "cross_entropy")
-opt = await train.optim_step_async(adam)
-result = await fb
-await opt
-```
+them run back to back, and the queue keeps their order.
 
 ## Fix safety
 No fix. Pipelining changes error behaviour: with the serial form a failed forward-backward
 means no optimizer step is sent; pipelined, the step is already queued, and 0.2 still submits it
-after a failed single-event forward-backward (`coordinator.py:172-175`). Not flagged when the
+after a failed single-event forward-backward. Not flagged when the
 step depends on the result (adaptive learning rate, NaN guards, early stopping, `if`/`return`
 between the two) or when another forward-backward is submitted in between (accumulation).
 The sync form (`fb.result()` before `train.optim_step(...)`) is not flagged: the 0.2.9 README
 itself writes it, and it is the clear form for a first script.
 
 ## References
+- pytrio 0.2.9: `pytrio.TrainingClient.forward_backward_async`, `pytrio.TrainingClient.optim_step_async`
+"""
+    evidence = """
 - api-diff.md §2 (the clock-cycle doc, error-path row); anchors.md 3.3 item 1; TRIO022
 """
     VALID = (

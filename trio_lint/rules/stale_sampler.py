@@ -57,34 +57,19 @@ name says they are a fixed reference (`ref_sampler`, `base_sampler`, `old_policy
 alone.
 
 ## Why is this bad?
-A SamplingClient serves the weights that were saved when it was created
-(`029:client/training.py:1073-1101`); later optimizer steps do not reach it. An on-policy RL loop
+A SamplingClient serves the weights that were saved when it was created; later optimizer steps do not reach it. An on-policy RL loop
 that keeps sampling from it trains on rollouts of the initial policy, so the importance weights
-drift and learning stalls without any error (Tinker's "sampler desync" pitfall, anchors.md 3.3).
-
-## Example
-```python
-sampler = train.save_weights_and_get_sampling_client()
-for step in range(steps):
-    rollouts = sampler.sample(prompt, num_samples=8, sampling_params=params).result()
-    train.forward_backward(build(rollouts), "importance_sampling").result()
-    train.optim_step(adam).result()
-```
-
-Use instead:
-```python
-for step in range(steps):
-    sampler = train.save_weights_and_get_sampling_client()
-    rollouts = sampler.sample(prompt, num_samples=8, sampling_params=params).result()
-    train.forward_backward(build(rollouts), "importance_sampling").result()
-    train.optim_step(adam).result()
-```
+drift and learning stalls without any error.
 
 ## Fix safety
 No fix: where to refresh (every step, every k steps) is the author's choice.
 
 ## References
+- pytrio 0.2.9: `pytrio.TrainingClient.save_weights_and_get_sampling_client`, `pytrio.TrainingClient.create_sampling_client`
+"""
+    evidence = """
 - anchors.md 3.3 item 3; api-diff.md rows 35 and §3.2 (`save_weights_and_get_sampling_client`)
+- (`029:client/training.py:1073-1101`)
 """
     VALID = (
         Valid(

@@ -16,12 +16,6 @@ Reports a file that Python cannot parse, with the line and column of the error.
 ## Why is this bad?
 No other rule can check the file; the script would fail at import time anyway.
 
-## Example
-```python
-import pytrio as trio
-def train(:
-```
-
 ## Fix safety
 No fix.
 """

@@ -59,27 +59,20 @@ Flags `create_lora_training_client(...)` without an explicit `train_unembed` (of
 enable it while a project moves from 0.1 to 0.2 or supports both).
 
 ## Why is this bad?
-The default changed from `False` (0.1.13, `013:lib/service_client.py:87-97`) to `True` (0.2.9,
-`029:client/service.py:387-395`), so the same script trains a different set of weights after an
-upgrade, and 0.2 refuses to `load_state` a checkpoint whose `train_unembed` differs
-(`029:client/training.py:938-962`).
-
-## Example
-```python
-train = svc.create_lora_training_client(base_model=BASE, rank=32)
-```
-
-Use instead:
-```python
-train = svc.create_lora_training_client(base_model=BASE, rank=32, train_unembed=False)
-```
+The default changed from `False` (0.1.13) to `True` (0.2.9), so the same script trains a different set of weights after an
+upgrade, and 0.2 refuses to `load_state` a checkpoint whose `train_unembed` differs.
 
 ## Fix safety
 Inserting `train_unembed=False` keeps the 0.1 behaviour; on 0.2 that changes what is trained, so
 the fix is unsafe.
 
 ## References
+- pytrio 0.2.9: `pytrio.ServiceClient.create_lora_training_client` (`train_unembed=True`)
+- pytrio 0.1.13: `pytrio.ServiceClient.create_lora_training_client` (`train_unembed=False`)
+"""
+    evidence = """
 - api-diff.md row 12; TRIO026
+- (`029:client/training.py:938-962`)
 """
     VALID = (
         Valid(

@@ -29,23 +29,9 @@ Flags a call of a PyTRIO `*_async` method (`forward_backward_async`, `sample_asy
 read as if it were the result (`train.forward_backward_async(b).result()`).
 
 ## Why is this bad?
-The `*_async` methods are coroutine functions (`029:client/training.py:544-573`,
-`029:client/sampling.py:92-128`): calling one only creates a coroutine object. Without `await` it
+The `*_async` methods are coroutine functions: calling one only creates a coroutine object. Without `await` it
 never runs, so no request is submitted, the training step silently does nothing, and Python only
 warns "coroutine ... was never awaited" at garbage collection.
-
-## Example
-```python
-async def step(train, batch):
-    train.forward_backward_async(batch, "cross_entropy")
-```
-
-Use instead:
-```python
-async def step(train, batch):
-    fb = await train.forward_backward_async(batch, "cross_entropy")
-    return await fb
-```
 
 ## Fix safety
 Inside `async def` the fix inserts `await`; it is unsafe because the call then really runs (and,
@@ -53,7 +39,12 @@ for the training methods, returns a future that still needs its own await). Outs
 there is no fix: use the sync method (`forward_backward`) instead.
 
 ## References
+- pytrio 0.2.9: `pytrio.TrainingClient.forward_backward_async`
+- https://docs.python.org/3/library/asyncio-task.html#coroutines
+"""
+    evidence = """
 - api-diff.md pitfall 24, §2 (two awaits), §3.2 (async return shapes)
+- (`029:client/training.py:544-573`, `029:client/sampling.py:92-128`)
 """
     VALID = (
         Valid(

@@ -28,25 +28,16 @@ twins) that names no built-in loss: `cross_entropy`, `importance_sampling`, `ppo
 `cispo` and `dro` on 0.2. On 0.1 the name must also be lower case without spaces.
 
 ## Why is this bad?
-The SDK raises `ValueError: Unsupported loss function type` before anything is sent
-(`013:types/forward/datum.py:36-45`, `029:client/training_batch.py:19-57`; `"grpo"` was run in
-api-diff.md). 0.2 normalises with `strip().lower()`; 0.1 compares exactly. A custom loss goes
+The SDK raises `ValueError: Unsupported loss function type` before anything is sent (for example for `"grpo"`). 0.2 normalises with `strip().lower()`; 0.1 compares exactly. A custom loss goes
 through `forward_backward_custom`.
-
-## Example
-```python
-train.forward_backward(batch, loss_fn="grpo")
-```
-
-Use instead:
-```python
-train.forward_backward(batch, loss_fn="importance_sampling")
-```
 
 ## Fix safety
 No fix: choosing a loss changes the training objective.
 
 ## References
+- pytrio 0.2.9: `pytrio.TrainingClient.forward_backward`, `pytrio.TrainingClient.forward_backward_custom`
+"""
+    evidence = """
 - api-diff.md row 27; TRIO012
 """
     VALID = (

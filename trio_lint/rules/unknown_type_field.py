@@ -61,28 +61,22 @@ PyTorch's `betas=`/`epsilon=` or Hugging Face's `do_sample=`, `num_beams=`,
 `num_return_sequences=`, `repetition_penalty=`.
 
 ## Why is this bad?
-Every PyTRIO type is a Pydantic model with `extra="forbid"` (`029:types/base.py:9-15`), so the
+Every PyTRIO type is a Pydantic model with `extra="forbid"`, so the
 constructor raises `ValidationError` at run time. The fields are
 `AdamParams(learning_rate, beta1, beta2, eps, weight_decay, grad_clip_norm)` and
-`SamplingParams(max_tokens, seed, stop, temperature, top_k, top_p)` (api-diff.md §3.2).
+`SamplingParams(max_tokens, seed, stop, temperature, top_k, top_p)` on 0.2.9.
 `max_new_tokens` and `lr` have their own rules (PTR201, PTR202).
-
-## Example
-```python
-adam = trio.AdamParams(learning_rate=1e-4, betas=(0.9, 0.95), epsilon=1e-8)
-```
-
-Use instead:
-```python
-adam = trio.AdamParams(learning_rate=1e-4, beta1=0.9, beta2=0.95, eps=1e-8)
-```
 
 ## Fix safety
 `epsilon` -> `eps` and `betas=(a, b)` -> `beta1=a, beta2=b` (for a tuple literal of two) are safe
 renames of the same quantity. Other keywords have no fix.
 
 ## References
+- pytrio 0.2.9: `pytrio.AdamParams`, `pytrio.SamplingParams`
+"""
+    evidence = """
 - api-diff.md rows 25-26, 41; TRIO003
+- (`029:types/base.py:9-15`)
 """
     VALID = (
         Valid("import pytrio as trio\nadam = trio.AdamParams(learning_rate=1e-4, beta2=0.95)\n"),

@@ -24,32 +24,19 @@ where both are the same expression, unless some call in the module passes `auto_
 
 ## Why is this bad?
 With the default `auto_shift=False` the SDK scores `target_tokens[i]` as the prediction at input
-position `i`; it checks only that the lengths match (`013:types/forward/datum.py:50-53`,
-`029:client/training_batch.py:241-245`). Equal lists teach the model to copy its input: the loss
+position `i`; it checks only that the lengths match. Equal lists teach the model to copy its input: the loss
 drops to near zero and nothing useful is learned. With `auto_shift=True` equal lists are the
-intended use (row 19), so that case is not flagged.
-
-## Example
-```python
-trio.Datum(
-    model_input=trio.ModelInput.from_ints(tokens),
-    loss_fn_inputs={"target_tokens": tokens, "weights": weights},
-)
-```
-
-Use instead:
-```python
-trio.Datum(
-    model_input=trio.ModelInput.from_ints(tokens[:-1]),
-    loss_fn_inputs={"target_tokens": tokens[1:], "weights": weights[1:]},
-)
-```
+intended use, so that case is not flagged.
 
 ## Fix safety
 No fix: `weights`, `logprobs` and `advantages` need the same shift.
 
 ## References
+- pytrio 0.2.9: `pytrio.Datum`, `pytrio.ModelInput.from_ints`
+"""
+    evidence = """
 - api-diff.md pitfalls 2 and 17, row 19; anchors.md 3.2; TRIO014
+- (`013:types/forward/datum.py:50-53`, `029:client/training_batch.py:241-245`)
 """
     VALID = (
         Valid(

@@ -58,29 +58,18 @@ is a name bound in the same function to a full-length expression (`prompt_w + co
 ## Why is this bad?
 After the shift the weights are one longer than the targets and misaligned by one position: the
 last prompt token's prediction is trained and the last completion token's is not. 0.2.9 rejects
-the length mismatch with `ValueError: weights must have shape [n]`
-(`029:client/training_batch.py:251-256`), so it is a warning there; 0.1.13 sends the mismatched
-weights unchecked (run in api-diff.md), so on 0.1 it is an error.
-
-## Example
-```python
-tokens = prompt + completion
-weights = [0.0] * len(prompt) + [1.0] * len(completion)
-trio.Datum(model_input=trio.ModelInput.from_ints(tokens[:-1]),
-           loss_fn_inputs={"target_tokens": tokens[1:], "weights": weights})
-```
-
-Use instead:
-```python
-trio.Datum(model_input=trio.ModelInput.from_ints(tokens[:-1]),
-           loss_fn_inputs={"target_tokens": tokens[1:], "weights": weights[1:]})
-```
+the length mismatch with `ValueError: weights must have shape [n]`, so it is a warning there; 0.1.13 sends the mismatched
+weights unchecked, so on 0.1 it is an error.
 
 ## Fix safety
 No fix: where the weights were meant to start is the author's decision.
 
 ## References
+- pytrio 0.2.9: `pytrio.Datum`, `pytrio.ModelInput.from_ints`
+"""
+    evidence = """
 - api-diff.md pitfall 22, row 19; TRIO015
+- (`029:client/training_batch.py:251-256`)
 """
     VALID = (
         Valid(

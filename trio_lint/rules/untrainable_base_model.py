@@ -1,15 +1,16 @@
-"""PTR402 untrainable-base-model: a LoRA training client for a model outside the catalogue."""
+"""PTR402 untrainable-base-model: a LoRA training client for a model outside the configured
+`trainable-models` list (silent without one: the catalogue is the server's)."""
 
 from __future__ import annotations
 
 import ast
 
-from pytrio_facts.models import MODEL_CATALOGUE
 from trio_lint.diagnostics import Severity
 from trio_lint.rules._common import argument
 from trio_lint.rules.base import Invalid, Rule, Valid
 from trio_lint.semantics.receivers import Kind
 
+_MODELS = {"trainable-models": ["Qwen/Qwen3-4B-Instruct-2507", "Qwen/Qwen3-8B"]}
 _METHODS = ("create_lora_training_client", "create_lora_training_client_async")
 
 
@@ -17,67 +18,67 @@ class UntrainableBaseModel(Rule):
     code = "PTR402"
     name = "untrainable-base-model"
     message = (
-        "{model!r} is not a trainable base model ({known}): check `svc.get_supported_models()`, "
-        "or list it under `trainable-models` in [tool.trio-lint]"
+        "{model!r} is not in your `trainable-models` list ({known}): check "
+        "`svc.get_server_capabilities()` and update the list or the model"
     )
     severity = Severity.WARNING
     # The catalogue is PyTRIO's; Tinker serves other models.
     pytrio_only = True
-    doc = f"""
+    doc = """
 ## What it does
-Flags `create_lora_training_client(base_model=...)` with a string literal (or a module constant
-holding one) that is not in the trainable model list: the `trainable-models` configuration key,
-by default {", ".join(f"`{m}`" for m in MODEL_CATALOGUE)} (`pytrio_facts.models.MODEL_CATALOGUE`).
+With a `trainable-models` list in `[tool.trio-lint]`: flags
+`create_lora_training_client(base_model=...)` with a string literal (or a module constant holding
+one) that is not in that list. Without the list the rule reports nothing: which models a service
+trains is the server's catalogue, not something a linter can know.
 
 ## Why is this bad?
-The service trains only the models of its catalogue; a base (non-Instruct) checkpoint such as
-`Qwen/Qwen3-4B` or a Hugging Face id copied from a transformers script is rejected when the
-training run is created, after the script has already loaded data and tokenizers. The catalogue
-is the server's (`029:transport/control/model/list.py:15-30`): read it with
-`get_supported_models()` or `get_server_capabilities().supported_models[i].training.available`
-(`029:types/server_capabilities.py:29-49`), and keep `trainable-models` in step with it.
-
-## Example
-```python
-train = svc.create_lora_training_client(base_model="Qwen/Qwen3-4B")
-```
-
-Use instead:
-```python
-train = svc.create_lora_training_client(base_model="{MODEL_CATALOGUE[0]}")
-```
+The service trains only the models of its catalogue; a base model outside it, such as a Hugging
+Face id copied from a transformers script, is rejected when the training run is created, after the
+script has already loaded data and tokenizers. Read the catalogue with
+`svc.get_server_capabilities()` (each `supported_models[i].training.available`) and keep
+`trainable-models` in step with the service you train on.
 
 ## Options
-- `trainable-models`: the ids this rule accepts (default: the SDK facts' catalogue).
+- `trainable-models`: the model ids your service trains (default: none, and the rule is silent).
 
-PyTRIO-only: with `sdk-modules = ["tinker"]`, Tinker code is not checked (other catalogue).
+PyTRIO-only: with `sdk-modules = ["tinker"]`, Tinker code is not checked.
 
 ## Fix safety
 No fix: the model is the author's choice.
 
 ## References
+- pytrio 0.2.9: `pytrio.ServiceClient.get_server_capabilities`, `pytrio.types.SupportedModel`
+"""
+    evidence = """
 - api-diff.md row 10, pitfall 15; the skill's model catalogue
+- (`029:transport/control/model/list.py:15-30`)
+- (`029:types/server_capabilities.py:29-49`)
+- Measured on public code: the default five-model list flagged `Qwen/Qwen3.5-4B`, the model of
+  the SDK's own README (4 of 4 findings false), so the rule only checks a configured list.
 """
     VALID = (
         Valid(
             "import pytrio as trio\n"
-            f"train = trio.ServiceClient().create_lora_training_client(base_model={MODEL_CATALOGUE[0]!r})\n"
+            "svc = trio.ServiceClient()\n"
+            "train = svc.create_lora_training_client(base_model='Qwen/Qwen3-4B-Instruct-2507', rank=16)\n",
+            config=_MODELS,
         ),
         Valid(
             "import pytrio as trio\n"
             "svc = trio.ServiceClient()\n"
-            "train = svc.create_lora_training_client(base_model='my-org/custom-7b')\n",
-            config={"trainable-models": ["my-org/custom-7b"]},
+            "train = svc.create_lora_training_client(base_model='Qwen/Qwen3.5-4B', rank=32)\n"
         ),
         Valid(
             "import pytrio as trio\nfrom transformers import AutoModelForCausalLM\n"
             "model = AutoModelForCausalLM.from_pretrained('Qwen/Qwen3-4B')\n"
-            "sampler = trio.ServiceClient().create_sampling_client(base_model='Qwen/Qwen3-4B')\n"
+            "sampler = trio.ServiceClient().create_sampling_client(base_model='Qwen/Qwen3-4B')\n",
+            config=_MODELS,
         ),
         Valid(
             "import os\nimport pytrio as trio\n"
             "svc = trio.ServiceClient()\n"
-            "train = svc.create_lora_training_client(base_model=os.environ['BASE_MODEL'])\n"
+            "train = svc.create_lora_training_client(base_model=os.environ['BASE_MODEL'])\n",
+            config=_MODELS,
         ),
     )
     INVALID = (
@@ -87,22 +88,26 @@ No fix: the model is the author's choice.
             "train = svc.create_lora_training_client(base_model='Qwen/Qwen3-4B', rank=16)\n",
             line=3,
             message_contains="Qwen/Qwen3-4B",
+            config=_MODELS,
         ),
         Invalid(
             "import pytrio as trio\n"
             "BASE_MODEL = 'meta-llama/Llama-3.1-8B'\n"
             "def make(svc: trio.ServiceClient):\n"
             "    return svc.create_lora_training_client(BASE_MODEL)\n",
+            config=_MODELS,
         ),
         Invalid(
             "import pytrio as trio\n"
             "async def main(svc: trio.ServiceClient):\n"
-            f"    return await svc.create_lora_training_client_async(base_model={MODEL_CATALOGUE[0]!r})\n",
+            "    return await svc.create_lora_training_client_async(base_model='Qwen/Qwen3-8B')\n",
             config={"trainable-models": ["my-org/custom-7b"]},
         ),
     )
 
     def visit_Call(self, node: ast.Call) -> None:
+        if not self.ctx.config.trainable_models:
+            return
         found = self.ctx.receivers.client_call(node)
         if found is None or found[0] is not Kind.SERVICE_CLIENT or found[1] not in _METHODS:
             return
@@ -111,7 +116,7 @@ No fix: the model is the author's choice.
             expr = self.ctx.receivers.bound_expression(expr)
         if not (isinstance(expr, ast.Constant) and isinstance(expr.value, str)):
             return
-        known = tuple(self.ctx.config.trainable_models) or MODEL_CATALOGUE
-        if expr.value not in known:
+        known = tuple(self.ctx.config.trainable_models)
+        if known and expr.value not in known:
             target = argument(node, 0, "base_model") or node
             self.report(target, self.message.format(model=expr.value, known=", ".join(known)))

@@ -19,18 +19,6 @@ tools are left alone, as ruff's `lint.external` does).
 ## Why is this bad?
 Stale suppressions hide future findings on the line and mislead readers.
 
-## Example
-```python
-import pytrio as trio
-params = trio.SamplingParams(max_tokens=64)  # noqa: PTR201
-```
-
-## Use instead
-```python
-import pytrio as trio
-params = trio.SamplingParams(max_tokens=64)
-```
-
 ## Fix safety
 Safe: only the unused codes (or the whole comment, if nothing else remains) are removed.
 """

@@ -41,19 +41,8 @@ any `.metrics`; the other keys only on a known forward-backward result. Keys are
 
 ## Why is this bad?
 pytrio 0.2.9 builds `ForwardBackwardOutput.metrics` with exactly the keys
-{", ".join(f"`{k}`" for k in METRIC_KEYS)} (`029:client/adapters/training.py:73-82`). The old
-skill text's `metrics["loss:sum"]` raises `KeyError`, and `metrics.get("loss:sum", 0.0)` silently
+{", ".join(f"`{k}`" for k in METRIC_KEYS)}. `metrics["loss:sum"]` raises `KeyError`, and `metrics.get("loss:sum", 0.0)` silently
 logs a loss of 0.0 for the whole run.
-
-## Example
-```python
-loss = fb.result().metrics.get("loss:sum", 0.0) / n_tokens
-```
-
-Use instead:
-```python
-loss = fb.result().metrics["loss_mean"]
-```
 
 ## Fix safety
 `"loss:sum"` -> `"loss_sum"` (and `"loss:mean"` -> `"loss_mean"`) is safe: the same quantity under
@@ -61,7 +50,11 @@ its 0.2 name. `"loss"` and `"train_loss"` have no fix: per token (`loss_mean`) o
 (`loss_sum`) is the author's choice.
 
 ## References
+- pytrio 0.2.9: `pytrio.types.ForwardBackwardOutput`
+"""
+    evidence = """
 - api-diff.md row 22, pitfall 18; TRIO011
+- (`029:client/adapters/training.py:73-82`)
 """
     VALID = (
         Valid(

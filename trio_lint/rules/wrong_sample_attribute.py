@@ -32,25 +32,17 @@ Flags `.samples`, `.outputs`, `.generations` or `.completions` read from a sampl
 
 ## Why is this bad?
 `SampleResponse` has `sequences` (a list of `SampleSequence` with `tokens`, `text`, `logprobs`,
-`stop_reason`), `prompt_logprobs`, `topk_prompt_logprobs`, `input_tokens`, `output_tokens`
-(`029:types/sample/sample_response.py`, `013:types/sample/sample_sequence.py:4-15`). The vLLM
-(`outputs[0].text`) and old skill (`samples`) spellings raise `AttributeError`.
-
-## Example
-```python
-text = sampler.sample(prompt, sampling_params=params).result().samples[0].text
-```
-
-Use instead:
-```python
-text = sampler.sample(prompt, sampling_params=params).result().sequences[0].text
-```
+`stop_reason`), `prompt_logprobs`, `topk_prompt_logprobs`, `input_tokens`, `output_tokens`. The vLLM (`outputs[0].text`) and `samples` spellings raise `AttributeError`.
 
 ## Fix safety
 Renaming to `.sequences` is safe on a receiver known to be a `SampleResponse`.
 
 ## References
+- pytrio 0.2.9: `pytrio.types.SampleResponse`, `pytrio.types.SampleSequence`
+"""
+    evidence = """
 - api-diff.md row 38, pitfall 16; TRIO005 (last item)
+- (`029:types/sample/sample_response.py`, `013:types/sample/sample_sequence.py:4-15`)
 """
     VALID = (
         Valid(

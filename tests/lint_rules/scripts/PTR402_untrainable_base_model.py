@@ -1,4 +1,7 @@
-"""Fine-tune the base checkpoint used in a transformers notebook."""
+"""Fine-tune the base checkpoint used in a transformers notebook.
+
+trio-lint-config: {"trainable-models": ["Qwen/Qwen3-4B-Instruct-2507", "Qwen/Qwen3-8B"]}
+"""
 
 import pytrio as trio
 
