@@ -24,10 +24,10 @@ def build_datum(question: str, answer: str) -> trio.Datum:
     prompt = tokenizer.encode(question)
     completion = tokenizer.encode(" " + answer)
     tokens = prompt + completion
-    labels = [-100] * len(prompt) + completion  # mask the prompt, HuggingFace style
+    mask = [-100] * len(prompt) + [1.0] * len(completion)  # mask the prompt, HuggingFace style
     return trio.Datum(
         model_input=trio.ModelInput.from_ints(tokens[:-1]),
-        loss_fn_inputs={"target_tokens": labels[1:]},
+        loss_fn_inputs={"target_tokens": tokens[1:], "weights": mask[1:]},
     )
 
 

@@ -45,7 +45,8 @@ def _enum_text(value: object) -> str:
 def _first_sentence(doc: str) -> str:
     """The first sentence of the rule doc's "What it does" paragraph (or of the first paragraph)."""
     text = textwrap.dedent(doc).strip()
-    match = re.search(r"#+\s*What it does\s*\n(.*?)(?:\n\s*\n|\n#|$)", text, re.S)
+    # Rendered docs keep a paragraph on one line, so the first line is the first paragraph.
+    match = re.search(r"#+\s*What it does\s*\n(.*?)(?:\n|$)", text)
     paragraph = match.group(1) if match else text.split("\n\n")[0]
     joined = " ".join(paragraph.split())
     sentence = re.split(r"(?<=[.!?])\s", joined, maxsplit=1)[0]

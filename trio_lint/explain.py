@@ -71,7 +71,7 @@ def _example(example: Valid | Invalid) -> str:
         parts.append(f"In `{example.path}`:")
     code = textwrap.dedent(example.code).rstrip("\n")
     parts.append(f"```{_FENCE_LANGUAGE.get(suffix, '')}\n{code}\n```")
-    return "\n".join(parts)
+    return "\n\n".join(parts)
 
 
 def _sections(doc: str) -> list[tuple[str, str]]:
@@ -93,7 +93,8 @@ def rule_doc(rule: type[Rule]) -> str:
         if title == "Why is this bad?" and rule.INVALID:
             blocks.append(f"## Example\n{_example(rule.INVALID[0])}")
             if rule.VALID:
-                blocks.append(f"Use instead:\n{_example(rule.VALID[0])}")
+                valid = _example(rule.VALID[0])
+                blocks.append(f"Use instead:\n{'' if valid.startswith('```') else chr(10)}{valid}")
     return "\n\n".join(blocks) + "\n"
 
 

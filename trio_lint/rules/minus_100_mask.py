@@ -7,6 +7,9 @@ import ast
 from trio_lint.diagnostics import Severity
 from trio_lint.rules.base import Invalid, Rule, Valid
 
+# The first pytrio release whose client skips `-100` target ids (ignore label).
+_IGNORE_LABEL_SINCE = (0, 2, 4)
+
 
 def _minus_100(expr: ast.AST | None) -> ast.AST | None:
     """The first `-100` literal inside `expr` (list literals, `[-100] * n + ids`, comprehensions)."""
@@ -31,33 +34,52 @@ class Minus100Mask(Rule):
     severity = Severity.ERROR
     doc = """
 ## What it does
-Flags the HuggingFace ignore label `-100` in PyTRIO token data:
+Flags the Hugging Face ignore label `-100` where the SDK reads it as a token id or a weight.
 - in `ModelInput.from_ints(...)` (the model's input tokens): an **error**;
 - in `loss_fn_inputs["weights"]`: an **error** (a weight, not a label);
-- in `loss_fn_inputs["target_tokens"]`: a **warning**, suggesting `weights` instead.
+- in `loss_fn_inputs["target_tokens"]` only where the target SDK has no ignore label: pytrio
+  before 0.2.4 (`target-version = "0.1"` or `"0.2.3"`) and Tinker code (a **warning**).
 Names bound in the same module to an expression containing `-100` count too, as do names whose
 items are later set to `-100` (`labels[:n] = -100`).
 
 ## Why is this bad?
-pytrio 0.2 validates input tokens against the vocabulary and raises a `ValidationError` for `-100`. In `weights`, `-100` is accepted as a number: it
-multiplies those positions' loss by -100, so training climbs the loss there and diverges. In
-targets, 0.2.9 does treat `-100` as an ignore label (left out of `token_count`), but 0.1.13 forwarded it raw to the server and Tinker has no such label, so the code is not
-portable; per-token `weights` (0 for the prompt, 1 for the completion) say the same thing
-explicitly on every line.
+pytrio validates input tokens against the vocabulary and raises a `ValidationError` for `-100`.
+In `weights`, `-100` is accepted as a number: it multiplies those positions' loss by -100, so
+training climbs the loss there and diverges. In `target_tokens`, pytrio 0.2.4 and later treat
+`-100` as an ignore label (the position is left out of the loss and of `token_count`), so
+`labels[:n_prompt] = -100` is a valid way to mask a prompt there; older releases and Tinker send
+it to the server as a token id, so mask with per-token `weights` (0.0 for the prompt, 1.0 for
+the completion) instead.
 
 ## Fix safety
 No fix: the mask has to become a `weights` list aligned with the shifted targets.
 
 ## References
 - pytrio 0.2.9: `pytrio.ModelInput.from_ints`, `pytrio.Datum`, `pytrio.TrainingClient.forward_backward`
+- pytrio 0.2.4: `pytrio.TrainingClient.forward_backward` (first release that skips `-100` targets)
 """
     evidence = """
+- pytrio 0.2.4-0.2.9 `client/training_batch.py`: target ids equal to -100 skip the vocabulary
+  check and are not counted as active tokens; 0.2.0-0.2.3 have no `-100` handling anywhere.
+- Measured on public code: -100 targets flagged on 0.2.x were all valid code.
 - api-diff.md pitfall 19 and rule TRIO016; offline check "plan -100 targets ->
   total_active_tokens=2"; the requesters' issue 4 (error in inputs and weights, warning in
   targets).
 - (`029:client/training_batch.py:199-213`)
 """
     VALID = (
+        Valid(
+            "import pytrio as trio\nx = trio.ModelInput.from_ints([5, 6])\n"
+            "d = trio.Datum(model_input=x, loss_fn_inputs={'target_tokens': [-100, 7]})\n",
+        ),
+        Valid(
+            "import pytrio as trio\n"
+            "labels = list(ids)\n"
+            "labels[:n_prompt] = -100\n"
+            "d = trio.Datum(model_input=trio.ModelInput.from_ints(ids[:-1]),\n"
+            "               loss_fn_inputs={'target_tokens': labels[1:]})\n",
+            config={"target-version": "0.2.9"},
+        ),
         Valid(
             "import pytrio as trio\nd = trio.Datum(model_input=trio.ModelInput.from_ints([1, 2]),"
             " loss_fn_inputs={'target_tokens': [2, 3], 'weights': [0.0, 1.0]})\n"
@@ -80,10 +102,19 @@ No fix: the mask has to become a `weights` list aligned with the shifted targets
             " loss_fn_inputs={'target_tokens': labels})\n",
             line=3,
             message_contains="weights",
+            config={"target-version": "0.1"},
         ),
         Invalid(
             "from pytrio import Datum, ModelInput\n"
             "d = Datum(ModelInput.from_ints(ids), {'target_tokens': [-100, 4]})\n",
+            config={"target-version": "0.2.3"},
+        ),
+        Invalid(
+            "import tinker\n"
+            "d = tinker.Datum(model_input=tinker.ModelInput.from_ints(ids),\n"
+            "                 loss_fn_inputs={'target_tokens': [-100, 4]})\n",
+            message_contains="Tinker",
+            config={"sdk-modules": ["pytrio", "tinker"]},
         ),
         Invalid(
             "import pytrio as trio\n"
@@ -100,6 +131,7 @@ No fix: the mask has to become a `weights` list aligned with the shifted targets
             "d = trio.Datum(model_input=trio.ModelInput.from_ints(ids[:-1]),\n"
             "               loss_fn_inputs={'target_tokens': labels[1:]})\n",
             line=5,
+            config={"target-version": "0.1"},
         ),
     )
 
@@ -148,15 +180,31 @@ No fix: the mask has to become a `weights` list aligned with the shifted targets
                         "which makes training diverge); use 0.0 to mask and 1.0 to train",
                     )
             targets = _dict_value(inputs, "target_tokens")
-            if targets is not None:
+            sdk = self._sdk_without_ignore_label(node.func)
+            if targets is not None and sdk is not None:
                 found, where = self._source_of(targets)
                 if found is not None:
                     self.report(
                         where,
-                        "`-100` in `target_tokens`: pytrio 0.2 reads it as an ignore label, 0.1 "
-                        "and Tinker do not; mask the prompt with `weights` (0.0) instead",
+                        f"`-100` in `target_tokens`: {sdk} has no ignore label (pytrio 0.2.4+ "
+                        "skips `-100` targets); mask the prompt with `weights` (0.0) instead",
                         severity=Severity.WARNING,
                     )
+
+    def _sdk_without_ignore_label(self, func: ast.expr) -> str | None:
+        """The SDK the code targets, named for the message, if it sends `-100` targets to the
+        server as token ids; None where the SDK skips them (pytrio 0.2.4 and later)."""
+        root = func
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        binding = self.ctx.lookup(root.id) if isinstance(root, ast.Name) else None
+        if binding is not None and binding.origin != "pytrio":
+            return binding.origin.capitalize()
+        version = str(self.ctx.sdk_version)
+        parts = tuple(int(p) for p in version.split(".") if p.isdigit())
+        if parts[:2] == (0, 1) or (len(parts) >= 3 and parts < _IGNORE_LABEL_SINCE):
+            return f"pytrio {version}"
+        return None
 
 
 def _keyword(call: ast.Call, name: str) -> ast.expr | None:

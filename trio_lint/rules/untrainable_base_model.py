@@ -26,10 +26,10 @@ class UntrainableBaseModel(Rule):
     pytrio_only = True
     doc = """
 ## What it does
-With a `trainable-models` list in `[tool.trio-lint]`: flags
-`create_lora_training_client(base_model=...)` with a string literal (or a module constant holding
-one) that is not in that list. Without the list the rule reports nothing: which models a service
-trains is the server's catalogue, not something a linter can know.
+Flags a `create_lora_training_client(base_model=...)` model id (a string literal or a module
+constant holding one) that is not in your `trainable-models` list in `[tool.trio-lint]`. Without
+that list the rule reports nothing: which models a service trains is the server's catalogue, not
+something a linter can know.
 
 ## Why is this bad?
 The service trains only the models of its catalogue; a base model outside it, such as a Hugging

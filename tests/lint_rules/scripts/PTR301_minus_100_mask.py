@@ -1,4 +1,5 @@
-"""SFT datums built the DataCollatorForLanguageModeling way: -100 labels on the prompt."""
+"""SFT datums built the DataCollatorForLanguageModeling way: -100 labels on the prompt (an ignore
+label in targets on pytrio 0.2.4+), and -100 where it is a bug: input tokens and weights."""
 
 import pytrio as trio
 
@@ -12,7 +13,7 @@ def build(tokenizer, prompt, answer):
     labels = [-100] * len(prompt_ids) + answer_ids
     return trio.Datum(
         model_input=trio.ModelInput.from_ints(input_ids[:-1]),
-        loss_fn_inputs={"target_tokens": labels[1:]},  # bug: PTR301
+        loss_fn_inputs={"target_tokens": labels[1:]},  # an ignore label on pytrio 0.2.4+
     )
 
 
