@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 MIB = 1024 * 1024
+MIN_API_KEY_LENGTH = 8
 
 
 def default_data_dir() -> Path:
@@ -53,8 +54,12 @@ class ServeConfig:
                 f"refusing to bind {self.host}, which is not a loopback address, with the "
                 "generated key; pass --api-key (or api_key=) with a key you chose"
             )
-        if self.api_key is not None and len(self.api_key) < 8:
-            raise ConfigError("--api-key must be at least 8 characters")
+        if self.api_key is not None and (
+            len(self.api_key) < MIN_API_KEY_LENGTH or self.api_key != "".join(self.api_key.split())
+        ):
+            raise ConfigError(
+                f"--api-key must be at least {MIN_API_KEY_LENGTH} characters, without spaces"
+            )
         if not 0 <= self.port <= 65535:
             raise ConfigError(f"--port {self.port} is not a TCP port (0 picks a free one)")
         if self.cycle_ms < 0:

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from trio_local.errors import ApiError
-from trio_local.storage.db import Store, iso, now
+from trio_local.storage.db import Store
 
 ACTIVE = ("CREATED", "RUNNING")
 ENDED = "ENDED"
@@ -49,7 +49,7 @@ class Liveness:
         for run_id in self.active_runs():
             row = self.store.training_run(run_id)
             if row is not None and row["status"] == "RUNNING":
-                self.store.update_training_run(run_id, status=ENDED, ended_at=iso(now()))
+                self.store.move_training_run(run_id, ENDED, stamp_column="ended_at")
             else:
                 self._seen[run_id] = time.monotonic()
 
@@ -89,8 +89,8 @@ class Liveness:
             self._seen.pop(run_id, None)
         if row is None or row["status"] not in ACTIVE:
             return
-        self.store.update_training_run(run_id, status=ENDED, ended_at=iso(now()))
-        self._free_run(run_id)
+        if self.store.move_training_run(run_id, ENDED, stamp_column="ended_at"):
+            self._free_run(run_id)
 
     def end_session(self, session_id: str) -> None:
         for run_id in self.store.session_run_ids(session_id, "training_runs"):

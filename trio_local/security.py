@@ -11,9 +11,12 @@ import base64
 import hashlib
 import hmac
 import secrets
+import stat
+import string
 import time
 from pathlib import Path
 
+from trio_local.config import MIN_API_KEY_LENGTH, ConfigError
 from trio_local.storage.files import write_bytes_atomic
 
 KEY_FILE = "api_key"
@@ -22,21 +25,58 @@ TOKEN_TTL_S = 24 * 3600
 KEY_PREFIX = "trio-local-"
 
 
+def _read_private(path: Path) -> str:
+    """A secret file's text, refused when other users could read or replace it."""
+    info = path.lstat()
+    if not stat.S_ISREG(info.st_mode):
+        raise ConfigError(f"{path} is not a regular file; remove it so trio-local writes a new one")
+    if info.st_mode & 0o077:
+        raise ConfigError(
+            f"{path} is readable or writable by other users (mode "
+            f"{stat.S_IMODE(info.st_mode):04o}); run `chmod 600 {path}` and start again"
+        )
+    return path.read_text(errors="replace")
+
+
 def _read_or_create(path: Path, make: str) -> tuple[str, bool]:
-    if path.is_file():
-        return path.read_text().strip(), False
+    if path.exists() or path.is_symlink():
+        return _read_private(path), False
     write_bytes_atomic(path, make.encode(), mode=0o600)
     return make, True
 
 
+def check_api_key(value: str, source: str) -> str:
+    """A usable key: at least MIN_API_KEY_LENGTH printable characters and no whitespace."""
+    key = value.strip()
+    allowed = set(string.printable) - set(string.whitespace)
+    if len(key) < MIN_API_KEY_LENGTH or not set(key) <= allowed:
+        raise ConfigError(
+            f"{source} must hold one key of at least {MIN_API_KEY_LENGTH} printable characters "
+            "without spaces; delete it to have trio-local generate one"
+        )
+    return key
+
+
 def load_or_create_api_key(data_dir: Path) -> tuple[str, bool]:
     """The stored key, or a new one written 0600; the flag says whether it was just created."""
-    return _read_or_create(data_dir / KEY_FILE, KEY_PREFIX + secrets.token_urlsafe(24))
+    path = data_dir / KEY_FILE
+    value, created = _read_or_create(path, KEY_PREFIX + secrets.token_urlsafe(24))
+    return check_api_key(value, f"the key file {path}"), created
 
 
 def load_or_create_secret(data_dir: Path) -> bytes:
-    value, _ = _read_or_create(data_dir / SECRET_FILE, secrets.token_hex(32))
-    return bytes.fromhex(value)
+    path = data_dir / SECRET_FILE
+    value, _ = _read_or_create(path, secrets.token_hex(32))
+    try:
+        secret = bytes.fromhex(value.strip())
+    except ValueError:
+        secret = b""
+    if len(secret) < 32:
+        raise ConfigError(
+            f"{path} must hold 64 hex digits; delete it to have trio-local generate a new one "
+            "(actor tokens and download URLs issued before then stop working)"
+        )
+    return secret
 
 
 def keys_match(given: str | None, expected: str) -> bool:

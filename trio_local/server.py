@@ -22,7 +22,9 @@ from trio_local.liveness import Liveness
 from trio_local.protocol.events import EventRegistry
 from trio_local.scheduler import Scheduler
 from trio_local.security import load_or_create_api_key, load_or_create_secret
+from trio_local.storage import checkpoints as ckpt_files
 from trio_local.storage.db import Store, now
+from trio_local.storage.lock import DataDirLock
 from trio_local.storage.recovery import recover_checkpoints
 
 logger = logging.getLogger("trio_local")
@@ -73,13 +75,22 @@ class Service:
         self.config = config
         self.data_dir = config.data_dir.expanduser().resolve()
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        # Before anything reads or repairs the directory: a second service is refused here.
+        self.lock = DataDirLock(self.data_dir).acquire()
+        try:
+            self._open_state(config)
+        except BaseException:
+            self.lock.release()
+            raise
+
+    def _open_state(self, config: ServeConfig) -> None:
         stored_key, self.key_created = load_or_create_api_key(self.data_dir)
         self.api_key = config.api_key or stored_key
         if config.api_key:
             self.key_created = False
         self.secret = load_or_create_secret(self.data_dir)
         self.store = Store(self.data_dir / "trio-local.sqlite3")
-        recover_checkpoints(self.store, self.data_dir / "checkpoints")
+        recover_checkpoints(self.store, self.data_dir)
         self.scheduler = Scheduler(cycle_ms=config.cycle_ms)
         self.engine = Engine(
             self.store, self.data_dir, self.data_dir / "tokenizer" / "qwen3", config.threads
@@ -115,6 +126,7 @@ class Service:
         self.liveness.stop()
         self.scheduler.stop()
         self.store.close()
+        self.lock.release()
 
     def sweep_expired(self) -> None:
         """Delete checkpoints whose TTL has passed (temporary sampler weights)."""
@@ -124,8 +136,7 @@ class Service:
                 self.delete_checkpoint(row)
 
     def delete_checkpoint(self, row: dict) -> None:
-        self.store.delete_checkpoint(row["cuid"])
-        shutil.rmtree(row["path"], ignore_errors=True)
+        ckpt_files.delete_checkpoint(self.store, self.data_dir, row)
         for archive in (self.data_dir / "archives").glob(f"{row['cuid']}-*.tar"):
             archive.unlink(missing_ok=True)
 

@@ -153,11 +153,13 @@ def test_kill_during_save_state_leaves_a_complete_checkpoint_or_none(tmp_path: P
         store.close()
         on_disk = sorted(p for p in weights.iterdir())
         assert all(not p.name.startswith(".") for p in on_disk), on_disk  # no partial leftovers
-        assert sorted(rows) == [str(p) for p in on_disk]  # SQLite agrees with the files
+        # SQLite agrees with the files (rows hold paths relative to the data directory)
+        assert sorted(rows) == [str(p.relative_to(service.data_dir)) for p in on_disk]
         for path in on_disk:
             names = {f.name for f in path.iterdir()}
             assert {"adapter_model.safetensors", "trainer_state.json"} <= names
-            assert rows[str(path)]["size_bytes"] == sum(f.stat().st_size for f in path.iterdir())
+            size = sum(f.stat().st_size for f in path.iterdir())
+            assert rows[str(path.relative_to(service.data_dir))]["size_bytes"] == size
         listed = {row["uri"] for row in rows.values()}
         assert set(acknowledged) <= listed  # every save the client saw succeed survived
         assert len(listed) <= len(acknowledged) + 1  # plus, at most, the interrupted one

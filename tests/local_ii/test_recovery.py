@@ -18,6 +18,7 @@ def write_checkpoint(path: Path, step: int, payload: bytes = b"weights") -> int:
 
 
 def record(store: Store, path: Path, name: str, size: int, step: int) -> None:
+    del path  # rows record the layout's relative path
     store.add_checkpoint(
         {
             "cuid": f"ck_{name}",
@@ -25,7 +26,7 @@ def record(store: Store, path: Path, name: str, size: int, step: int) -> None:
             "name": name,
             "kind": "TRAINING",
             "uri": f"trio://tr_1/weights/{name}",
-            "path": str(path),
+            "path": f"checkpoints/tr_1/weights/{name}",
             "step": step,
             "size_bytes": size,
             "lora_rank": 4,
@@ -54,11 +55,17 @@ def test_each_crash_state_ends_complete_and_listed_or_absent(tmp_path: Path) -> 
     record(store, replaced, "replaced", 3, 7)
     write_checkpoint(replaced, 8, payload=b"newer weights")
 
-    recover_checkpoints(store, root)
+    moved = recover_checkpoints(store, tmp_path)
 
     rows = {row["name"]: row for row in store.all_checkpoints()}
     assert sorted(rows) == ["kept", "replaced", "swapped"]
     assert sorted(p.name for p in weights.iterdir()) == ["kept", "replaced", "swapped"]
+    # what recovery cannot vouch for is set aside, never deleted
+    assert sorted(p.relative_to(tmp_path).parts[2:] for p in moved) == [
+        ("checkpoints", "tr_1", "weights", "partial"),
+        ("checkpoints", "tr_1", "weights", "uncommitted"),
+    ]
+    assert all(p.is_dir() for p in moved)
     assert json.loads((weights / "swapped" / "trainer_state.json").read_text())["optim_steps"] == 5
     for name, row in rows.items():
         files = list((weights / name).iterdir())

@@ -124,15 +124,26 @@ class Engine:
                 # Never leave a fresh adapter behind that later events would silently train.
                 self.end_run(run_id)
                 raise
-        self.store.update_training_run(run_id, status="RUNNING", started_at=iso(now()))
+        if not self.store.move_training_run(run_id, "RUNNING", stamp_column="started_at"):
+            # Ended (client gone, session closed, restart) while this event waited: an ended
+            # run never comes back, or it would hold a slot past --max-runs.
+            self.end_run(run_id)
+            raise EngineError(
+                "training_run_ended",
+                f"training run {run_id} has ended; create a new training client (or resume "
+                "from a checkpoint with create_training_client_from_state)",
+            )
         run.usage = {"input_tokens": 0, "output_tokens": 0, "train_tokens": 0}
         return EventOutcome(result={"run_id": run_id, "model_id": entry.model_id}, usage=run.usage)
 
+    def _checkpoint_dir(self, row: dict[str, Any]) -> Path:
+        return ckpt_files.resolve(self.data_dir, row["path"])
+
     def _restore(self, run: TrainerRun, uri: str, *, with_optimizer: bool) -> None:
         row = self.store.checkpoint_by_uri(uri)
-        if row is None or not Path(row["path"]).is_dir():
+        if row is None or not self._checkpoint_dir(row).is_dir():
             raise EngineError("checkpoint_not_found", f"no checkpoint at {uri}")
-        data = ckpt_files.read_checkpoint(Path(row["path"]))
+        data = ckpt_files.read_checkpoint(self._checkpoint_dir(row))
         saved = data.adapter_config.get("trio_local", {}).get("lora")
         if saved is None or LoraSpec(**saved) != run.lora:
             raise EngineError(
@@ -166,8 +177,6 @@ class Engine:
                 f"run {run.run_id} already has a checkpoint named '{name}'; choose another name "
                 "or save with overwrite",
             )
-        kind_dir = "weights" if kind == "TRAINING" else "sampler_weights"
-        target = self.data_dir / "checkpoints" / run.run_id / kind_dir / name
         lora = run.lora
         adapter_config = {
             "peft_type": "LORA",
@@ -187,26 +196,29 @@ class Engine:
             tensors, meta = trainer.optimizer_tensors(run)
             data.optimizer = tensors
             data.trainer_state = {**meta, "optim_steps": run.optim_steps}
-        size = ckpt_files.write_checkpoint(target, data, overwrite=payload.overwrite)
         created = now()
         expires = created + timedelta(seconds=payload.ttl_seconds) if payload.ttl_seconds else None
         cuid = existing["cuid"] if existing else new_cuid("ck")
-        self.store.add_checkpoint(
+        saved = ckpt_files.save_checkpoint(
+            self.store,
+            self.data_dir,
             {
                 "cuid": cuid,
                 "run_cuid": run.run_id,
                 "name": name,
                 "kind": kind,
                 "uri": uri,
-                "path": str(target),
+                "path": ckpt_files.relative_dir(run.run_id, kind, name),
                 "step": run.optim_steps,
-                "size_bytes": size,
                 "lora_rank": lora.rank,
                 "model_id": run.model_id,
                 "created_at": iso(created),
                 "expires_at": iso(expires) if expires else None,
-            }
+            },
+            data,
+            overwrite=payload.overwrite,
         )
+        size = saved["size_bytes"]
         self._samplers.pop(cuid, None)  # an overwrite invalidates a cached sampler adapter
         run.usage = {"input_tokens": 0, "output_tokens": 0, "train_tokens": 0}
         return {
@@ -229,7 +241,7 @@ class Engine:
         if not checkpoint_uri:
             return BASE_ADAPTER
         row = self.store.checkpoint_by_uri(checkpoint_uri)
-        if row is None or not Path(row["path"]).is_dir():
+        if row is None or not self._checkpoint_dir(row).is_dir():
             raise EngineError(
                 "checkpoint_not_found",
                 f"the sampler's checkpoint {checkpoint_uri} no longer exists",
@@ -238,7 +250,7 @@ class Engine:
         if adapter is not None:
             self._samplers.move_to_end(row["cuid"])
             return adapter
-        data = ckpt_files.read_checkpoint(Path(row["path"]))
+        data = ckpt_files.read_checkpoint(self._checkpoint_dir(row))
         saved = data.adapter_config.get("trio_local", {}).get("lora")
         if not saved:
             raise EngineError("checkpoint_invalid", f"{checkpoint_uri} has no LoRA settings")

@@ -17,7 +17,7 @@ from starlette.responses import Response
 from trio_local.errors import ApiError
 from trio_local.http.common import service
 from trio_local.security import verify_download
-from trio_local.storage.checkpoints import ARCHIVE_FILES
+from trio_local.storage.checkpoints import ARCHIVE_FILES, resolve
 from trio_local.storage.files import write_bytes_atomic
 
 CHUNK = 1024 * 1024
@@ -54,10 +54,11 @@ async def download(request: Request) -> Response:
     if not verify_download(state.secret, ident, query.get("expires", ""), query.get("sig", "")):
         raise ApiError(403, "forbidden", "download URL is invalid or expired; request a new one")
     row = state.store.checkpoint(ident)
-    if row is None or not Path(row["path"]).is_dir():
+    source = resolve(state.data_dir, row["path"]) if row is not None else None
+    if row is None or source is None or not source.is_dir():
         raise ApiError(404, "checkpoint_not_found", f"checkpoint '{ident}' does not exist")
     target = state.data_dir / "archives" / f"{ident}-{row['size_bytes']}.tar"
-    archive = await asyncio.to_thread(build_archive, Path(row["path"]), target, row["name"])
+    archive = await asyncio.to_thread(build_archive, source, target, row["name"])
     data = archive.read_bytes()
     size = len(data)
     wanted = parse_range(request.headers.get("range", ""), size)

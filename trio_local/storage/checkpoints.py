@@ -1,6 +1,10 @@
 """Checkpoint directories: a peft-style adapter in safetensors, plus optimizer state for
 `save_state` checkpoints. Each checkpoint is written into a staging directory and renamed into
-place, so after a crash there is the complete checkpoint or none.
+place, so after a crash there is the complete checkpoint or none; its SQLite row is the commit
+point (`save_checkpoint`).
+
+Directories live at `checkpoints/<run>/<weights|sampler_weights>/<name>` under the data
+directory, and rows record that relative path: a moved or copied data directory stays whole.
 """
 
 from __future__ import annotations
@@ -8,9 +12,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from trio_local.storage.files import staged_directory
+from trio_local.storage.files import retire_directory, staged_directory
+
+if TYPE_CHECKING:
+    from trio_local.storage.db import Store
 
 ADAPTER_FILE = "adapter_model.safetensors"
 ADAPTER_CONFIG = "adapter_config.json"
@@ -18,6 +25,21 @@ OPTIMIZER_FILE = "optimizer.safetensors"
 TRAINER_STATE = "trainer_state.json"
 # Files a downloaded archive carries: the adapter, loadable by peft.
 ARCHIVE_FILES = (ADAPTER_CONFIG, ADAPTER_FILE)
+CHECKPOINTS_DIR = "checkpoints"
+KIND_DIRS = {"TRAINING": "weights", "SAMPLER": "sampler_weights"}
+
+
+def relative_dir(run_id: str, kind: str, name: str) -> str:
+    """Where a checkpoint lives, relative to the data directory (what its row records)."""
+    return f"{CHECKPOINTS_DIR}/{run_id}/{KIND_DIRS[kind]}/{name}"
+
+
+def resolve(data_dir: Path, stored: str) -> Path:
+    """The directory of a row's relative `path`, which can never leave the data directory."""
+    relative = Path(stored)
+    if relative.is_absolute() or ".." in relative.parts or not relative.parts:
+        raise ValueError(f"checkpoint path {stored!r} is not relative to the data directory")
+    return data_dir / relative
 
 
 @dataclass
@@ -57,3 +79,30 @@ def read_checkpoint(path: Path) -> CheckpointData:
         optimizer=load_file(optimizer_path) if optimizer_path.is_file() else None,
         trainer_state=json.loads(state_path.read_text()) if state_path.is_file() else None,
     )
+
+
+def save_checkpoint(
+    store: Store, data_dir: Path, row: dict[str, Any], data: CheckpointData, *, overwrite: bool
+) -> dict[str, Any]:
+    """Write the files, then commit the row (with the measured size) in one transaction.
+
+    A crash before the commit leaves either the previous checkpoint (an overwrite) or nothing
+    that start-up recovery does not recognise; a crash after it, the new checkpoint.
+    """
+    size = write_checkpoint(resolve(data_dir, row["path"]), data, overwrite=overwrite)
+    return store.add_checkpoint({**row, "size_bytes": size})
+
+
+def delete_checkpoint(store: Store, data_dir: Path, row: dict[str, Any]) -> None:
+    """Retire the directory (one rename), drop the row, then remove the retired files.
+
+    Only paths inside this data directory are touched, so deleting in a copy of a data
+    directory never reaches the original.
+    """
+    target = resolve(data_dir, row["path"])
+    retired = retire_directory(target) if target.is_dir() else None
+    store.delete_checkpoint(row["cuid"])
+    if retired is not None:
+        import shutil
+
+        shutil.rmtree(retired, ignore_errors=True)

@@ -2,13 +2,20 @@
 
 One connection guarded by a lock: the HTTP loop and the scheduler's worker thread both write,
 and the volume is tiny, so serialising is simpler than a pool and never contends in practice.
+Every change of more than one statement runs in one transaction (`transaction()`), so a process
+killed half-way leaves the database as it was before the change.
+
+Checkpoint rows store their directory relative to the data directory, so a data directory that
+is moved or copied keeps working and a copy never points into the original.
 """
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import sqlite3
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -64,7 +71,8 @@ class Store:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self._conn.row_factory = sqlite3.Row
-        self._lock = threading.Lock()
+        # Re-entrant: a transaction holds it while its statements take it again.
+        self._lock = threading.RLock()
         with self._lock:
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=FULL")
@@ -73,6 +81,21 @@ class Store:
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Run the block's statements as one SQLite transaction (all or none of them)."""
+        with self._lock:
+            if self._conn.in_transaction:  # nested: the outer block commits
+                yield
+                return
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
 
     def _one(self, sql: str, args: tuple[Any, ...] = ()) -> dict[str, Any] | None:
         with self._lock:
@@ -126,26 +149,27 @@ class Store:
     def create_training_run(self, session_cuid: str, fields: dict[str, Any]) -> dict[str, Any]:
         stamp = iso(now())
         cuid = new_cuid("tr")
-        index = len(self.session_run_ids(session_cuid, "training_runs")) + 1
-        self._exec(
-            "INSERT INTO training_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'CREATED', ?, NULL,"
-            " NULL, ?)",
-            (
-                cuid,
-                session_cuid,
-                index,
-                fields["model_id"],
-                fields["lora_rank"],
-                fields.get("seed"),
-                int(fields["train_mlp"]),
-                int(fields["train_attn"]),
-                int(fields["train_unembed"]),
-                fields.get("source_checkpoint_uri") or None,
-                int(fields.get("restore_optimizer", False)),
-                stamp,
-                stamp,
-            ),
-        )
+        with self.transaction():  # run_index counts the session's runs: no one may slip in
+            index = len(self.session_run_ids(session_cuid, "training_runs")) + 1
+            self._exec(
+                "INSERT INTO training_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'CREATED', ?,"
+                " NULL, NULL, ?)",
+                (
+                    cuid,
+                    session_cuid,
+                    index,
+                    fields["model_id"],
+                    fields["lora_rank"],
+                    fields.get("seed"),
+                    int(fields["train_mlp"]),
+                    int(fields["train_attn"]),
+                    int(fields["train_unembed"]),
+                    fields.get("source_checkpoint_uri") or None,
+                    int(fields.get("restore_optimizer", False)),
+                    stamp,
+                    stamp,
+                ),
+            )
         return self.training_run(cuid) or {}
 
     def training_run(self, cuid: str) -> dict[str, Any] | None:
@@ -161,17 +185,41 @@ class Store:
             (*fields.values(), iso(now()), cuid),
         )
 
+    def move_training_run(self, cuid: str, to: str, *, stamp_column: str) -> bool:
+        """Move an active (CREATED or RUNNING) run to `to`; False when it already ended.
+
+        One conditional statement, so an ended run is never revived by a late event.
+        """
+        stamp = iso(now())
+        changed = self._exec(
+            f"UPDATE training_runs SET status = ?, {stamp_column} = ?, updated_at = ?"
+            " WHERE cuid = ? AND status IN ('CREATED', 'RUNNING')",
+            (to, stamp, stamp, cuid),
+        )
+        return changed > 0
+
+    def reopen_training_run(self, cuid: str) -> bool:
+        """ENDED -> CREATED for a run that never started (its client was only slow to send
+        its first event); a run that trained once has lost its weights and stays ended."""
+        changed = self._exec(
+            "UPDATE training_runs SET status = 'CREATED', ended_at = NULL, updated_at = ?"
+            " WHERE cuid = ? AND status = 'ENDED' AND started_at IS NULL",
+            (iso(now()), cuid),
+        )
+        return changed > 0
+
     # sampling runs
     def create_sampling_run(
         self, session_cuid: str, model_id: str, source_checkpoint_uri: str
     ) -> dict[str, Any]:
         stamp = iso(now())
         cuid = new_cuid("sr")
-        index = len(self.session_run_ids(session_cuid, "sampling_runs")) + 1
-        self._exec(
-            "INSERT INTO sampling_runs VALUES (?, ?, ?, ?, ?, 'READY', ?, ?)",
-            (cuid, session_cuid, index, model_id, source_checkpoint_uri or None, stamp, stamp),
-        )
+        with self.transaction():
+            index = len(self.session_run_ids(session_cuid, "sampling_runs")) + 1
+            self._exec(
+                "INSERT INTO sampling_runs VALUES (?, ?, ?, ?, ?, 'READY', ?, ?)",
+                (cuid, session_cuid, index, model_id, source_checkpoint_uri or None, stamp, stamp),
+            )
         return self.sampling_run(cuid) or {}
 
     def sampling_run(self, cuid: str) -> dict[str, Any] | None:
@@ -179,12 +227,16 @@ class Store:
 
     # checkpoints
     def add_checkpoint(self, row: dict[str, Any]) -> dict[str, Any]:
-        # A re-save under the same name (overwrite=True) replaces the old row.
-        self._exec("DELETE FROM checkpoints WHERE uri = ?", (row["uri"],))
+        if Path(row["path"]).is_absolute() or ".." in Path(row["path"]).parts:
+            raise ValueError(f"checkpoint paths are relative to the data directory: {row['path']}")
         columns = ", ".join(row)
         marks = ", ".join("?" for _ in row)
-        self._exec(f"INSERT INTO checkpoints ({columns}) VALUES ({marks})", tuple(row.values()))
-        return self.checkpoint(row["cuid"]) or {}
+        # A re-save under the same name (overwrite=True) replaces the old row; both statements
+        # commit together or not at all, so an interrupted overwrite keeps the old row.
+        with self.transaction():
+            self._exec("DELETE FROM checkpoints WHERE uri = ?", (row["uri"],))
+            self._exec(f"INSERT INTO checkpoints ({columns}) VALUES ({marks})", tuple(row.values()))
+            return self.checkpoint(row["cuid"]) or {}
 
     def checkpoint(self, cuid: str) -> dict[str, Any] | None:
         return self._one("SELECT * FROM checkpoints WHERE cuid = ?", (cuid,))
@@ -199,6 +251,9 @@ class Store:
 
     def all_checkpoints(self) -> list[dict[str, Any]]:
         return self._all("SELECT * FROM checkpoints")
+
+    def set_checkpoint_path(self, cuid: str, path: str) -> None:
+        self._exec("UPDATE checkpoints SET path = ? WHERE cuid = ?", (path, cuid))
 
     def delete_checkpoint(self, cuid: str) -> bool:
         return self._exec("DELETE FROM checkpoints WHERE cuid = ?", (cuid,)) > 0

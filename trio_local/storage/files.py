@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -71,12 +72,20 @@ def staged_directory(target: Path, *, overwrite: bool) -> Iterator[Path]:
             shutil.rmtree(staging, ignore_errors=True)
 
 
-def remove_stale_staging(root: Path) -> None:
-    """Delete staging leftovers of a crash (names start with a dot) under `root`."""
-    if not root.exists():
-        return
-    for path in root.rglob(".*"):
-        if path.is_dir():
-            shutil.rmtree(path, ignore_errors=True)
-        elif path.is_file():
-            path.unlink(missing_ok=True)
+# The only dot-names trio-local makes beside a checkpoint: a staging directory (mkdtemp's 8
+# random characters), the retired copy of an overwrite (.old) and a retired delete (.del).
+STAGING_NAME = re.compile(r"\.(?P<name>.+)\.(?:[a-z0-9_]{8}|old|del)")
+RETIRED_DELETE = ".del"
+
+
+def retire_directory(target: Path) -> Path:
+    """Rename `target` out of the way in one step; recovery removes it if we die after."""
+    retired = target.with_name(f".{target.name}{RETIRED_DELETE}")
+    shutil.rmtree(retired, ignore_errors=True)
+    target.rename(retired)
+    fsync_dir(target.parent)
+    return retired
+
+
+def is_staging_name(name: str) -> bool:
+    return STAGING_NAME.fullmatch(name) is not None

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import re
 
+from pytrio.protocol.actor.events.event import EventType
 from starlette.requests import Request
 from starlette.responses import Response
 
 from trio_local.errors import ApiError, not_found
 from trio_local.http.common import service
+from trio_local.liveness import ENDED
 from trio_local.protocol.events import EventRecord, decode_envelope, pack
+from trio_local.server import Service
 
 MSGPACK = "application/msgpack"
 MAX_WAIT_S = 55.0  # below the SDK's 65 s read timeout
@@ -29,8 +32,11 @@ async def submit(request: Request) -> Response:
     run_id = envelope.metadata.run_id
     if request.state.actor_run != run_id:
         raise ApiError(403, "forbidden", "the actor token was issued for another run")
-    if state.store.training_run(run_id) is None:
+    row = state.store.training_run(run_id)
+    if row is None:
         raise not_found("training run", run_id)
+    if row["status"] == ENDED:
+        _reopen_or_refuse(state, row, envelope.type)
     existing = state.events.get(envelope.event_id)
     if existing is not None:
         raise ApiError(409, "event_exists", f"event {envelope.event_id} was already submitted")
@@ -48,6 +54,23 @@ async def submit(request: Request) -> Response:
     record = EventRecord(envelope=envelope, future=future)
     state.events.add(record)
     return _msgpack(record.response())
+
+
+def _reopen_or_refuse(state: Service, row: dict, kind: EventType) -> None:
+    """An ended run takes no more events; one that never started may start late, but only
+    through the capacity check every new run passes (it must not hold a slot past --max-runs).
+    """
+    if kind == EventType.TRAINER_INIT_RUN and row["started_at"] is None:
+        state.liveness.admit()  # the SDK's capacity 429: it retries until a slot frees
+        if state.store.reopen_training_run(row["cuid"]):  # no await since the check
+            return
+    raise ApiError(
+        410,
+        "training_run_ended",
+        f"training run {row['cuid']} has ended (its client went silent, its session closed or "
+        "the service restarted); create a new training client, or resume from a checkpoint "
+        "with create_training_client_from_state",
+    )
 
 
 def _wait_seconds(request: Request) -> float:

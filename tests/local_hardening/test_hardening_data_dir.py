@@ -1,0 +1,123 @@
+"""A data directory that is moved, copied or shared: nothing lost, nothing crossed over."""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import pytrio as trio
+
+import trio_local
+from trio_local.storage.db import Store
+from trio_local.storage.lock import DataDirInUse
+
+MODEL = "Qwen/Qwen3-4B-Instruct-2507"
+
+
+def _datum(training) -> trio.Datum:
+    tokens = training.get_tokenizer().encode("a portable data directory")
+    return trio.Datum(
+        model_input=trio.ModelInput.from_ints(tokens[:-1]),
+        loss_fn_inputs={"target_tokens": tokens[1:]},
+    )
+
+
+def _checkpoint_dirs(data_dir: Path) -> list[str]:
+    root = data_dir / "checkpoints"
+    return sorted(str(p.relative_to(data_dir)) for p in root.glob("*/*/*") if p.is_dir())
+
+
+@pytest.mark.slow
+def test_moved_then_copied_data_dir_keeps_checkpoints_and_a_copy_never_reaches_the_original(
+    tmp_path: Path,
+) -> None:
+    trio.configure_observability(enabled=False)
+    first = tmp_path / "first"
+    with trio_local.serve_in_background(data_dir=first):
+        training = trio.ServiceClient().create_lora_training_client(base_model=MODEL, rank=4)
+        datum = _datum(training)
+        training.forward_backward([datum], "cross_entropy").result()
+        training.optim_step(trio.AdamParams(learning_rate=1e-3)).result()
+        state = training.save_state("portable").result().path
+        weights = training.save_weights_for_sampler("portable-sampler").result().path
+        expected = training.forward([datum], "cross_entropy").result().metrics["loss_sum"]
+    saved_dirs = _checkpoint_dirs(first)
+    assert len(saved_dirs) == 2
+
+    moved = tmp_path / "moved"
+    first.rename(moved)
+    with trio_local.serve_in_background(data_dir=moved):
+        client = trio.ServiceClient()
+        rest = client.create_rest_client()
+        listed = [c.path for c in rest.list_user_checkpoints().result().checkpoints]
+        assert sorted(listed) == sorted([state, weights])
+        resumed = client.create_training_client_from_state_with_optimizer(state)
+        loss = resumed.forward([datum], "cross_entropy").result().metrics["loss_sum"]
+        assert abs(loss - expected) <= 1e-4
+    assert _checkpoint_dirs(moved) == saved_dirs
+    assert not (moved / "quarantine").exists()
+
+    copy = tmp_path / "copy"
+    shutil.copytree(moved, copy)
+    with trio_local.serve_in_background(data_dir=copy):
+        rest = trio.ServiceClient().create_rest_client()
+        for checkpoint in rest.list_user_checkpoints().result().checkpoints:
+            run_id = checkpoint.path.removeprefix("trio://").split("/")[0]
+            rest.delete_checkpoint(run_id, checkpoint.checkpoint_id).result()
+        assert rest.list_user_checkpoints().result().checkpoints == []
+    assert _checkpoint_dirs(copy) == []
+    assert _checkpoint_dirs(moved) == saved_dirs  # the original is untouched
+    store = Store(moved / "trio-local.sqlite3")
+    assert len(store.all_checkpoints()) == 2
+    store.close()
+
+
+def test_unrecognised_directories_are_quarantined_and_logged_never_deleted(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    stray = tmp_path / "checkpoints" / "tr_unknown" / "weights" / "restored-by-hand"
+    stray.mkdir(parents=True)
+    (stray / "adapter_model.safetensors").write_bytes(b"precious")
+    (tmp_path / "checkpoints" / "tr_unknown" / "weights" / "notes.txt").write_text("mine")
+    with (
+        caplog.at_level(logging.WARNING, logger="trio_local"),
+        trio_local.serve_in_background(data_dir=tmp_path, configure_sdk=False),
+    ):
+        pass
+    assert not stray.exists()
+    kept = list((tmp_path / "quarantine").glob("*/checkpoints/tr_unknown/weights/restored-by-hand"))
+    assert len(kept) == 1
+    assert (kept[0] / "adapter_model.safetensors").read_bytes() == b"precious"
+    assert (tmp_path / "checkpoints" / "tr_unknown" / "weights" / "notes.txt").read_text() == "mine"
+    assert any(
+        "restored-by-hand" in r.message and "quarantine" in r.message for r in caplog.records
+    )
+
+
+def test_a_second_service_on_the_same_data_dir_is_refused(tmp_path: Path) -> None:
+    with trio_local.serve_in_background(data_dir=tmp_path, configure_sdk=False):
+        with (
+            pytest.raises(DataDirInUse, match="in use by another trio-local"),
+            trio_local.serve_in_background(data_dir=tmp_path, configure_sdk=False),
+        ):
+            pass
+        command = [str(Path(sys.executable).with_name("trio-local")), "serve", "--port", "0"]
+        second = subprocess.run(
+            [*command, "--data-dir", str(tmp_path)],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ},
+        )
+        assert second.returncode == 2
+        assert f"pid {os.getpid()}" in second.stderr
+        assert "--data-dir" in second.stderr
+    # released on stop: the directory can be served again
+    with trio_local.serve_in_background(data_dir=tmp_path, configure_sdk=False):
+        pass
