@@ -1,10 +1,14 @@
 """A FastAPI-style async handler that trains with the blocking API."""
 
+from fastapi import FastAPI
+
 import pytrio as trio
 
+app = FastAPI()
 service = trio.ServiceClient()
 
 
+@app.post("/train")
 async def train_request(base_model: str, batches, lr: float):
     training = await service.create_lora_training_client_async(base_model=base_model)  # bug: PTR105
     adam = trio.AdamParams(learning_rate=lr)
