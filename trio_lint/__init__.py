@@ -34,17 +34,41 @@ def _config(config: LintConfig | dict | None) -> LintConfig:
     return config
 
 
+def _rules(settings: LintConfig, path: str | Path, root: str | Path | None):
+    """The selected rules; with a project `root`, minus the `per-file-ignores` matching `path`
+    (patterns are relative to the root, as on the command line)."""
+    if root is None or not settings.per_file_ignores:
+        from trio_lint.rules import select_rules
+
+        return select_rules(settings)
+    from trio_lint.runner import RuleSets
+
+    return RuleSets(settings, Path(root)).for_path(str(path))
+
+
 def lint_source(
-    source: str, path: str | Path = "<stdin>.py", config: LintConfig | dict | None = None
+    source: str,
+    path: str | Path = "<stdin>.py",
+    config: LintConfig | dict | None = None,
+    *,
+    root: str | Path | None = None,
+    edits: bool = False,
 ) -> list[Diagnostic]:
     """Lint one source text. `path` decides the kind (.py, .pyi, .ipynb JSON, .md) and is reported.
-    `config` is a LintConfig or a [tool.trio-lint]-style dict; None uses the defaults. Never raises
-    for bad input: unparsable code yields a PTR900 diagnostic."""
+    `config` is a LintConfig or a [tool.trio-lint]-style dict; None uses the defaults. `root` (the
+    project directory) makes `per-file-ignores` apply to `path`; `edits=True` fills each fix's
+    text edits (a libcst pass per fix). Never raises for bad input: unparsable code yields a
+    PTR900 diagnostic."""
     from trio_lint.engine import lint_document
-    from trio_lint.rules import select_rules
 
     settings = _config(config)
-    outcome = lint_document(str(path), source.encode("utf-8"), settings, select_rules(settings))
+    outcome = lint_document(
+        str(path),
+        source.encode("utf-8"),
+        settings,
+        _rules(settings, path, root),
+        want_edits=edits,
+    )
     return outcome.diagnostics
 
 
@@ -54,17 +78,18 @@ def fix_source(
     config: LintConfig | dict | None = None,
     *,
     unsafe: bool = False,
+    root: str | Path | None = None,
 ) -> FixResult:
-    """Apply safe fixes (and unsafe ones with `unsafe=True`) until they converge."""
+    """Apply safe fixes (and unsafe ones with `unsafe=True`) until they converge (`root`: as in
+    `lint_source`)."""
     from trio_lint.engine import lint_document
-    from trio_lint.rules import select_rules
 
     settings = _config(config)
     outcome = lint_document(
         str(path),
         source.encode("utf-8"),
         settings,
-        select_rules(settings),
+        _rules(settings, path, root),
         fix="unsafe" if unsafe else "safe",
     )
     new_source = outcome.new_bytes.decode("utf-8-sig") if outcome.new_bytes is not None else source

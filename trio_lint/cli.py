@@ -37,7 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="trio-lint",
         description="Check PyTRIO code for the pitfalls assistants fall into (rule codes PTR).",
-        epilog="`trio-lint rule CODE` explains a rule; `trio-lint rule --all` lists them.",
+        epilog="`trio-lint rule CODE` explains a rule; `trio-lint rule --all` lists them;"
+        " `trio-lint server` runs the language server (stdio).",
     )
     parser.add_argument("paths", nargs="*", help="files or directories (default: .); `-` is stdin")
     parser.add_argument("--version", action="version", version=f"trio-lint {__version__}")
@@ -336,6 +337,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if arguments and arguments[0] == "rule":
             return rule(arguments[1:])
+        if arguments and arguments[0] == "server":
+            from trio_lint.server import main as serve
+
+            return serve(arguments[1:])
         if arguments and arguments[0] == "check":
             arguments = arguments[1:]
         return check(arguments)
