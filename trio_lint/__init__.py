@@ -30,7 +30,11 @@ def _config(config: LintConfig | dict | None) -> LintConfig:
     if config is None:
         return LintConfig()
     if isinstance(config, dict):
-        return config_from_mapping(config, origin="config")
+        from trio_lint.selectors import validate_codes
+
+        settings = config_from_mapping(config, origin="config")
+        validate_codes(settings, origin="config")
+        return settings
     return config
 
 

@@ -1,20 +1,24 @@
-"""The single walk: one iterative pass over the `ast` tree dispatching to every selected rule."""
+"""Checking one parsed unit: build its semantic model (one pass), then one iterative walk over the
+`ast` tree dispatching to every selected rule's hooks."""
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Sequence
 from functools import cache
+from typing import TYPE_CHECKING
 
 from trio_lint.config import LintConfig
 from trio_lint.diagnostics import Severity
-from trio_lint.rules.base import Finding, Rule, Span
-from trio_lint.semantics.context import SCOPE_NODES, LintContext
-from trio_lint.semantics.names import Binding, prescan_module_imports
+from trio_lint.findings import Finding, Span
+from trio_lint.semantics.context import FUNCTION_NODES, LintContext
+from trio_lint.semantics.model import SemanticModel, build_model
+from trio_lint.semantics.names import Binding
+
+if TYPE_CHECKING:
+    from trio_lint.rules.base import Rule
 
 INTERNAL_ERROR = "PTR903"
-_ASSIGNS = (ast.Assign, ast.AnnAssign, ast.NamedExpr)
-_ALWAYS_LEAVE = SCOPE_NODES + _ASSIGNS
 
 
 @cache
@@ -66,9 +70,23 @@ def run_rules(
     rules: Sequence[type[Rule]],
     seed_bindings: dict[str, Binding] | None = None,
 ) -> list[Finding]:
-    bindings = dict(seed_bindings or {})
-    bindings.update(prescan_module_imports(tree, tuple(config.sdk_modules)))
-    ctx = LintContext(config, source, bindings)
+    return check_tree(tree, source, config, rules, seed_bindings)[0]
+
+
+def check_tree(
+    tree: ast.Module,
+    source: str,
+    config: LintConfig,
+    rules: Sequence[type[Rule]],
+    seed_bindings: dict[str, Binding] | None = None,
+    *,
+    model: SemanticModel | None = None,
+) -> tuple[list[Finding], SemanticModel]:
+    """The findings of `rules` on one unit and the unit's model (whose imports seed the next
+    notebook cell)."""
+    if model is None:
+        model = build_model(tree, config.sdk_modules, config.target_version, seed_bindings)
+    ctx = LintContext(config, source, model)
     ctx.tree = tree
     visit: dict[type[ast.AST], list[Handler]] = {}
     leave: dict[type[ast.AST], list[Handler]] = {}
@@ -95,30 +113,27 @@ def run_rules(
                 ctx.add_finding(_internal_error(code, node, exc))
         ctx.pytrio_only = False
 
+    function_stack = ctx.function_stack
     stack: list[ast.AST | _Leave] = [tree]
     while stack:
         item = stack.pop()
         if type(item) is _Leave:
             node = item.node
-            if isinstance(node, SCOPE_NODES):
-                ctx.leave_scope(node)
-            elif isinstance(node, _ASSIGNS):
-                _observe_assign(ctx, node)
+            if isinstance(node, FUNCTION_NODES):
+                function_stack.pop()
             handlers = leave.get(type(node))
             if handlers:
                 call(handlers, node)
             continue
         node = item
         node_class = type(node)
-        if node_class is ast.Import or node_class is ast.ImportFrom:
-            ctx.bind_import(node)  # type: ignore[arg-type]
         handlers = visit.get(node_class)
         if handlers:
             call(handlers, node)
-        if node_class in leave or isinstance(node, _ALWAYS_LEAVE):
+        if node_class in leave or isinstance(node, FUNCTION_NODES):
             stack.append(_Leave(node))
-        if isinstance(node, SCOPE_NODES):
-            ctx.enter_scope(node)
+        if isinstance(node, FUNCTION_NODES):
+            function_stack.append(node)
         for field in _child_fields(node_class):
             value = getattr(node, field, None)
             if type(value) is list:
@@ -135,14 +150,7 @@ def run_rules(
             instance.finish()
         except Exception as exc:
             ctx.add_finding(_internal_error(instance.code, tree, exc))
-    return ctx.findings
-
-
-def _observe_assign(ctx: LintContext, node: ast.AST) -> None:
-    if isinstance(node, ast.Assign):
-        ctx.observe_assign(node.targets, node.value)
-    elif isinstance(node, ast.AnnAssign | ast.NamedExpr):
-        ctx.observe_assign([node.target], node.value)
+    return ctx.findings, model
 
 
 def _internal_error(code: str, node: ast.AST, exc: Exception) -> Finding:

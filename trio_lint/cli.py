@@ -87,7 +87,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _configure(args: argparse.Namespace) -> tuple[LintConfig, Path]:
+    from trio_lint.selectors import validate_codes
+
     config, root = load_config(args.config)
+    if root is not None:
+        validate_codes(config, origin=str(args.config or root / "pyproject.toml"))
     root = root or Path.cwd()
     overrides: dict = {
         "select": _codes(args.select),
@@ -103,7 +107,10 @@ def _configure(args: argparse.Namespace) -> tuple[LintConfig, Path]:
         "sdk_modules": _codes([args.sdk_modules]) if args.sdk_modules else None,
         "force_sdk": True if args.force_sdk else None,
     }
-    return with_overrides(config, **overrides), root
+    merged = with_overrides(config, **overrides)
+    if merged is not config:
+        validate_codes(merged, origin="command line")
+    return merged, root
 
 
 def _summary(result_remaining: Sequence[Diagnostic], fixed: int, unsafe_fixes: bool) -> str:

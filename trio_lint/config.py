@@ -162,7 +162,7 @@ _ANNOTATIONS = {f.name: f.type for f in fields(LintConfig)}
 KNOWN_KEYS = sorted(FIELD_NAMES)
 
 
-def _suggest(word: str, choices: list[str]) -> str:
+def suggest(word: str, choices: list[str]) -> str:
     close = difflib.get_close_matches(word, choices, n=1)
     return f" Did you mean `{close[0]}`?" if close else ""
 
@@ -172,7 +172,7 @@ def config_from_mapping(data: dict[str, Any], *, origin: str) -> LintConfig:
     for key in data:
         if key not in KNOWN_KEYS:
             raise ConfigError(
-                f"{origin}: unknown key `{key}` in [tool.trio-lint].{_suggest(key, KNOWN_KEYS)}"
+                f"{origin}: unknown key `{key}` in [tool.trio-lint].{suggest(key, KNOWN_KEYS)}"
                 f" Known keys: {', '.join(KNOWN_KEYS)}."
             )
     values = {}
@@ -188,30 +188,7 @@ def config_from_mapping(data: dict[str, Any], *, origin: str) -> LintConfig:
         config = LintConfig(**values)
     except ConfigError as exc:
         raise ConfigError(f"{origin}: {exc}") from None
-    validate_codes(config, origin=origin)
     return config
-
-
-def validate_codes(config: LintConfig, *, origin: str) -> None:
-    groups: list[tuple[str, tuple[str, ...]]] = [
-        ("select", config.select or ()),
-        ("extend-select", config.extend_select),
-        ("ignore", config.ignore),
-    ]
-    groups += [
-        (f"per-file-ignores.{pattern}", codes) for pattern, codes in config.per_file_ignores.items()
-    ]
-    if not any(codes for _, codes in groups):
-        return  # nothing to check: spare the warm path the registry (every rule module)
-    from trio_lint.rules import is_known_selector, known_selectors
-
-    for key, codes in groups:
-        for code in codes:
-            if not is_known_selector(code):
-                raise ConfigError(
-                    f"{origin}: unknown rule code or prefix `{code}` in `{key}`."
-                    f"{_suggest(code, known_selectors())} See `trio-lint rule --all`."
-                )
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -266,6 +243,4 @@ def with_overrides(config: LintConfig, **overrides: Any) -> LintConfig:
             raise ConfigError(
                 f"--target-version: {exc} (got {given['target_version']!r})."
             ) from None
-    merged = replace(config, **given)
-    validate_codes(merged, origin="command line")
-    return merged
+    return replace(config, **given)

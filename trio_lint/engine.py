@@ -4,16 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from trio_lint import noqa
 from trio_lint.config import LintConfig
 from trio_lint.diagnostics import Applicability, Diagnostic, Edit, FixInfo, Location, Severity
+from trio_lint.findings import Finding, Span
 from trio_lint.fixes import FixError, apply_fixes
 from trio_lint.parse import LineIndex, SourceError, parse
 from trio_lint.rules import rules_by_code
-from trio_lint.rules.base import Finding, Rule, Span
-from trio_lint.semantics.names import Binding, prescan_module_imports
+from trio_lint.semantics.names import Binding
 from trio_lint.sources import Document, Unit, load_document
+
+if TYPE_CHECKING:
+    from trio_lint.rules.base import Rule
 
 MAX_FIX_PASSES = 8
 ALWAYS_SHOWN = ("PTR900", "PTR901", "PTR903")  # syntax error, unreadable file, rule crash
@@ -50,7 +54,7 @@ def check_unit(
     report_unused_noqa: bool = False,
 ) -> UnitCheck:
     """Findings of one unit after `# noqa` filtering; a syntax error is a PTR900 finding."""
-    from trio_lint.check import run_rules
+    from trio_lint.check import check_tree
 
     index = LineIndex(code)
     try:
@@ -60,9 +64,8 @@ def check_unit(
         span = Span(error.line, byte_col, error.line, byte_col)
         finding = Finding(error.code, span, error.message, Severity.ERROR)
         return UnitCheck([finding], dict(seed or {}), index)
-    findings = run_rules(tree, code, config, rules, seed)
-    bindings = dict(seed or {})
-    bindings.update(prescan_module_imports(tree, tuple(config.sdk_modules)))
+    findings, model = check_tree(tree, code, config, rules, seed)
+    bindings = model.module_imports()
     kept: list[Finding] = []
     used: dict[int, set[str]] = {}
     for finding in findings:

@@ -12,8 +12,8 @@ import difflib
 import re
 from collections.abc import Iterable
 
+from trio_lint.findings import CstTransform, Finding
 from trio_lint.parse import LineIndex
-from trio_lint.rules.base import CstTransform, Finding
 
 SpanKey = tuple[int, int, int, int]
 

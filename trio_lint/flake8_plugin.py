@@ -28,10 +28,12 @@ class Flake8Checker:
         from trio_lint.engine import mentions_sdk
         from trio_lint.parse import LineIndex
         from trio_lint.rules import select_rules
+        from trio_lint.selectors import validate_codes
 
         source = "".join(self.lines)
         try:
             config, _ = load_config(None, search_from=Path(self.filename).resolve().parent)
+            validate_codes(config, origin="pyproject.toml")
         except (ConfigError, OSError):
             config = LintConfig()
         if not mentions_sdk(source.encode("utf-8", "replace"), config):

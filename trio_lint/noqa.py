@@ -8,9 +8,9 @@ import re
 import tokenize
 from dataclasses import dataclass
 
-from trio_lint.diagnostics import Severity
+from trio_lint.diagnostics import Applicability, Severity
+from trio_lint.findings import Finding, Fix, NodeEdit, Span
 from trio_lint.parse import LineIndex
-from trio_lint.rules.base import Finding, NodeEdit, Span, safe_fix
 
 UNUSED_NOQA = "PTR902"
 ENGINE_CODES = frozenset({"PTR900", "PTR901", UNUSED_NOQA, "PTR903"})
@@ -91,11 +91,12 @@ def unused(code: str, index: LineIndex, used: dict[int, set[str]]) -> list[Findi
         new_comment = _comment_without(tok.string, directive, keep)
         ws_col = len(text[:col].rstrip().encode())
         edit_span = Span(line, ws_col, line + 1, 0)
-        fix = safe_fix(
+        fix = Fix(
             "Remove the unused codes",
-            NodeEdit(edit_span, "TrailingWhitespace", _set_comment(new_comment)),
+            Applicability.SAFE,
+            (NodeEdit(edit_span, "TrailingWhitespace", _set_comment(new_comment)),),
         )
-        found.append(Finding(UNUSED_NOQA, span, message, Severity.WARNING, fix))
+        found.append(Finding(UNUSED_NOQA, span, message, Severity.WARNING, fix, "unused-noqa"))
     return found
 
 

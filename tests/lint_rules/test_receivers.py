@@ -9,7 +9,8 @@ import textwrap
 
 import pytest
 
-from trio_lint.semantics.receivers import Kind, infer
+from trio_lint.semantics.model import build_model as infer
+from trio_lint.semantics.receivers import Kind
 
 
 def types_in(code: str, version: str = "0.2", sdk=("pytrio",)) -> dict[str, str | None]:

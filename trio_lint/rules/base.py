@@ -8,63 +8,34 @@ See `trio_lint/rules/README.md` for how to add a rule.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import libcst as cst
 
 from trio_lint.diagnostics import Applicability, Severity
+from trio_lint.findings import CstTransform, Finding, Fix, NodeEdit, Span
 
 if TYPE_CHECKING:
     from trio_lint.semantics.context import LintContext
+    from trio_lint.semantics.model import ModelView
 
-# A fix step: receives the (already updated) libcst node at the reported position, returns its replacement.
-CstTransform = Callable[["cst.CSTNode"], "cst.CSTNode"]  # strings: libcst loads lazily
-
-
-@dataclass(frozen=True, slots=True)
-class Span:
-    """Where an ast node sits: 1-based lines, 0-based columns in UTF-8 bytes (as `ast` reports)."""
-
-    line: int
-    col: int
-    end_line: int
-    end_col: int
-
-    @classmethod
-    def of(cls, node: ast.AST) -> Span:
-        return cls(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined,arg-type]
-
-
-@dataclass(frozen=True, slots=True)
-class NodeEdit:
-    """Replace the libcst node of type `kind` whose position equals `span` with `transform(node)`.
-
-    `kind` may be a libcst class or its name ("Arg"): a name keeps a lint-only run from importing
-    libcst (~0.25 s) just to describe a fix nobody applies."""
-
-    span: Span
-    kind: type[cst.CSTNode] | str
-    transform: CstTransform
-
-
-@dataclass(frozen=True, slots=True)
-class Fix:
-    message: str
-    applicability: Applicability
-    edits: tuple[NodeEdit, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Finding:
-    """A rule's raw report, before positions are mapped for display and noqa is applied."""
-
-    code: str
-    span: Span
-    message: str
-    severity: Severity
-    fix: Fix | None = None
+__all__ = [
+    "CstTransform",
+    "Finding",
+    "Fix",
+    "Invalid",
+    "NodeEdit",
+    "Rule",
+    "Span",
+    "Valid",
+    "edit",
+    "rename_keyword",
+    "replace_with_expression",
+    "safe_fix",
+    "unsafe_fix",
+]
 
 
 @dataclass(frozen=True)
@@ -101,7 +72,8 @@ class Rule:
 
     - `visit_<AstType>(self, node)` / `leave_<AstType>(self, node)` for any `ast` node class;
     - `finish(self)` after the whole module was walked.
-    Inside hooks use `self.ctx` (semantics: qualified names, receivers, config) and `self.report(...)`.
+    Inside hooks ask `self.model` (names, receivers, values; `semantics/model.py`), read
+    `self.ctx` (config, source, enclosing functions) and call `self.report(...)`.
     A new instance is made for every module, so per-file state lives on `self`.
     """
 
@@ -129,6 +101,12 @@ class Rule:
     def __init__(self, ctx: LintContext) -> None:
         self.ctx = ctx
 
+    @property
+    def model(self) -> ModelView:
+        """The unit's semantic model, answering with this rule's `pytrio_only`
+        (`trio_lint/semantics/model.py` lists the queries)."""
+        return self.ctx.model.view(self.pytrio_only)
+
     @classmethod
     def applies_to(cls, sdk_version: str) -> bool:
         version = _version_tuple(sdk_version)
@@ -151,6 +129,7 @@ class Rule:
                 message=message or self.message,
                 severity=severity or self.severity,
                 fix=fix,
+                name=self.name,
             )
         )
 

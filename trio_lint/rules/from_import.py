@@ -101,32 +101,41 @@ star imports, function-level imports, or names listed in `__all__` (a re-export)
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.imports: list[tuple[ast.ImportFrom, bool]] = []  # (statement, at module level)
-        self.imported: dict[str, str] = {}  # local name -> SDK attribute path (e.g. "ModelInput")
-        self.uses: list[ast.Name] = []
+        self.imported: set[str] = set()  # local names the flagged statements bind
+        self.paths: dict[str, str] = {}  # local name -> SDK attribute path (e.g. "ModelInput")
+        self.uses: list[ast.Name] = []  # reads the model resolves to a flagged import
         self.rebound: set[str] = set()
         self.all_names: set[str] = set()
         self.exported: set[str] = set()
+        self.classes = 0
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self.classes += 1
+
+    def leave_ClassDef(self, node: ast.ClassDef) -> None:
+        self.classes -= 1
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         if node.level or node.module not in _FLAGGED_MODULES:
             return
-        at_module_level = not self.ctx.function_stack and len(self.ctx.scopes) == 1
+        at_module_level = not self.ctx.function_stack and not self.classes
         self.imports.append((node, at_module_level))
         for alias in node.names:
             if alias.name == "*":
                 continue
             path = alias.name if node.module == "pytrio" else _types_path(alias.name)
             local = alias.asname or alias.name
-            if local in self.imported and self.imported[local] != path:
+            if local in self.paths and self.paths[local] != path:
                 self.rebound.add(local)
-            self.imported[local] = path
+            self.imported.add(local)
+            self.paths[local] = path
 
     def visit_Name(self, node: ast.Name) -> None:
         self.all_names.add(node.id)
-        if node.id not in self.imported:
-            return
-        if isinstance(node.ctx, ast.Load) and self.ctx.lookup(node.id) is not None:
-            self.uses.append(node)
+        if isinstance(node.ctx, ast.Load):
+            binding = self.model.import_binding(node)
+            if binding is not None:
+                self.uses.append(node)
         else:
             self.rebound.add(node.id)
 
@@ -155,7 +164,7 @@ star imports, function-level imports, or names listed in `__all__` (a re-export)
         unsafe = bool(self.rebound & set(self.imported))
         for number, (stmt, _) in enumerate(self.imports):
             names = ", ".join(
-                f"`{alias}.{self.imported.get(a.asname or a.name, a.name)}`" for a in stmt.names
+                f"`{alias}.{self.paths.get(a.asname or a.name, a.name)}`" for a in stmt.names
             )
             statement = "import pytrio" if alias == "pytrio" else f"import pytrio as {alias}"
             message = f"Import the SDK as a module: `{statement}`, then write {names}"
@@ -164,8 +173,9 @@ star imports, function-level imports, or names listed in `__all__` (a re-export)
                 edits = [self._import_edit(stmt, alias, first=number == 0)]
                 if number == 0:
                     edits += [
-                        edit(use, "Name", _attribute(alias, self.imported[use.id]))
+                        edit(use, "Name", _attribute(alias, self.paths[use.id]))
                         for use in self.uses
+                        if use.id in self.paths
                     ]
                 fix = Fix(
                     f"Use `import pytrio as {alias}`"
@@ -177,14 +187,14 @@ star imports, function-level imports, or names listed in `__all__` (a re-export)
             self.report(stmt, message, fix=fix)
 
     def _alias(self) -> str:
-        existing = self.ctx.sdk_alias()
+        existing = self.model.sdk_alias()
         if existing is not None:
             return existing
         taken = self.all_names - set(self.imported)
         return _PREFERRED_ALIAS if _PREFERRED_ALIAS not in taken else "pytrio"
 
     def _import_edit(self, stmt: ast.ImportFrom, alias: str, *, first: bool) -> NodeEdit:
-        if not first or self.ctx.sdk_alias() is not None:
+        if not first or self.model.sdk_alias() is not None:
             return NodeEdit(Span.of(stmt), "ImportFrom", _remove)
 
         def replace(_node: cst.CSTNode) -> cst.CSTNode:

@@ -1,95 +1,48 @@
-"""The per-module semantic state shared by all rules during the single walk."""
+"""What a rule's hooks see besides the node: the unit's semantic model, the config and where the
+walk is (enclosing functions).
+
+The model (`semantics/model.py`) is built once per unit before the walk; the context only adds
+the walker's position. The name and receiver methods below forward to the model and are kept
+for rules written before `Rule.model` existed; they answer with `pytrio_only` of the rule whose
+hook is running (set by the walker).
+"""
 
 from __future__ import annotations
 
 import ast
 from typing import TYPE_CHECKING
 
-from trio_lint.semantics.names import CANONICAL_ROOT, Binding, bindings_of_import, normalize
-from trio_lint.semantics.receivers import ReceiverModel
+from trio_lint.semantics.model import SemanticModel
+from trio_lint.semantics.names import Binding
+from trio_lint.semantics.receivers import Kind, SdkType
 
 if TYPE_CHECKING:
     from trio_lint.config import LintConfig
-    from trio_lint.rules.base import Finding
+    from trio_lint.findings import Finding
 
-_SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 
 class LintContext:
-    """Answers the questions rules ask. Scopes are pushed/popped by the walker in source order.
+    """`model`: the unit's `SemanticModel`; `config`, `source`, `sdk_version`, `tree`;
+    `function_stack`: enclosing def/lambda nodes (innermost last); `in_async_function`."""
 
-    - `qualified_name(expr)`: canonical `pytrio.X.y` for SDK names and attribute chains, else None.
-    - `receiver_kind(expr)`: "ServiceClient" | "TrainingClient" | "SamplingClient" | "RestClient" |
-      "APIFuture" | None, from `semantics/receivers.py`.
-    - `sdk_alias()`: the local name bound to the SDK module itself (for fixes that write `trio.X`).
-    - `function_stack`: enclosing def/lambda nodes (innermost last); `in_async_function`.
-    """
-
-    def __init__(
-        self,
-        config: LintConfig,
-        source: str,
-        module_bindings: dict[str, Binding],
-    ) -> None:
+    def __init__(self, config: LintConfig, source: str, model: SemanticModel) -> None:
         self.config = config
         self.source = source
         self.sdk_version = config.target_version
         self.sdk_modules = tuple(config.sdk_modules)
-        self.scopes: list[dict[str, Binding | None]] = [dict(module_bindings)]
+        self.model = model
         self.function_stack: list[ast.AST] = []
         self.findings: list[Finding] = []
-        self.tree: ast.Module | None = None  # set by the walker; receivers may build on it
-        # Set by the walker before each rule hook: PyTRIO-only rules do not see other SDK modules.
+        self.tree: ast.Module | None = None
+        # The walker sets this to the running rule's flag for the forwarding methods below.
         self.pytrio_only = False
-        self.receivers = ReceiverModel(self)
+        self.receivers = _Receivers(self)
 
-    # --- reporting ---------------------------------------------------------------------------
     def add_finding(self, finding: Finding) -> None:
         self.findings.append(finding)
-
-    # --- names -------------------------------------------------------------------------------
-    def lookup(self, name: str) -> Binding | None:
-        for scope in reversed(self.scopes):
-            if name in scope:
-                binding = scope[name]
-                if binding is not None and self.pytrio_only and binding.origin != CANONICAL_ROOT:
-                    return None
-                return binding
-        return None
-
-    def qualified_name(self, node: ast.AST) -> str | None:
-        attrs: list[str] = []
-        while isinstance(node, ast.Attribute):
-            attrs.append(node.attr)
-            node = node.value
-        if not isinstance(node, ast.Name):
-            return None
-        binding = self.lookup(node.id)
-        if binding is None:
-            return None
-        if not attrs:
-            return binding.qualname
-        return normalize(".".join([binding.qualname, *reversed(attrs)]))
-
-    def is_sdk(self, node: ast.AST, *names: str) -> bool:
-        """True if `node` resolves to `pytrio.<name>` for one of `names` (e.g. "SamplingParams")."""
-        qualname = self.qualified_name(node)
-        return qualname is not None and qualname.removeprefix(CANONICAL_ROOT + ".") in names
-
-    def sdk_alias(self) -> str | None:
-        for scope in reversed(self.scopes):
-            for local, binding in scope.items():
-                if binding is not None and binding.qualname == CANONICAL_ROOT:
-                    return local
-        return None
-
-    @property
-    def imports_sdk(self) -> bool:
-        return any(binding is not None for binding in self.scopes[0].values())
-
-    # --- receivers ---------------------------------------------------------------------------
-    def receiver_kind(self, node: ast.AST) -> str | None:
-        return self.receivers.kind_of(node)
 
     @property
     def in_async_function(self) -> bool:
@@ -97,51 +50,53 @@ class LintContext:
             self.function_stack[-1], ast.AsyncFunctionDef
         )
 
-    # --- called by the walker ----------------------------------------------------------------
-    def bind_import(self, node: ast.Import | ast.ImportFrom) -> None:
-        self.scopes[-1].update(bindings_of_import(node, self.sdk_modules))
+    # --- forwarding to the model (see the module docstring) ---------------------------------
+    def qualified_name(self, node: ast.AST) -> str | None:
+        return self.model.qualified_name(node, pytrio_only=self.pytrio_only)
 
-    def shadow(self, name: str) -> None:
-        """A local assignment hides an SDK import of the same name from here on."""
-        if self.lookup(name) is not None:
-            self.scopes[-1][name] = None
+    def is_sdk(self, node: ast.AST, *names: str) -> bool:
+        return self.model.is_sdk(node, *names, pytrio_only=self.pytrio_only)
 
-    def observe_assign(self, targets: list[ast.expr], value: ast.expr | None) -> None:
-        for target in targets:
-            if isinstance(target, ast.Name):
-                qualname = self.qualified_name(value) if value is not None else None
-                if qualname is not None:
-                    self.scopes[-1][target.id] = Binding(qualname, self._origin_of(value))
-                else:
-                    self.shadow(target.id)
-        self.receivers.observe_assign(targets, value)
+    def sdk_alias(self) -> str | None:
+        return self.model.sdk_alias()
 
-    def _origin_of(self, node: ast.AST | None) -> str:
-        while isinstance(node, ast.Attribute):
-            node = node.value
-        if isinstance(node, ast.Name):
-            for scope in reversed(self.scopes):
-                binding = scope.get(node.id)
-                if binding is not None:
-                    return binding.origin
-        return CANONICAL_ROOT
+    @property
+    def imports_sdk(self) -> bool:
+        return self.model.imports_sdk
 
-    def enter_scope(self, node: ast.AST) -> None:
-        scope: dict[str, Binding | None] = {}
-        self.scopes.append(scope)
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
-            self.function_stack.append(node)
-            args = node.args
-            for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
-                if arg is not None and self.lookup(arg.arg) is not None:
-                    scope[arg.arg] = None
-        self.receivers.enter_scope(node)
-
-    def leave_scope(self, node: ast.AST) -> None:
-        self.receivers.leave_scope(node)
-        self.scopes.pop()
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
-            self.function_stack.pop()
+    def receiver_kind(self, node: ast.AST) -> str | None:
+        return self.model.kind_of(node, pytrio_only=self.pytrio_only)
 
 
-SCOPE_NODES = _SCOPE_NODES
+class _Receivers:
+    """`ctx.receivers`: the receiver queries of the model, as rules written before the model
+    asked them."""
+
+    def __init__(self, ctx: LintContext) -> None:
+        self.ctx = ctx
+
+    @property
+    def model(self) -> SemanticModel:
+        return self.ctx.model
+
+    @property
+    def other_sdk_only(self) -> bool:
+        return self.ctx.model.other_sdk_only
+
+    def type_of(self, node: ast.AST) -> SdkType | None:
+        return self.ctx.model.type_of(node, pytrio_only=self.ctx.pytrio_only)
+
+    def kind_of(self, node: ast.AST) -> Kind | None:
+        return self.ctx.model.kind_of(node, pytrio_only=self.ctx.pytrio_only)
+
+    def client_call(self, call: ast.Call) -> tuple[Kind, str] | None:
+        return self.ctx.model.client_call(call, pytrio_only=self.ctx.pytrio_only)
+
+    def bound_expression(self, name: ast.Name) -> ast.expr | None:
+        return self.ctx.model.bound_expression(name)
+
+    def method_returns(self, kind: Kind, name: str) -> SdkType | None:
+        return self.ctx.model.method_returns(kind, name)
+
+
+__all__ = ["FUNCTION_NODES", "SCOPE_NODES", "Binding", "LintContext"]

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 
 from trio_lint.parse import SourceError, split_lines
-from trio_lint.sources import Document, Unit
+from trio_lint.sources.base import Document, Unit
 
 _OPEN = re.compile(r"^(?P<indent>[ ]{0,3})(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^`\s]*)[^`]*$")
 _PYTHON = {"python", "py", "python3", "py3", "pyi"}

@@ -7,7 +7,7 @@ import tokenize
 from dataclasses import dataclass
 
 from trio_lint.parse import decode
-from trio_lint.sources import Document, Unit
+from trio_lint.sources.base import Document, Unit
 
 
 @dataclass
