@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
+import os
 import signal
 import sys
 from pathlib import Path
@@ -94,10 +96,11 @@ def main(argv: list[str] | None = None) -> int:
         add_raw_echo(server)
     else:
         server, app = build_server(config)
-    # SIGTERM (a client or supervisor stopping the server) unwinds like Ctrl-C, so the backend
-    # is closed and an offline backend's temporary data directory (its key, its checkpoints) is
-    # removed; uvicorn re-raises the signal it captured once it has shut down, landing here too.
-    previous = signal.signal(signal.SIGTERM, _interrupt)
+    # SIGTERM (a client or supervisor stopping the server) must still close the backend, so an
+    # offline backend's temporary data directory (its key, its checkpoints) is removed. Unwinding
+    # the event loop is no option: the stdio reader sits in a thread that only returns when stdin
+    # closes. uvicorn (HTTP) shuts down first and re-raises the signal it captured.
+    previous = signal.signal(signal.SIGTERM, functools.partial(_terminate, app))
     try:
         anyio.run(serve, server, app, args)
     except KeyboardInterrupt:
@@ -108,9 +111,8 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+def _terminate(app: AppState, signum: int, frame: FrameType | None) -> None:
+    try:
+        app.close()
+    finally:
+        os._exit(128 + signum)
