@@ -31,12 +31,15 @@ _KEPT_STRINGS = frozenset(
 )
 _SECRET_HINTS = ("key", "token", "secret", "password", "authorization")
 _MAX_KEPT = 200
+_MAX_KEY = 64
 
 
 def summarise_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
     """Keep scalars and identifiers; reduce payloads to their size; drop anything secret-looking."""
     summary: dict[str, Any] = {}
-    for key, value in arguments.items():
+    for raw_key, value in arguments.items():
+        # Unknown argument names are the agent's text too: redacted and bounded like values.
+        key = redact(str(raw_key))[:_MAX_KEY]
         lowered = key.lower()
         if any(hint in lowered for hint in _SECRET_HINTS) and lowered != "max_tokens":
             summary[key] = "[redacted]"
