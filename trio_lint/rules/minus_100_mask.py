@@ -197,7 +197,7 @@ No fix: the mask has to become a `weights` list aligned with the shifted targets
         root = func
         while isinstance(root, ast.Attribute):
             root = root.value
-        binding = self.ctx.lookup(root.id) if isinstance(root, ast.Name) else None
+        binding = self.model.import_binding(root) if isinstance(root, ast.Name) else None
         if binding is not None and binding.origin != "pytrio":
             return binding.origin.capitalize()
         version = str(self.ctx.sdk_version)

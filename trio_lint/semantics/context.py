@@ -57,6 +57,17 @@ class LintContext:
     def is_sdk(self, node: ast.AST, *names: str) -> bool:
         return self.model.is_sdk(node, *names, pytrio_only=self.pytrio_only)
 
+    def lookup(self, name: str) -> Binding | None:
+        """The SDK import a module-level name is bound to (by name, not by position; prefer
+        `model.import_binding(name_node)`, which is flow-sensitive)."""
+        binding = self.model.module_scope.current.get(name)
+        if binding is None or binding.qualname is None:
+            return None
+        origin = binding.origin or "pytrio"
+        if self.pytrio_only and origin != "pytrio":
+            return None
+        return Binding(binding.qualname, origin)
+
     def sdk_alias(self) -> str | None:
         return self.model.sdk_alias()
 
