@@ -35,9 +35,10 @@ class AppState:
 
 
 class ToolInput(BaseModel):
-    """Base of every tool's input model: unknown arguments are refused, not ignored."""
+    """Base of every tool's input model: unknown arguments are refused, not ignored, and no
+    number may be NaN or infinite (an infinite clip norm or learning rate silently means none)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class BackendResult(BaseModel):

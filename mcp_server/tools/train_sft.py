@@ -29,19 +29,19 @@ from mcp_server.runs import RunState
 from mcp_server.tools._common import RUN_ID, backend, per_token_loss, run_tokenizer, sdk
 
 
-class PromptCompletion(BaseModel, extra="forbid"):
+class PromptCompletion(BaseModel, extra="forbid", allow_inf_nan=False):
     prompt: str = Field(max_length=100_000, description="Text the model reads (weight 0).")
     completion: str = Field(
         min_length=1, max_length=100_000, description="Text the model learns to write (weight 1)."
     )
 
 
-class ChatMessage(BaseModel, extra="forbid"):
+class ChatMessage(BaseModel, extra="forbid", allow_inf_nan=False):
     role: Literal["system", "user", "assistant"]
     content: str = Field(max_length=100_000)
 
 
-class ChatExample(BaseModel, extra="forbid"):
+class ChatExample(BaseModel, extra="forbid", allow_inf_nan=False):
     messages: list[ChatMessage] = Field(
         min_length=2,
         max_length=64,

@@ -25,7 +25,7 @@ from pytrio_facts.sdk import LossName
 MAX_SEQUENCE = 65_536
 
 
-class TokenDatum(BaseModel, extra="forbid"):
+class TokenDatum(BaseModel, extra="forbid", allow_inf_nan=False):
     model_input: list[int] = Field(
         min_length=1,
         max_length=MAX_SEQUENCE,
@@ -38,7 +38,7 @@ class TokenDatum(BaseModel, extra="forbid"):
     )
 
 
-class AdamConfig(BaseModel, extra="forbid"):
+class AdamConfig(BaseModel, extra="forbid", allow_inf_nan=False):
     learning_rate: float = Field(1e-4, gt=0, le=1)
     beta1: float = Field(0.9, ge=0, lt=1)
     beta2: float = Field(0.95, ge=0, lt=1)

@@ -259,3 +259,41 @@ def test_a_lone_surrogate_on_stdio_is_answered(tmp_path) -> None:
     finally:
         process.kill()
         process.wait()
+
+
+@pytest.mark.parametrize("value", ["inf", "-inf", "nan"])
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [
+        ("train_step", {"run_id": "r", "datums": [DATUM], "adam": {"grad_clip_norm": None}}),
+        ("train_step", {"run_id": "r", "datums": [DATUM], "loss_fn_config": {"beta": None}}),
+        (
+            "train_sft",
+            {
+                "run_id": "r",
+                "examples": [{"prompt": "a", "completion": "b"}],
+                "learning_rate": None,
+            },
+        ),
+        ("sample", {"model": "m", "prompt": "hi", "temperature": None}),
+    ],
+)
+async def test_non_finite_numbers_are_refused_at_the_edge(make_server, tool, arguments, value):
+    def fill(node):
+        if isinstance(node, dict):
+            return {k: float(value) if v is None else fill(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [fill(item) for item in node]
+        return node
+
+    def holes(node):
+        if isinstance(node, dict):
+            for key, item in node.items():
+                yield from [key] if item is None else holes(item)
+        elif isinstance(node, list):
+            for item in node:
+                yield from holes(item)
+
+    is_error, text = await call(make_server(), tool, fill(arguments))
+    assert is_error and "invalid arguments" in text, text
+    assert all(f"{name}`" in text for name in holes(arguments)), text
