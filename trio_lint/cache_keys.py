@@ -52,7 +52,9 @@ def walk_settings_key(config: LintConfig, root: Path) -> str:
         __version__,
         code_fingerprint(),
         os.path.realpath(root),
-        json.dumps([config.exclude, config.extend_exclude, config.respect_gitignore]),
+        json.dumps(
+            [config.exclude, config.extend_exclude, config.respect_gitignore, config.markdown]
+        ),
     ]
     return digest("|".join(parts), 10)
 

@@ -80,6 +80,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="apply excludes to files named on the command line too (for pre-commit)",
     )
+    files.add_argument(
+        "--markdown",
+        action="store_true",
+        help="also lint the ```python blocks of Markdown files found in directories",
+    )
     files.add_argument("--stdin-filename", help="the name to report for `-` (decides the kind)")
     files.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     files.add_argument("--jobs", type=int, help=argparse.SUPPRESS)
@@ -106,6 +111,7 @@ def _configure(args: argparse.Namespace) -> tuple[LintConfig, Path]:
         "target_version": args.target_version,
         "sdk_modules": _codes([args.sdk_modules]) if args.sdk_modules else None,
         "force_sdk": True if args.force_sdk else None,
+        "markdown": True if args.markdown else None,
     }
     merged = with_overrides(config, **overrides)
     if merged is not config:

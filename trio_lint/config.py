@@ -98,6 +98,9 @@ class LintConfig:
     target_version: str = field(default_factory=installed_sdk_version)
     # Lint files even when they never mention an SDK module (skips the byte prefilter).
     force_sdk: bool = False
+    # Also lint the ```python blocks of Markdown files found below a directory (opt-in, as ruff
+    # does not lint Markdown either); a Markdown file named on the command line is always linted.
+    markdown: bool = False
     respect_gitignore: bool = True
     cache_dir: str = ".trio_lint_cache"
 

@@ -64,9 +64,15 @@ def _prefix(directory: str) -> str:
     return directory if directory.endswith(os.sep) else directory + os.sep
 
 
-def _linted(name: str) -> bool:
+_MARKDOWN_SUFFIXES = frozenset({".md", ".markdown"})
+
+
+def _linted(name: str, markdown: bool) -> bool:
     dot = name.rfind(".")
-    return dot > 0 and name[dot:].lower() in LINTED_SUFFIXES
+    if dot <= 0:
+        return False
+    suffix = name[dot:].lower()
+    return suffix in LINTED_SUFFIXES and (markdown or suffix not in _MARKDOWN_SUFFIXES)
 
 
 class Walker:
@@ -137,6 +143,7 @@ class Walker:
         (A list, not a generator: on a warm run a yield per file is a tenth of the cost.)"""
         top = os.path.realpath(top)
         gitignore = self.config.respect_gitignore
+        markdown = self.config.markdown
         top_relative = _relative(top, self.root)
         excluded_name = self._excluded_name
         match_relative = self.excludes.match_file
@@ -216,7 +223,7 @@ class Walker:
                     else:
                         subdirs.append(name)
                     continue
-                if not _linted(name) or excluded_name(name):
+                if not _linted(name, markdown) or excluded_name(name):
                     continue
                 if relative_dir is not None:
                     candidate = f"{relative_dir}/{name}" if relative_dir else name

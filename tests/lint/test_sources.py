@@ -90,10 +90,32 @@ def test_markdown_blocks_report_markdown_lines_and_share_imports(project: Path) 
     assert target.read_text() == MARKDOWN.replace("max_new_tokens=8", "max_tokens=8")
 
 
-def test_markdown_syntax_error_points_at_the_markdown_line() -> None:
-    text = "Intro\n\n```python\nimport pytrio as trio\ndef broken(:\n```\n"
-    (diagnostic,) = lint_source(text, "a.md")
-    assert (diagnostic.code, diagnostic.line) == ("PTR900", 5)
+def test_markdown_fragments_are_skipped_never_ptr900(project: Path) -> None:
+    """A block that is not a whole program (a fragment for illustration) is not a syntax error;
+    the blocks around it are still checked, at their Markdown lines."""
+    text = (
+        "Intro\n\n```python\nimport pytrio as trio\n```\n\n```python\ndef broken(:\n```\n\n"
+        "```python\nawait sampler.sample_async(prompt)\n```\n\n"
+        "```python\nparams = trio.SamplingParams(max_new_tokens=8)\n```\n"
+    )
+    found = [(d.code, d.line) for d in lint_source(text, "a.md")]
+    assert found == [("PTR201", 16)]
+    (project / "a.md").write_text(text)
+    proc = run_cli("--no-cache", "--output-format", "concise", "a.md", cwd=project)
+    assert "PTR900" not in proc.out and "a.md:16:" in proc.out
+
+
+def test_markdown_in_directories_is_opt_in(project: Path) -> None:
+    """ruff does not lint Markdown by default, and neither does a directory walk here; a named
+    file, `markdown = true` or `--markdown` brings the blocks in."""
+    (project / "docs").mkdir()
+    (project / "docs" / "guide.md").write_text(MARKDOWN)
+    assert run_cli("--no-cache", ".", cwd=project).code == 0
+    assert run_cli("--no-cache", "--markdown", ".", cwd=project).code == 1
+    assert run_cli("--no-cache", "docs/guide.md", cwd=project).code == 1
+    pyproject = project / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text() + "\n[tool.trio-lint]\nmarkdown = true\n")
+    assert run_cli("--no-cache", ".", cwd=project).code == 1
 
 
 def test_syntax_error_has_line_and_column() -> None:

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import ast
+import importlib.util
+from functools import cache
+from pathlib import Path
 
 import libcst as cst
 
 from pytrio_facts.api import TOP_LEVEL_NAMES
 from pytrio_facts.versions import RENAMED_TOP_LEVEL, TYPES_NAMES
+from trio_lint.config import installed_sdk_version
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules._common import sdk_line
 from trio_lint.rules.base import Invalid, Rule, Valid, edit, safe_fix
@@ -16,6 +20,24 @@ _PUBLIC = {"pytrio", "pytrio.types"}
 _REMOVED_TOP_LEVEL = {"SampleInput", "ServiceParams"}
 # Internal subpackages sometimes reached as attributes of the module (`trio.config.settings`).
 _INTERNAL_ATTRIBUTES = frozenset({"config", "lib", "_utils", "client", "transport", "runtime"})
+
+
+@cache
+def _installed_sdk() -> tuple[Path, str] | None:
+    """(package directory, version) of the installed pytrio, found without importing it."""
+    spec = importlib.util.find_spec("pytrio")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations))), installed_sdk_version()
+
+
+@cache
+def _module_is_installed(module: str) -> bool:
+    found = _installed_sdk()
+    if found is None:
+        return False
+    path = found[0].joinpath(*module.split(".")[1:])
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
 
 
 def _set_module(dotted: str):
@@ -38,14 +60,17 @@ class InternalImport(Rule):
 Flags imports from PyTRIO's internal modules (`pytrio.lib.*`, `pytrio._utils`, `pytrio.config`,
 `pytrio.client.*`, `pytrio.transport.*`, `pytrio.types.forward.*`, ...), the same internals
 reached as attributes (`trio.config.settings.api_key = ...`), and the 0.1 names that 0.2 removed
-(`SampleInput`, `ServiceParams`). PyTRIO-only: Tinker's module layout is its own. The public homes are `pytrio`, `pytrio.types` and,
-on 0.2, `pytrio.errors.*` (the only home of `ValidationError`, `AuthError`, ...).
+(`SampleInput`, `ServiceParams`). PyTRIO-only: Tinker's module layout is its own. The public
+homes are `pytrio`, `pytrio.types` and, on 0.2, `pytrio.errors.*` (the only home of
+`ValidationError`, `AuthError`, ...). An import that works on the target SDK but names a public
+object by its internal module (`from pytrio.types.future.api_future import APIFuture`) is a
+convention finding; a module the target SDK does not have is an error.
 
 ## Why is this bad?
 The internal layout changed completely between 0.1.13 and 0.2.9: every 0.1 internal path
 (`pytrio.lib.*`, `pytrio._utils`, `pytrio.config.settings`) is gone in 0.2, so
 such imports break on upgrade with `ModuleNotFoundError`. The public names are the same objects
-on both lines.
+on both lines, and only they are kept stable between releases.
 
 ## Fix safety
 Safe when every imported name is exported by `pytrio` (or `pytrio.types`): the import then binds
@@ -83,6 +108,11 @@ the same object. `SampleInput` (0.1's alias of `Datum`) and module imports have 
         Invalid(
             "from pytrio.types.sample.sample_response import SampleResponse\n",
             fixed="from pytrio.types import SampleResponse\n",
+        ),
+        Invalid(
+            "import pytrio as trio\nfrom pytrio.types.future.api_future import APIFuture\n",
+            fixed="import pytrio as trio\nfrom pytrio.types import APIFuture\n",
+            message_contains="public as `pytrio.types.APIFuture`",
         ),
         Invalid(
             "from pytrio import SampleInput, ModelInput\n",
@@ -124,6 +154,7 @@ the same object. `SampleInput` (0.1's alias of `Datum`) and module imports have 
         if module in _PUBLIC or self._is_errors(module):
             return
         fix = None
+        target = None
         if "*" not in names:
             if all(n in TOP_LEVEL_NAMES for n in names):
                 target = "pytrio"
@@ -135,11 +166,27 @@ the same object. `SampleInput` (0.1's alias of `Datum`) and module imports have 
                 fix = safe_fix(
                     f"Import from `{target}`", edit(node, cst.ImportFrom, _set_module(target))
                 )
+        if target is not None and self._works_on_target(module):
+            # The import runs (the installed SDK has that module); only the spelling is private.
+            self.report(
+                node,
+                f"`{', '.join(names)}` is public as `{target}.{names[0]}`: import it from "
+                f"`{target}` (`{module}` is an internal module that may move)",
+                fix=fix,
+                severity=Severity.CONVENTION,
+            )
+            return
         self.report(
             node,
             self.message.format(module=module, detail="; import from `pytrio` or `pytrio.types`"),
             fix=fix,
         )
+
+    def _works_on_target(self, module: str) -> bool:
+        installed = _installed_sdk()
+        if installed is None or not _module_is_installed(module):
+            return False
+        return installed[1].startswith(sdk_line(self.ctx))
 
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:

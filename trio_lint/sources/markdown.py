@@ -1,8 +1,11 @@
-"""Markdown: every ```python fenced block is a unit reported at its Markdown line; later blocks see
-the SDK imports of earlier ones (docs import once, then use `trio.` in every snippet)."""
+"""Markdown: every ```python fenced block that parses as a whole program is a unit reported at its
+Markdown line; later blocks see the SDK imports of earlier ones (docs import once, then use `trio.`
+in every snippet). A block that does not parse is an illustrative fragment (`...` bodies, a lone
+call with a placeholder, a diff), not a broken script: it is skipped, never PTR900."""
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass, field
 
@@ -11,6 +14,14 @@ from trio_lint.sources.base import Document, Unit
 
 _OPEN = re.compile(r"^(?P<indent>[ ]{0,3})(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^`\s]*)[^`]*$")
 _PYTHON = {"python", "py", "python3", "py3", "pyi"}
+
+
+def _parses(code: str) -> bool:
+    try:
+        ast.parse(code)
+    except (SyntaxError, ValueError):
+        return False
+    return True
 
 
 @dataclass
@@ -48,6 +59,9 @@ class MarkdownDocument(Document):
                     line[len(indent) :] if line.startswith(indent) else line
                     for line in lines[index + 1 : end]
                 ]
+                if not _parses("\n".join(body) + "\n"):
+                    index = end + 1
+                    continue
                 document.blocks.append((index + 1, end, indent))
                 document.units.append(
                     Unit(
