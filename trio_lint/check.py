@@ -60,7 +60,7 @@ class _Leave:
         self.node = node
 
 
-Handler = tuple[Callable[[ast.AST], None], bool, str]
+Handler = tuple[Callable[[ast.AST], None], str]
 
 
 def run_rules(
@@ -91,27 +91,24 @@ def check_tree(
     visit: dict[type[ast.AST], list[Handler]] = {}
     leave: dict[type[ast.AST], list[Handler]] = {}
     instances = []
+    contexts = {flag: ctx.for_rule(flag) for flag in (False, True)}
     for rule in rules:
-        instance = rule(ctx)
+        instance = rule(contexts[rule.pytrio_only])
         instances.append(instance)
         for node_class, attr, leaving in rule_hooks(rule):
             table = leave if leaving else visit
-            table.setdefault(node_class, []).append(
-                (getattr(instance, attr), rule.pytrio_only, rule.code)
-            )
+            table.setdefault(node_class, []).append((getattr(instance, attr), rule.code))
     crashed: set[str] = set()
 
     def call(handlers: list[Handler], node: ast.AST) -> None:
-        for handler, pytrio_only, code in handlers:
+        for handler, code in handlers:
             if code in crashed:
                 continue
-            ctx.pytrio_only = pytrio_only
             try:
                 handler(node)
             except Exception as exc:  # a rule bug must not cost the other rules or the file
                 crashed.add(code)
                 ctx.add_finding(_internal_error(code, node, exc))
-        ctx.pytrio_only = False
 
     function_stack = ctx.function_stack
     stack: list[ast.AST | _Leave] = [tree]
@@ -145,7 +142,6 @@ def check_tree(
     for instance in instances:
         if instance.code in crashed:
             continue
-        ctx.pytrio_only = instance.pytrio_only
         try:
             instance.finish()
         except Exception as exc:

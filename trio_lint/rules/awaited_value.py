@@ -122,7 +122,7 @@ double await is the correct form.
     )
 
     def visit_Await(self, node: ast.Await) -> None:
-        typ = self.ctx.receivers.type_of(node.value)
+        typ = self.model.type_of(node.value)
         if typ is None or typ.kind in _AWAITABLE:
             return
         self.report(
@@ -137,7 +137,7 @@ double await is the correct form.
         func = node.func
         if not (isinstance(func, ast.Attribute) and func.attr == "result") or node.args:
             return
-        typ = self.ctx.receivers.type_of(func.value)
+        typ = self.model.type_of(func.value)
         if typ is None or typ.kind in _AWAITABLE or typ.is_client:
             return
         # Only values that came out of an await: a sync call's result is checked elsewhere.
@@ -156,4 +156,4 @@ double await is the correct form.
             return True
         if not isinstance(expr, ast.Name):
             return False
-        return isinstance(self.ctx.receivers.bound_expression(expr), ast.Await)
+        return isinstance(self.model.bound_expression(expr), ast.Await)

@@ -318,13 +318,13 @@ and RestClient calls have no fix (their async twins return the value, not a futu
         if isinstance(func, ast.Attribute) and func.attr == "result" and not node.args:
             self._check_result(node, func.value)
             return
-        found = self.ctx.receivers.client_call(node)
+        found = self.model.client_call(node)
         if found is None:
             return
         kind, method = found
         if (
             method.endswith("_async")
-            or self.ctx.receivers.method_returns(kind, f"{method}_async") is None
+            or self.model.method_returns(kind, f"{method}_async") is None
         ):
             return
         fix: Fix | None = None
@@ -337,11 +337,11 @@ and RestClient calls have no fix (their async twins return the value, not a futu
         )
 
     def _check_result(self, node: ast.Call, value: ast.expr) -> None:
-        typ = self.ctx.receivers.type_of(value)
+        typ = self.model.type_of(value)
         if typ is None or typ.kind is not Kind.API_FUTURE:
             return
         fix: Fix | None = None
-        found = self.ctx.receivers.client_call(value) if isinstance(value, ast.Call) else None
+        found = self.model.client_call(value) if isinstance(value, ast.Call) else None
         if found is not None:
             self._handled.add(id(value))
             kind, method = found

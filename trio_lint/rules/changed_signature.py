@@ -93,7 +93,7 @@ only. The sampling-client form has no fix (a named save and a temporary one diff
     )
 
     def visit_Call(self, node: ast.Call) -> None:
-        found = self.ctx.receivers.client_call(node)
+        found = self.model.client_call(node)
         if found is None:
             return
         kind, method = found

@@ -170,7 +170,7 @@ No fix: where the files should go is the author's decision.
                 return
 
     def _is_checkpoint_path(self, expr: ast.expr) -> bool:
-        typ = self.ctx.receivers.type_of(expr)
+        typ = self.model.type_of(expr)
         if typ is not None and typ.kind is Kind.CHECKPOINT_PATH:
             return True
         if isinstance(expr, ast.JoinedStr):

@@ -74,13 +74,13 @@ No fix (removing a statement is left to the author).
         func = node.func
         if not (isinstance(func, ast.Attribute) and func.attr in _CLOSERS):
             return
-        typ = self.ctx.receivers.type_of(func.value)
+        typ = self.model.type_of(func.value)
         if typ is not None and typ.kind in CLIENT_KINDS:
             self.report(node, self.message.format(kind=typ.kind, what=f"{func.attr}()"))
 
     def _with(self, node: ast.With | ast.AsyncWith) -> None:
         for item in node.items:
-            typ = self.ctx.receivers.type_of(item.context_expr)
+            typ = self.model.type_of(item.context_expr)
             if typ is not None and typ.kind in CLIENT_KINDS:
                 self.report(
                     item.context_expr,

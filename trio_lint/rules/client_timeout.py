@@ -96,7 +96,7 @@ No fix: dropping the timeout changes how long the caller may wait.
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr == "result":
-            typ = self.ctx.receivers.type_of(func.value)
+            typ = self.model.type_of(func.value)
             if typ is None or typ.kind not in FUTURE_KINDS:
                 return
             seconds = _seconds(argument(node, 0, "timeout"))
@@ -105,7 +105,7 @@ No fix: dropping the timeout changes how long the caller may wait.
             isinstance(func, ast.Name) and func.id == "wait_for"
         ):
             awaited = argument(node, 0, "fut")
-            typ = self.ctx.receivers.type_of(awaited) if awaited is not None else None
+            typ = self.model.type_of(awaited) if awaited is not None else None
             if typ is None or typ.kind not in (*FUTURE_KINDS, Kind.COROUTINE):
                 return
             seconds = _seconds(argument(node, 1, "timeout"))

@@ -122,8 +122,8 @@ pipelining of a forward-backward with the next optimizer step.
     def visit_Expr(self, node: ast.Expr) -> None:
         value = node.value
         if isinstance(value, ast.Call):
-            typ = self.ctx.receivers.type_of(value)
-            if typ is not None and typ.is_future and self.ctx.receivers.client_call(value):
+            typ = self.model.type_of(value)
+            if typ is not None and typ.is_future and self.model.client_call(value):
                 name = value.func.attr  # type: ignore[union-attr]
                 self.report(
                     value,
@@ -131,8 +131,8 @@ pipelining of a forward-backward with the next optimizer step.
                     fix=unsafe_fix("Append `.result()`", edit(value, cst.Call, append_result_call)),
                 )
         elif isinstance(value, ast.Await) and isinstance(value.value, ast.Call):
-            typ = self.ctx.receivers.type_of(value)
-            if typ is not None and typ.is_future and self.ctx.receivers.client_call(value.value):
+            typ = self.model.type_of(value)
+            if typ is not None and typ.is_future and self.model.client_call(value.value):
                 name = value.value.func.attr  # type: ignore[union-attr]
                 self.report(
                     value,

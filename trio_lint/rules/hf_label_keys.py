@@ -67,7 +67,7 @@ the wrong alignment.
     )
 
     def visit_Call(self, node: ast.Call) -> None:
-        if not self.ctx.is_sdk(node.func, "Datum"):
+        if not self.model.is_sdk(node.func, "Datum"):
             return
         inputs = argument(node, 1, "loss_fn_inputs")
         if not isinstance(inputs, ast.Dict) or None in inputs.keys:

@@ -54,7 +54,7 @@ Safe: the same learning rate under its PyTRIO name. No fix when `learning_rate` 
     )
 
     def visit_Call(self, node: ast.Call) -> None:
-        if not self.ctx.is_sdk(node.func, "AdamParams"):
+        if not self.model.is_sdk(node.func, "AdamParams"):
             return
         names = {keyword.arg for keyword in node.keywords}
         for keyword in node.keywords:

@@ -65,7 +65,7 @@ when the call already passes `max_tokens`, since renaming would duplicate the ke
     )
 
     def visit_Call(self, node: ast.Call) -> None:
-        if not self.ctx.is_sdk(node.func, "SamplingParams"):
+        if not self.model.is_sdk(node.func, "SamplingParams"):
             return
         names = {keyword.arg for keyword in node.keywords}
         for keyword in node.keywords:

@@ -211,7 +211,7 @@ the same object. `SampleInput` (0.1's alias of `Datum`) and module imports have 
         while isinstance(inner, ast.Attribute):
             self._seen.add(id(inner))
             inner = inner.value
-        qualname = self.ctx.qualified_name(node)
+        qualname = self.model.qualified_name(node)
         if qualname is None or not qualname.startswith("pytrio."):
             return
         second = qualname.split(".")[1]

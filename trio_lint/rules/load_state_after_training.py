@@ -128,7 +128,7 @@ No fix: a new client replaces the old one.
             return
         if func.attr not in _STATEFUL and func.attr not in _LOADS:
             return
-        typ = self.ctx.receivers.type_of(func.value)
+        typ = self.model.type_of(func.value)
         if typ is None or typ.kind is not Kind.TRAINING_CLIENT:
             return
         recv = ast.unparse(func.value)

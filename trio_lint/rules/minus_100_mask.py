@@ -11,20 +11,27 @@ from trio_lint.rules.base import Invalid, Rule, Valid
 _IGNORE_LABEL_SINCE = (0, 2, 4)
 
 
-def _minus_100(expr: ast.AST | None) -> ast.AST | None:
-    """The first `-100` literal inside `expr` (list literals, `[-100] * n + ids`, comprehensions)."""
-    if expr is None:
-        return None
-    for node in ast.walk(expr):
-        if (
-            isinstance(node, ast.UnaryOp)
-            and isinstance(node.op, ast.USub)
-            and isinstance(node.operand, ast.Constant)
-            and node.operand.value == 100
-            and type(node.operand.value) is int
-        ):
-            return node
-    return None
+def _is_minus_100(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, ast.USub)
+        and isinstance(node.operand, ast.Constant)
+        and type(node.operand.value) is int
+        and node.operand.value == 100
+    )
+
+
+# Array builders whose arguments become items: `torch.where(m, ids, -100)`, `np.full(n, -100)`.
+_FILLERS = frozenset({"where", "full", "full_like", "fill", "masked_fill", "pad"})
+
+
+def _inside(node: ast.AST, outer: ast.AST) -> bool:
+    start = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+    end = (node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
+    return (outer.lineno, outer.col_offset) <= start and end <= (  # type: ignore[attr-defined]
+        outer.end_lineno,  # type: ignore[attr-defined]
+        outer.end_col_offset,  # type: ignore[attr-defined]
+    )
 
 
 class Minus100Mask(Rule):
@@ -88,6 +95,25 @@ No fix: the mask has to become a `weights` list aligned with the shifted targets
             "import pytrio\nimport torch\nlabels = torch.full((4,), -100)\nloss = ce(x, labels)\n"
         ),
         Valid("import pytrio as trio\nx = trio.ModelInput.from_ints([100, 3])\n"),
+        # The ignore label kept for torch's own loss; PyTRIO gets 0/1 weights.
+        Valid(
+            "import pytrio as trio\nimport torch\nIGNORE_INDEX = -100\n"
+            "loss_fn = torch.nn.CrossEntropyLoss(ignore_index=IGNORE_INDEX)\n"
+            "weights = [0.0 if i < n else 1.0 for i in range(len(ids))]\n"
+            "d = trio.Datum(model_input=trio.ModelInput.from_ints(ids),\n"
+            "               loss_fn_inputs={'target_tokens': ids, 'weights': weights})\n"
+        ),
+        Valid(
+            "import pytrio as trio\n"
+            "def mask(n, total):\n    w = [1.0] * total\n    w[:n] = [0.0] * n\n    return w\n"
+            "d = trio.Datum(model_input=trio.ModelInput.from_ints(ids),\n"
+            "               loss_fn_inputs={'target_tokens': ids, 'weights': mask(3, len(ids))})\n"
+        ),
+        Valid(
+            "import pytrio as trio\nPAD = -100\n"
+            "ids = [t for t in tokens if t != PAD]\n"
+            "x = trio.ModelInput.from_ints(ids)\n"
+        ),
     )
     INVALID = (
         Invalid(
@@ -133,35 +159,70 @@ No fix: the mask has to become a `weights` list aligned with the shifted targets
             line=5,
             config={"target-version": "0.1"},
         ),
+        # -100 through a module constant into the weights.
+        Invalid(
+            "import pytrio as trio\nIGNORE_INDEX = -100\n"
+            "def build(ids, n):\n"
+            "    weights = [IGNORE_INDEX] * n + [1.0] * (len(ids) - n)\n"
+            "    return trio.Datum(model_input=trio.ModelInput.from_ints(ids),\n"
+            "        loss_fn_inputs={'target_tokens': ids, 'weights': weights})\n",
+            line=6,
+            message_contains="`weights`",
+        ),
+        # Slice assignment of a list, in a helper whose return value is the weights.
+        Invalid(
+            "import pytrio as trio\n"
+            "def prompt_mask(n, total):\n    w = [1.0] * total\n    w[:n] = [-100] * n\n"
+            "    return w\n"
+            "d = trio.Datum(model_input=trio.ModelInput.from_ints(ids),\n"
+            "               loss_fn_inputs={'target_tokens': ids, 'weights': prompt_mask(3, 9)})\n",
+            line=7,
+            message_contains="`weights`",
+        ),
+        # A comprehension over a module constant, into the model input via np.asarray.
+        Invalid(
+            "import numpy as np\nimport pytrio as trio\nPAD_ID = -100\n"
+            "padded = [t if t is not None else PAD_ID for t in raw]\n"
+            "x = trio.ModelInput.from_ints(np.asarray(padded).tolist())\n",
+            line=5,
+            message_contains="model_input",
+        ),
+        # The loss inputs as a dict built elsewhere and spread into the Datum.
+        Invalid(
+            "import pytrio as trio\n"
+            "def inputs(ids, n):\n"
+            "    return {'target_tokens': ids, 'weights': [-100] * n + [1.0] * (len(ids) - n)}\n"
+            "d = trio.Datum(model_input=trio.ModelInput.from_ints(ids),\n"
+            "               loss_fn_inputs={**inputs(ids, 2)})\n",
+            message_contains="`weights`",
+        ),
     )
 
-    def __init__(self, ctx) -> None:
-        super().__init__(ctx)
-        self.assigned: dict[str, ast.expr] = {}  # last value bound to a simple name
-
-    def visit_Assign(self, node: ast.Assign) -> None:
-        for target in node.targets:
-            if isinstance(target, ast.Name):
-                self.assigned[target.id] = node.value
-            elif (
-                isinstance(target, ast.Subscript)
-                and isinstance(target.value, ast.Name)
-                and _minus_100(node.value) is not None
-            ):
-                # `labels[:n] = -100`: the list now holds the ignore label.
-                self.assigned[target.value.id] = node.value
-
     def _source_of(self, expr: ast.expr) -> tuple[ast.AST | None, ast.expr]:
-        """(the -100 literal, the node to report) for an expression or a name bound to one."""
-        base = expr.value if isinstance(expr, ast.Subscript) else expr
-        if isinstance(base, ast.Name) and base.id in self.assigned:
-            found = _minus_100(self.assigned[base.id])
-            return found, expr
-        found = _minus_100(expr)
-        return found, found if found is not None else expr  # type: ignore[return-value]
+        """(the -100 literal, the node to report) for the value of `expr`, wherever its items were
+        bound: a name, a module constant, a comprehension, `x[:n] = -100`, a helper's return..."""
+        for origin in self.model.origins(expr):
+            found: ast.AST | None = origin if _is_minus_100(origin) else None
+            if (
+                found is None
+                and isinstance(origin, ast.Call)
+                and isinstance(origin.func, ast.Attribute)
+                and origin.func.attr in _FILLERS
+            ):
+                found = next(
+                    (
+                        a
+                        for a in (*origin.args, *(k.value for k in origin.keywords))
+                        if _is_minus_100(a)
+                    ),
+                    None,
+                )
+            if found is not None:
+                return found, found if _inside(found, expr) else expr  # type: ignore[return-value]
+        return None, expr
 
     def visit_Call(self, node: ast.Call) -> None:
-        qualname = self.ctx.qualified_name(node.func)
+        qualname = self.model.qualified_name(node.func)
         if qualname == "pytrio.ModelInput.from_ints":
             tokens = node.args[0] if node.args else _keyword(node, "tokens")
             if tokens is not None:
@@ -170,7 +231,8 @@ No fix: the mask has to become a `weights` list aligned with the shifted targets
                     self.report(where)
         elif qualname == "pytrio.Datum":
             inputs = node.args[1] if len(node.args) > 1 else _keyword(node, "loss_fn_inputs")
-            weights = _dict_value(inputs, "weights")
+            entries = self.model.dict_entries(inputs) or {}
+            weights = entries.get("weights")
             if weights is not None:
                 found, where = self._source_of(weights)
                 if found is not None:
@@ -179,7 +241,7 @@ No fix: the mask has to become a `weights` list aligned with the shifted targets
                         "`-100` in `weights`: a weight multiplies the loss (this one by -100, "
                         "which makes training diverge); use 0.0 to mask and 1.0 to train",
                     )
-            targets = _dict_value(inputs, "target_tokens")
+            targets = entries.get("target_tokens")
             sdk = self._sdk_without_ignore_label(node.func)
             if targets is not None and sdk is not None:
                 found, where = self._source_of(targets)
@@ -211,14 +273,4 @@ def _keyword(call: ast.Call, name: str) -> ast.expr | None:
     for keyword in call.keywords:
         if keyword.arg == name:
             return keyword.value
-    return None
-
-
-def _dict_value(expr: ast.expr | None, key: str) -> ast.expr | None:
-    if isinstance(expr, ast.Dict):
-        for k, v in zip(expr.keys, expr.values, strict=True):
-            if isinstance(k, ast.Constant) and k.value == key:
-                return v
-    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "dict":
-        return _keyword(expr, key)
     return None

@@ -117,7 +117,7 @@ built from `**kwargs` is not reported.
 
     def visit_Call(self, node: ast.Call) -> None:
         line = sdk_line(self.ctx)
-        if self.ctx.is_sdk(node.func, "SamplingParams") and line == "0.1":
+        if self.model.is_sdk(node.func, "SamplingParams") and line == "0.1":
             eos = keyword(node, "ignore_eos")
             if (
                 eos is not None
@@ -135,7 +135,7 @@ built from `**kwargs` is not reported.
             return
         if line == "0.1":
             return
-        found = self.ctx.receivers.client_call(node)
+        found = self.model.client_call(node)
         if found is None or found[0] is not Kind.SAMPLING_CLIENT or found[1] not in _SAMPLE:
             return
         params = argument(node, 2, "sampling_params")
@@ -149,7 +149,7 @@ built from `**kwargs` is not reported.
                     ),
                 )
             return
-        if isinstance(params, ast.Call) and self.ctx.is_sdk(params.func, "SamplingParams"):
+        if isinstance(params, ast.Call) and self.model.is_sdk(params.func, "SamplingParams"):
             reason = self._lacks(params)
             if reason is not None:
                 self.report(params, self.message.format(detail=reason))
@@ -160,7 +160,7 @@ built from `**kwargs` is not reported.
         for target in node.targets:
             if isinstance(target, ast.Name):
                 value = node.value
-                if isinstance(value, ast.Call) and self.ctx.is_sdk(value.func, "SamplingParams"):
+                if isinstance(value, ast.Call) and self.model.is_sdk(value.func, "SamplingParams"):
                     self._params[target.id] = value
                 else:
                     self._params.pop(target.id, None)

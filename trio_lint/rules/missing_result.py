@@ -41,6 +41,19 @@ _FUTURE_API = frozenset(
 )
 
 
+# Builtins that consume an iterable: a future given to one of them is not its result.
+_CONSUMERS = frozenset({"sum", "len", "list", "tuple", "sorted", "max", "min", "enumerate", "zip"})
+
+
+def _is_reference(expr: ast.expr) -> bool:
+    """A name or `self.x`: a value bound elsewhere (the model says what it holds)."""
+    return isinstance(expr, ast.Name) or (
+        isinstance(expr, ast.Attribute)
+        and isinstance(expr.value, ast.Name)
+        and expr.value.id == "self"
+    )
+
+
 def _await_again(node: cst.CSTNode) -> cst.CSTNode:
     """`(await x.m_async(...))` -> `(await (await x.m_async(...)))`: the second await waits."""
     assert isinstance(node, cst.Await)
@@ -88,6 +101,25 @@ submitting the next request first is usually faster).
 - api-diff.md pitfall 1 and section 3.2 (which calls return futures in 0.2.9).
 """
     VALID = (
+        Valid(
+            "import pytrio as trio\n"
+            "def step(tc: trio.TrainingClient, batches):\n"
+            "    futs = [tc.forward_backward(b, 'cross_entropy') for b in batches]\n"
+            "    total = sum(f.result().metrics['loss_sum'] for f in futs)\n"
+            "    for fut in futs:\n        fut.result()\n"
+            "    return total, len(futs)\n"
+        ),
+        Valid(
+            "import pytrio as trio\nimport torch\n"
+            "class Trainer:\n"
+            "    def __init__(self, tc: trio.TrainingClient, model):\n"
+            "        self.tc = tc\n        self.model = model\n"
+            "    def submit(self, batch):\n"
+            "        self.pending = self.tc.forward_backward(batch, 'cross_entropy').result()\n"
+            "        self.local = self.model.forward(torch.zeros(2))\n"
+            "    def loss(self):\n"
+            "        return self.pending.metrics['loss_sum'], sum(self.local), self.local[0]\n"
+        ),
         Valid(
             "import pytrio as trio\nfb = tc.forward_backward(batch, 'cross_entropy')\n"
             "opt = tc.optim_step(trio.AdamParams())\nprint(fb.result().metrics)\n"
@@ -155,19 +187,49 @@ submitting the next request first is usually faster).
             "    print(ckpt.path)\n",
             fixed=None,
         ),
+        Invalid(
+            "import pytrio as trio\n"
+            "def step(tc: trio.TrainingClient, batches):\n"
+            "    futs = tc.forward_backward(batches[0], 'cross_entropy')\n"
+            "    return sum(futs)\n",
+            line=4,
+            message_contains="`futs` holds a future",
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "def show(sc: trio.SamplingClient, prompt, params):\n"
+            "    resp = sc.sample(prompt, num_samples=4, sampling_params=params)\n"
+            "    for seq in resp:\n        print(seq)\n",
+            line=4,
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "class Trainer:\n"
+            "    def __init__(self, tc: trio.TrainingClient):\n        self.tc = tc\n"
+            "    def submit(self, batch):\n"
+            "        self.pending = self.tc.forward_backward(batch, 'cross_entropy')\n"
+            "    def loss(self):\n        return self.pending.metrics['loss_sum']\n",
+            line=8,
+            message_contains="`self.pending` holds a future",
+        ),
     )
 
-    def __init__(self, ctx) -> None:
-        super().__init__(ctx)
-        self.candidates: set[str] = set()  # names assigned from a future-returning method call
+    def visit_For(self, node: ast.For) -> None:
+        self._check(node.iter, node.iter, "its items (iterating)")
 
-    def visit_Assign(self, node: ast.Assign) -> None:
-        value = node.value
-        if isinstance(value, ast.Await):  # `fb = await tc.forward_backward_async(...)`
-            value = value.value
-        func = value.func if isinstance(value, ast.Call) else None
-        if isinstance(func, ast.Attribute) and func.attr.removesuffix("_async") in _FUTURE_METHODS:
-            self.candidates.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    def visit_comprehension(self, node: ast.comprehension) -> None:
+        self._check(node.iter, node.iter, "its items (iterating)")
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        if (
+            isinstance(func, ast.Name)
+            and func.id in _CONSUMERS
+            and len(node.args) == 1
+            and self.model.bound_expression(func) is None
+            and self.model.qualified_name(func) is None
+        ):
+            self._check(node.args[0], node.args[0], f"its items (`{func.id}(...)`)")
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if node.attr not in _FUTURE_API:
@@ -197,13 +259,14 @@ submitting the next request first is usually faster).
                 return
             fix = safe_fix("Insert `.result()`", edit(value, "Call", _append_result))
             self.report(node, self.message.format(method=func.attr, use=use), fix=fix)
-        elif isinstance(value, ast.Name) and value.id in self.candidates and self._is_future(value):
+        elif _is_reference(value) and self._is_future(value):
+            name = ast.unparse(value)
             self.report(
                 node,
-                f"`{value.id}` holds a future: call `{value.id}.result()` (or `await {value.id}`)"
+                f"`{name}` holds a future: call `{name}.result()` (or `await {name}`)"
                 f" before reading {use}",
             )
 
     def _is_future(self, expr: ast.expr) -> bool:
-        typ = self.ctx.receivers.type_of(expr)
+        typ = self.model.type_of(expr)
         return typ is not None and typ.is_future

@@ -114,7 +114,7 @@ No fix: catching more changes control flow.
             if handler.type is None:
                 return
             for expr in _names(handler.type):
-                qualname = self.ctx.qualified_name(expr)
+                qualname = self.model.qualified_name(expr)
                 if qualname is not None and qualname.startswith("pytrio"):
                     return  # an SDK error class (PyTrioError, pytrio.errors.*)
                 name = expr.attr if isinstance(expr, ast.Attribute) else getattr(expr, "id", "")
@@ -128,13 +128,13 @@ No fix: catching more changes control flow.
     visit_TryStar = visit_Try  # type: ignore[assignment]
 
     def _calls_sdk(self, body: list[ast.stmt]) -> bool:
-        receivers = self.ctx.receivers
+        receivers = self.model
         for stmt in body:
             for node in ast.walk(stmt):
                 if isinstance(node, ast.Call):
                     if receivers.client_call(node) is not None:
                         return True
-                    if self.ctx.is_sdk(node.func, "ServiceClient"):
+                    if self.model.is_sdk(node.func, "ServiceClient"):
                         return True
                 elif isinstance(node, ast.Await):
                     typ = receivers.type_of(node.value)

@@ -92,14 +92,14 @@ No fix: the replacement needs a different approach on 0.1.
     )
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        if node.attr in _NAMES and self.ctx.is_sdk(node, node.attr):
+        if node.attr in _NAMES and self.model.is_sdk(node, node.attr):
             self.report(
                 node,
                 self.message.format(what=f"`trio.{node.attr}`", hint=f"; use {_NAMES[node.attr]}"),
             )
 
     def visit_Call(self, node: ast.Call) -> None:
-        found = self.ctx.receivers.client_call(node)
+        found = self.model.client_call(node)
         owner = None
         if found is not None:
             kind, method = found
@@ -115,7 +115,7 @@ No fix: the replacement needs a different approach on 0.1.
             owner = base
             if kind is Kind.REST_CLIENT:
                 owner = "rest"
-        elif self.ctx.is_sdk(node.func, "AdamParams"):
+        elif self.model.is_sdk(node.func, "AdamParams"):
             owner = "AdamParams"
         if owner is None:
             return

@@ -15,8 +15,8 @@ _POLICY_LOSSES = frozenset(loss.name for loss in LOSSES if not loss.uses_weights
 _METHODS = ("forward", "forward_async", "forward_backward", "forward_backward_async")
 
 
-def _inputs_keys(ctx, datum: ast.expr) -> list[str] | None:
-    if not (isinstance(datum, ast.Call) and ctx.is_sdk(datum.func, "Datum")):
+def _inputs_keys(model, datum: ast.expr) -> list[str] | None:
+    if not (isinstance(datum, ast.Call) and model.is_sdk(datum.func, "Datum")):
         return None
     inputs = argument(datum, 1, "loss_fn_inputs")
     if not isinstance(inputs, ast.Dict):
@@ -114,7 +114,7 @@ No fix: the advantages have to be rebuilt with the mask.
         self._reported: set[int] = set()
 
     def visit_Call(self, node: ast.Call) -> None:
-        found = self.ctx.receivers.client_call(node)
+        found = self.model.client_call(node)
         if found is not None and found[0] is Kind.TRAINING_CLIENT and found[1] in _METHODS:
             loss = argument(node, 1, "loss_fn")
             data = argument(node, 0, "data")
@@ -125,12 +125,12 @@ No fix: the advantages have to be rebuilt with the mask.
                 and isinstance(data, ast.List)
             ):
                 for datum in data.elts:
-                    keys = _inputs_keys(self.ctx, datum)
+                    keys = _inputs_keys(self.model, datum)
                     if keys is not None and "weights" in keys and id(datum) not in self._reported:
                         self._reported.add(id(datum))
                         self.report(datum, self.message.format(loss=loss.value.strip()))
             return
-        keys = _inputs_keys(self.ctx, node)
+        keys = _inputs_keys(self.model, node)
         if keys and "advantages" in keys and "weights" in keys and id(node) not in self._reported:
             self._reported.add(id(node))
             self.report(node, self.message.format(loss="advantages given"), severity=Severity.INFO)

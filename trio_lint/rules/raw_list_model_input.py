@@ -137,10 +137,10 @@ Wrapping the expression in `ModelInput.from_ints(...)` is safe for the expressio
                 self._lists[-1][target.id] = _listish(node.value)
 
     def visit_Call(self, node: ast.Call) -> None:
-        if self.ctx.is_sdk(node.func, "Datum"):
+        if self.model.is_sdk(node.func, "Datum"):
             self._check(argument(node, 0, "model_input"), "model_input")
             return
-        found = self.ctx.receivers.client_call(node)
+        found = self.model.client_call(node)
         if found is not None and found[0] is Kind.SAMPLING_CLIENT and found[1] in _PROMPT_METHODS:
             self._check(argument(node, 0, "prompt"), "prompt")
 
@@ -152,7 +152,7 @@ Wrapping the expression in `ModelInput.from_ints(...)` is safe for the expressio
         )
         if not listish:
             return
-        alias = self.ctx.sdk_alias()
+        alias = self.model.sdk_alias()
         fix = None
         if alias is not None:
             fix = safe_fix(

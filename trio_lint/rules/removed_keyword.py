@@ -93,10 +93,10 @@ does what it asked for. `lora_path` has no fix.
     )
 
     def visit_Call(self, node: ast.Call) -> None:
-        if self.ctx.is_sdk(node.func, "SamplingParams"):
+        if self.model.is_sdk(node.func, "SamplingParams"):
             owner = "SamplingParams"
         else:
-            found = self.ctx.receivers.client_call(node)
+            found = self.model.client_call(node)
             if found is None or found[0] is not Kind.SERVICE_CLIENT or found[1] not in _LORA:
                 return
             owner = "create_lora_training_client"

@@ -84,7 +84,7 @@ No fix: the ids and the shapes of the results differ between the lines.
         func = node.func
         if not isinstance(func, ast.Attribute):
             return
-        typ = self.ctx.receivers.type_of(func.value)
+        typ = self.model.type_of(func.value)
         if typ is None:
             return
         if typ.kind is Kind.REST_CLIENT and func.attr in _REPLACEMENTS:

@@ -82,7 +82,7 @@ No fix: the timing has to be measured where the call starts.
         replacement = REMOVED_RESULT_ATTRIBUTES.get(node.attr)
         if replacement is None:
             return
-        typ = self.ctx.receivers.type_of(node.value)
+        typ = self.model.type_of(node.value)
         if typ is not None and typ.kind in _RESULTS:
             self.report(
                 node,

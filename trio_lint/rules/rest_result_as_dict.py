@@ -100,7 +100,7 @@ No fix: field names changed between the lines.
                 self._check(node, func.value, key.value)
 
     def _check(self, node: ast.expr, value: ast.expr, key: str) -> None:
-        typ = self.ctx.receivers.type_of(value)
+        typ = self.model.type_of(value)
         if typ is None:
             return
         where = _KEYS.get(key, f"`.{key}`")

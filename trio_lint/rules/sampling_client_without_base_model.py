@@ -82,7 +82,7 @@ No fix: which base model the weights belong to is not visible here.
     )
 
     def visit_Call(self, node: ast.Call) -> None:
-        found = self.ctx.receivers.client_call(node)
+        found = self.model.client_call(node)
         if found is None or found[0] is not Kind.SERVICE_CLIENT or found[1] not in _METHODS:
             return
         if argument(node, 0, "base_model") is None and not has_splat(node):

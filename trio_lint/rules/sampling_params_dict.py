@@ -107,7 +107,7 @@ the same fields. Otherwise no fix (an unknown key would fail either way; PTR203 
     )
 
     def visit_Call(self, node: ast.Call) -> None:
-        found = self.ctx.receivers.client_call(node)
+        found = self.model.client_call(node)
         if found is None or found[0] is not Kind.SAMPLING_CLIENT:
             return
         if found[1] not in ("sample", "sample_async"):
@@ -120,7 +120,7 @@ the same fields. Otherwise no fix (an unknown key would fail either way; PTR203 
         )
         if not isinstance(value, ast.Dict) and not is_dict_call:
             return
-        alias = self.ctx.sdk_alias()
+        alias = self.model.sdk_alias()
         fix = None
         if (
             isinstance(value, ast.Dict)

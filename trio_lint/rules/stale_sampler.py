@@ -154,7 +154,7 @@ No fix: where to refresh (every step, every k steps) is the author's choice.
                     and isinstance(value.func, ast.Attribute)
                     and value.func.attr in _MAKERS
                 ):
-                    typ = self.ctx.receivers.type_of(value.func.value)
+                    typ = self.model.type_of(value.func.value)
                     if typ is not None and typ.kind is Kind.TRAINING_CLIENT:
                         makers[target.id] = ast.unparse(value.func.value)
         if not makers:

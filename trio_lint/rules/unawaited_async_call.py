@@ -116,7 +116,7 @@ there is no fix: use the sync method (`forward_backward`) instead.
             self._check(node.value, fixable=False)
 
     def _check(self, call: ast.Call, *, fixable: bool = True) -> None:
-        found = self.ctx.receivers.client_call(call)
+        found = self.model.client_call(call)
         if found is None or not found[1].endswith("_async"):
             return
         fix = None

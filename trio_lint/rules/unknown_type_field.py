@@ -112,7 +112,7 @@ renames of the same quantity. Other keywords have no fix.
     )
 
     def visit_Call(self, node: ast.Call) -> None:
-        type_name = next((t for t in _FIELDS if self.ctx.is_sdk(node.func, t)), None)
+        type_name = next((t for t in _FIELDS if self.model.is_sdk(node.func, t)), None)
         if type_name is None:
             return
         given = {kw.arg for kw in node.keywords}

@@ -85,7 +85,7 @@ No fix: `weights`, `logprobs` and `advantages` need the same shift.
             isinstance(auto.value, ast.Constant) and auto.value.value is False
         ):
             self._auto_shift = True
-        if not self.ctx.is_sdk(node.func, "Datum"):
+        if not self.model.is_sdk(node.func, "Datum"):
             return
         model_input = argument(node, 0, "model_input")
         inputs = argument(node, 1, "loss_fn_inputs")
@@ -94,7 +94,7 @@ No fix: `weights`, `logprobs` and `advantages` need the same shift.
         if not (
             isinstance(model_input.func, ast.Attribute)
             and model_input.func.attr == "from_ints"
-            and self.ctx.is_sdk(model_input.func.value, "ModelInput")
+            and self.model.is_sdk(model_input.func.value, "ModelInput")
             and len(model_input.args) == 1
         ):
             return

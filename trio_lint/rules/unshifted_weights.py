@@ -143,7 +143,7 @@ No fix: where the weights were meant to start is the author's decision.
                 self._bound[-1][target.id] = node.value
 
     def visit_Call(self, node: ast.Call) -> None:
-        if not self.ctx.is_sdk(node.func, "Datum"):
+        if not self.model.is_sdk(node.func, "Datum"):
             return
         inputs = argument(node, 1, "loss_fn_inputs")
         if not isinstance(inputs, ast.Dict):

@@ -108,12 +108,12 @@ No fix: the model is the author's choice.
     def visit_Call(self, node: ast.Call) -> None:
         if not self.ctx.config.trainable_models:
             return
-        found = self.ctx.receivers.client_call(node)
+        found = self.model.client_call(node)
         if found is None or found[0] is not Kind.SERVICE_CLIENT or found[1] not in _METHODS:
             return
         expr = argument(node, 0, "base_model")
         if isinstance(expr, ast.Name):
-            expr = self.ctx.receivers.bound_expression(expr)
+            expr = self.model.bound_expression(expr)
         if not (isinstance(expr, ast.Constant) and isinstance(expr.value, str)):
             return
         known = tuple(self.ctx.config.trainable_models)

@@ -116,7 +116,7 @@ its 0.2 name. `"loss"` and `"train_loss"` have no fix: per token (`loss_mean`) o
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if node.attr != "loss" or sdk_line(self.ctx) == "0.1":
             return
-        typ = self.ctx.receivers.type_of(node.value)
+        typ = self.model.type_of(node.value)
         if typ is not None and typ.kind is Kind.FORWARD_BACKWARD_OUTPUT:
             self.report(
                 node,
@@ -131,13 +131,13 @@ its 0.2 name. `"loss"` and `"train_loss"` have no fix: per token (`loss_mean`) o
         if text in _RENAMES:
             if not (isinstance(metrics, ast.Attribute) and metrics.attr == "metrics"):
                 return
-            if self.ctx.receivers.other_sdk_only:
+            if self.model.other_sdk_only:
                 return  # "loss:sum" is Tinker's real key
             new = _RENAMES[text]
             fix = safe_fix(f"Use {new!r}", edit(key, cst.SimpleString, replace_string_value(new)))
             self.report(key, self.message.format(key=text, replacement=f"{new!r}"), fix=fix)
         elif text in _SUGGESTIONS:
-            typ = self.ctx.receivers.type_of(metrics)
+            typ = self.model.type_of(metrics)
             if typ is not None and typ.kind is Kind.METRICS and typ.origin == "forward_backward":
                 replacement = _SUGGESTIONS[text]
                 self.report(key, self.message.format(key=text, replacement=replacement))

@@ -91,7 +91,7 @@ Renaming to `.sequences` is safe on a receiver known to be a `SampleResponse`.
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if node.attr not in _WRONG:
             return
-        typ = self.ctx.receivers.type_of(node.value)
+        typ = self.model.type_of(node.value)
         if typ is not None and typ.kind is Kind.SAMPLE_RESPONSE:
             fix = safe_fix("Use `.sequences`", edit(node, cst.Attribute, _rename))
             self.report(node, self.message.format(attr=node.attr), fix=fix)

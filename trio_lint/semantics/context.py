@@ -3,13 +3,14 @@ walk is (enclosing functions).
 
 The model (`semantics/model.py`) is built once per unit before the walk; the context only adds
 the walker's position. The name and receiver methods below forward to the model and are kept
-for rules written before `Rule.model` existed; they answer with `pytrio_only` of the rule whose
-hook is running (set by the walker).
+for rules written before `Rule.model` existed; they answer with the `pytrio_only` of the rule the
+context was made for (`for_rule`).
 """
 
 from __future__ import annotations
 
 import ast
+import copy
 from typing import TYPE_CHECKING
 
 from trio_lint.semantics.model import SemanticModel
@@ -37,9 +38,20 @@ class LintContext:
         self.function_stack: list[ast.AST] = []
         self.findings: list[Finding] = []
         self.tree: ast.Module | None = None
-        # The walker sets this to the running rule's flag for the forwarding methods below.
+        # The flag of the rule this context was made for (`for_rule`): the forwarding methods
+        # below answer with it.
         self.pytrio_only = False
         self.receivers = _Receivers(self)
+
+    def for_rule(self, pytrio_only: bool) -> LintContext:
+        """The context one rule sees: the same model, findings and walk position, with the rule's
+        `pytrio_only` for the forwarding methods."""
+        if pytrio_only == self.pytrio_only:
+            return self
+        other = copy.copy(self)
+        other.pytrio_only = pytrio_only
+        other.receivers = _Receivers(other)
+        return other
 
     def add_finding(self, finding: Finding) -> None:
         self.findings.append(finding)
