@@ -322,10 +322,7 @@ and RestClient calls have no fix (their async twins return the value, not a futu
         if found is None:
             return
         kind, method = found
-        if (
-            method.endswith("_async")
-            or self.model.method_returns(kind, f"{method}_async") is None
-        ):
+        if method.endswith("_async") or self.model.method_returns(kind, f"{method}_async") is None:
             return
         fix: Fix | None = None
         if kind in _SAME_SHAPE and id(node) not in self._no_fix:
