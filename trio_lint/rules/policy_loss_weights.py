@@ -16,12 +16,12 @@ _METHODS = ("forward", "forward_async", "forward_backward", "forward_backward_as
 
 
 def _inputs_keys(model, datum: ast.expr) -> list[str] | None:
+    """The keys of a `Datum(...)`'s `loss_fn_inputs`: a literal, `dict(...)`, `{**base, ...}` or
+    a name bound to one (None when they are not known)."""
     if not (isinstance(datum, ast.Call) and model.is_sdk(datum.func, "Datum")):
         return None
-    inputs = argument(datum, 1, "loss_fn_inputs")
-    if not isinstance(inputs, ast.Dict):
-        return None
-    return [k.value for k in inputs.keys if isinstance(k, ast.Constant)]
+    entries = model.dict_entries(argument(datum, 1, "loss_fn_inputs"))
+    return None if entries is None else list(entries)
 
 
 class PolicyLossWeights(Rule):
@@ -37,8 +37,10 @@ class PolicyLossWeights(Rule):
     doc = """
 ## What it does
 Flags `weights` in the `loss_fn_inputs` of data sent to a policy loss (`importance_sampling`,
-`ppo`, `cispo`, `dro`): a list of `Datum(...)` literals passed to `forward_backward` with such a
-`loss_fn`, or (as info) any `Datum` whose inputs have both `advantages` and `weights`.
+`ppo`, `cispo`, `dro`): the `Datum(...)`s of a batch passed to `forward_backward` with such a
+`loss_fn` (a list display, a comprehension, a list filled with `append`, or a helper's return
+value), or (as info) any `Datum` whose inputs have both `advantages` and `weights`. The inputs
+may be a dict literal, `dict(...)`, `{**base, ...}` or a name bound to one of those.
 
 ## Why is this bad?
 For policy losses the client sends only `target_tokens`, `logprobs` and `advantages`; `weights`
@@ -81,6 +83,24 @@ No fix: the advantages have to be rebuilt with the mask.
             "               loss_fn_inputs={'target_tokens': t, 'logprobs': lp, 'advantages': a})\n"
             "train.forward_backward([d], 'ppo')\n"
         ),
+        Valid(
+            "import pytrio as trio\n"
+            "def make(tokens, lp, adv):\n"
+            "    inputs = dict(target_tokens=tokens[1:], logprobs=lp, advantages=adv)\n"
+            "    return trio.Datum(model_input=trio.ModelInput.from_ints(tokens[:-1]),\n"
+            "                      loss_fn_inputs=inputs)\n"
+            "def step(train: trio.TrainingClient, rollouts):\n"
+            "    batch = [make(*r) for r in rollouts]\n"
+            "    return train.forward_backward(batch, 'importance_sampling').result()\n"
+        ),
+        Valid(
+            "import pytrio as trio\n"
+            "BASE = {'weights': w}\n"
+            "def step(train: trio.TrainingClient, rows):\n"
+            "    batch = [trio.Datum(model_input=mi, loss_fn_inputs={**BASE, 'target_tokens': t})\n"
+            "             for t in rows]\n"
+            "    train.forward_backward(batch, 'cross_entropy').result()\n"
+        ),
     )
     INVALID = (
         Invalid(
@@ -107,11 +127,38 @@ No fix: the advantages have to be rebuilt with the mask.
             "        loss_fn='ppo',\n"
             "    )\n",
         ),
+        Invalid(
+            "import pytrio as trio\n"
+            "def make(tokens, lp, adv, mask):\n"
+            "    inputs = dict(target_tokens=tokens[1:], logprobs=lp, advantages=adv)\n"
+            "    inputs['weights'] = mask\n"
+            "    return trio.Datum(model_input=trio.ModelInput.from_ints(tokens[:-1]),\n"
+            "                      loss_fn_inputs=inputs)\n"
+            "def step(train: trio.TrainingClient, rollouts):\n"
+            "    batch = [make(*r) for r in rollouts]\n"
+            "    return train.forward_backward(batch, 'importance_sampling').result()\n",
+            line=5,
+            message_contains="importance_sampling",
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "BASE = {'weights': w}\n"
+            "def step(train: trio.TrainingClient, rollouts):\n"
+            "    batch = []\n"
+            "    for t, lp, adv in rollouts:\n"
+            "        batch.append(trio.Datum(model_input=mi,\n"
+            "                                loss_fn_inputs={**BASE, 'target_tokens': t,\n"
+            "                                                'logprobs': lp, 'advantages': adv}))\n"
+            "    train.forward_backward(batch, loss_fn='ppo').result()\n",
+            line=6,
+            message_contains="ppo",
+        ),
     )
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._reported: set[int] = set()
+        self._info: list[ast.Call] = []  # Datums with both `advantages` and `weights`
 
     def visit_Call(self, node: ast.Call) -> None:
         found = self.model.client_call(node)
@@ -122,15 +169,23 @@ No fix: the advantages have to be rebuilt with the mask.
                 isinstance(loss, ast.Constant)
                 and isinstance(loss.value, str)
                 and loss.value.strip().lower() in _POLICY_LOSSES
-                and isinstance(data, ast.List)
+                and data is not None
             ):
-                for datum in data.elts:
+                # the batch as built: a list display, a comprehension, appends, a helper's return
+                for datum in self.model.origins(data):
                     keys = _inputs_keys(self.model, datum)
                     if keys is not None and "weights" in keys and id(datum) not in self._reported:
                         self._reported.add(id(datum))
                         self.report(datum, self.message.format(loss=loss.value.strip()))
             return
         keys = _inputs_keys(self.model, node)
-        if keys and "advantages" in keys and "weights" in keys and id(node) not in self._reported:
-            self._reported.add(id(node))
-            self.report(node, self.message.format(loss="advantages given"), severity=Severity.INFO)
+        if keys and "advantages" in keys and "weights" in keys:
+            self._info.append(node)
+
+    def finish(self) -> None:
+        # A Datum also sent to a policy loss was reported there, with the loss named.
+        for node in self._info:
+            if id(node) not in self._reported:
+                self.report(
+                    node, self.message.format(loss="advantages given"), severity=Severity.INFO
+                )

@@ -1,0 +1,158 @@
+"""PTR310 retokenized-sample-text: training tokens re-encoded from `sequence.text` instead of
+taken from `sequence.tokens`."""
+
+from __future__ import annotations
+
+import ast
+
+from trio_lint.diagnostics import Severity
+from trio_lint.rules._common import argument
+from trio_lint.rules.base import Invalid, Rule, Valid
+from trio_lint.semantics.receivers import Kind
+
+_ENCODERS = frozenset({"encode", "encode_plus", "__call__"})
+
+
+class RetokenizedSampleText(Rule):
+    code = "PTR310"
+    name = "retokenized-sample-text"
+    message = (
+        "training tokens re-encoded from a sampled sequence's `.text`: use its `.tokens` "
+        "(re-encoding can split the text differently, so the tokens no longer match the sampled "
+        "logprobs)"
+    )
+    severity = Severity.WARNING
+    doc = """
+## What it does
+Flags a `Datum` whose input tokens or `target_tokens` come from `tokenizer.encode(...)` (or
+`tokenizer(...)["input_ids"]`) of a sampled sequence's `.text` (`out.sequences[i].text`, or a
+`seq.text` while iterating over `out.sequences`), also through names and list concatenation.
+
+## Why is this bad?
+The sampler returns the tokens it generated in `sequence.tokens`, with one logprob per token in
+`sequence.logprobs`. Decoding to text and encoding again does not give the same tokens back in
+general (merges at the prompt boundary, whitespace, special tokens), so the training data no
+longer lines up with the sampled logprobs: importance weights and advantages land on the wrong
+tokens, and RL training is biased without any error.
+
+## Fix safety
+No fix: the prompt tokens and the sampled tokens have to be joined as token lists.
+
+## References
+- pytrio 0.2.9: `pytrio.types.SampleSequence`, `pytrio.Datum`
+"""
+    evidence = """
+- pytrio 0.2.9 `types/sample/sample_sequence.py`: `tokens: list[int]`, `logprobs`, `text`;
+  0.1.13 `types/sample/sample_sequence.py` has `tokens` too.
+"""
+    VALID = (
+        Valid(
+            "import pytrio as trio\n"
+            "def rollout(sampler: trio.SamplingClient, prompt_ids, sp):\n"
+            "    out = sampler.sample(trio.ModelInput.from_ints(prompt_ids), sampling_params=sp).result()\n"
+            "    seq = out.sequences[0]\n"
+            "    tokens = prompt_ids + seq.tokens\n"
+            "    return trio.Datum(model_input=trio.ModelInput.from_ints(tokens[:-1]),\n"
+            "                      loss_fn_inputs={'target_tokens': tokens[1:]})\n"
+        ),
+        Valid(
+            "import pytrio as trio\n"
+            "def judge(sampler: trio.SamplingClient, tok, p, sp):\n"
+            "    out = sampler.sample(p, sampling_params=sp).result()\n"
+            "    answer = out.sequences[0].text\n"
+            "    print(len(tok.encode(answer)), answer.strip())\n"
+        ),
+        Valid(
+            "import pytrio as trio\n"
+            "def sft(tok, rows):\n"
+            "    for row in rows:\n"
+            "        ids = tok.encode(row.text)\n"
+            "        yield trio.Datum(model_input=trio.ModelInput.from_ints(ids[:-1]),\n"
+            "                         loss_fn_inputs={'target_tokens': ids[1:]})\n"
+        ),
+    )
+    INVALID = (
+        Invalid(
+            "import pytrio as trio\n"
+            "def rollout(sampler: trio.SamplingClient, tok, prompt_ids, sp):\n"
+            "    out = sampler.sample(trio.ModelInput.from_ints(prompt_ids), sampling_params=sp).result()\n"
+            "    seq = out.sequences[0]\n"
+            "    tokens = prompt_ids + tok.encode(seq.text, add_special_tokens=False)\n"
+            "    return trio.Datum(model_input=trio.ModelInput.from_ints(tokens[:-1]),\n"
+            "                      loss_fn_inputs={'target_tokens': tokens[1:]})\n",
+            line=5,
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "async def rollouts(sampler: trio.SamplingClient, tok, p, sp):\n"
+            "    out = await sampler.sample_async(p, num_samples=4, sampling_params=sp)\n"
+            "    batch = []\n"
+            "    for seq in out.sequences:\n"
+            "        ids = tok(prompt_text + seq.text)['input_ids']\n"
+            "        batch.append(trio.Datum(model_input=trio.ModelInput.from_ints(ids[:-1]),\n"
+            "                                loss_fn_inputs={'target_tokens': ids[1:]}))\n"
+            "    return batch\n",
+            line=6,
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "def rollout(sampler: trio.SamplingClient, tokenizer, p, sp, adv):\n"
+            "    text = sampler.sample(p, sampling_params=sp).result().sequences[0].text\n"
+            "    ids = tokenizer.encode(text)\n"
+            "    inputs = dict(target_tokens=ids[1:], logprobs=lp, advantages=adv)\n"
+            "    return trio.Datum(model_input=trio.ModelInput.from_ints(ids[:-1]),\n"
+            "                      loss_fn_inputs=inputs)\n",
+            line=4,
+            count=1,
+        ),
+    )
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._reported: set[int] = set()
+
+    def visit_Call(self, node: ast.Call) -> None:
+        if not self.model.is_sdk(node.func, "Datum"):
+            return
+        token_lists: list[ast.expr] = []
+        model_input = argument(node, 0, "model_input")
+        if isinstance(model_input, ast.Call) and model_input.args:
+            token_lists.append(model_input.args[0])  # ModelInput.from_ints(tokens)
+        entries = self.model.dict_entries(argument(node, 1, "loss_fn_inputs")) or {}
+        if "target_tokens" in entries:
+            token_lists.append(entries["target_tokens"])
+        for tokens in token_lists:
+            for origin in self.model.origins(tokens):
+                encoded = _encoded_text(origin)
+                if encoded is None or id(origin) in self._reported:
+                    continue
+                if any(self._is_sample_text(part) for part in self.model.origins(encoded)):
+                    self._reported.add(id(origin))
+                    self.report(origin)
+
+    def _is_sample_text(self, expr: ast.expr) -> bool:
+        if not (isinstance(expr, ast.Attribute) and expr.attr == "text"):
+            return False
+        typ = self.model.type_of(expr.value)
+        return typ is not None and typ.kind is Kind.SAMPLE_SEQUENCE
+
+
+def _encoded_text(expr: ast.expr) -> ast.expr | None:
+    """The text argument of `tok.encode(text, ...)` or `tok(text, ...)["input_ids"]`."""
+    if (
+        isinstance(expr, ast.Subscript)
+        and isinstance(expr.slice, ast.Constant)
+        and expr.slice.value == "input_ids"
+    ):
+        expr = expr.value
+        if isinstance(expr, ast.Call) and expr.args:
+            return expr.args[0]
+        return None
+    if (
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Attribute)
+        and expr.func.attr in _ENCODERS
+        and expr.args
+    ):
+        return expr.args[0]
+    return None
