@@ -8,7 +8,9 @@ prints, which is what a user would look at.
 
 import os
 import re
+import runpy
 import shutil
+import time
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -159,6 +161,96 @@ def test_07_dpo_custom_loss_learns_the_preferences(service) -> None:
     assert losses[0] == pytest.approx(0.6931, abs=1e-3)  # log 2: policy == reference at step 0
     assert losses[-1] < losses[0] and margins[-1] > 0
     assert re.findall(r"accuracy ([\d.]+)", out)[-1] == "1.00"
+
+
+def service_tokenizer(service: LocalService):
+    """The tokenizer trio-local serves (what `get_tokenizer()` returns under it): its chat
+    template is the one the mask must agree with."""
+    from trio_local.engine.tokenizer import load_tokenizer
+
+    directory = service.data_dir / "tokenizer" / "qwen3"
+    deadline = time.monotonic() + TIMEOUT
+    while not (directory / "tokenizer.json").is_file():  # built in the background at start
+        assert time.monotonic() < deadline, "trio-local never built its tokenizer"
+        time.sleep(0.5)
+    return load_tokenizer(directory)
+
+
+CONVERSATION = [
+    {"role": "system", "content": "You are terse."},
+    {"role": "user", "content": "Capital of France?"},
+    {"role": "assistant", "content": "Paris, on the Seine."},
+    {"role": "user", "content": "And of Italy?"},
+    {"role": "assistant", "content": "Rome.\nSince 1871."},
+    {"role": "user", "content": "Spain?"},
+    {"role": "assistant", "content": "Madrid"},
+]
+
+
+def weighted_runs(weights: list[float]) -> list[tuple[int, int]]:
+    runs, start = [], None
+    for index, weight in enumerate([*weights, 0.0]):
+        if weight and start is None:
+            start = index
+        elif not weight and start is not None:
+            runs.append((start, index))
+            start = None
+    return runs
+
+
+def test_08_chat_mask_trains_every_assistant_turn_of_the_template(service) -> None:
+    tokenizer = service_tokenizer(service)
+    example = runpy.run_path(str(EXAMPLES / "08_multiturn_chat_sft.py"))
+    tokens, weights = example["chat_tokens_and_weights"](tokenizer, CONVERSATION)
+    whole = tokenizer.apply_chat_template(CONVERSATION, tokenize=False)
+    assert tokens == tokenizer.encode(whole, add_special_tokens=False)
+    assert set(weights) == {0.0, 1.0}
+    runs = weighted_runs(weights)
+    answers = [m["content"] for m in CONVERSATION if m["role"] == "assistant"]
+    assert [tokenizer.decode(tokens[a:b]) for a, b in runs] == [
+        answer + tokenizer.eos_token for answer in answers
+    ]
+    for _, end in runs:  # the template's newline after the end-of-turn token is not trained
+        assert tokenizer.decode(tokens[end : end + 1]) == "\n" and weights[end] == 0.0
+    datum = example["chat_datum"](tokenizer, CONVERSATION)
+    assert datum.model_input.to_ints() == tokens[:-1]
+    assert datum.loss_fn_inputs["target_tokens"].tolist() == tokens[1:]
+    assert datum.loss_fn_inputs["weights"].tolist() == weights[1:]
+
+
+def test_08_chat_mask_refuses_a_template_that_rewrites_earlier_turns(service) -> None:
+    tokenizer = service_tokenizer(service)
+    example = runpy.run_path(str(EXAMPLES / "08_multiturn_chat_sft.py"))
+
+    class DropsOldAnswers:  # like templates that strip old <think> blocks from history
+        eos_token = tokenizer.eos_token
+
+        def encode(self, text, add_special_tokens):
+            return tokenizer.encode(text, add_special_tokens=add_special_tokens)
+
+        def apply_chat_template(self, messages, tokenize, add_generation_prompt=False):
+            last = max(i for i, m in enumerate(messages) if m["role"] != "assistant")
+            shown = [
+                {**m, "content": "..."} if m["role"] == "assistant" and i < last else m
+                for i, m in enumerate(messages)
+            ]
+            return tokenizer.apply_chat_template(
+                shown, tokenize=tokenize, add_generation_prompt=add_generation_prompt
+            )
+
+    with pytest.raises(ValueError, match="one datum per assistant turn"):
+        example["chat_tokens_and_weights"](DropsOldAnswers(), CONVERSATION)
+
+
+def test_08_multiturn_sft_learns_every_turn(service) -> None:
+    out = run_example(service, "08_multiturn_chat_sft.py", "--steps", "25")
+    assert re.findall(r"assistant_turns (\d+)", out) == ["2", "2"]
+    losses = floats(r"step \d+ loss ([\d.]+)", out)
+    assert len(losses) == 25 and losses[-1] < losses[0] / 10, losses
+    samples = re.findall(r"sample '(.*?)' -> '(.*?)' \(trained '(.*?)'\)", out)
+    assert len(samples) == 4  # the first answer of each conversation is sampled too
+    for _, text, trained in samples:
+        assert text == trained, samples
 
 
 def test_trio_local_run_runs_an_example_unchanged(tmp_path) -> None:

@@ -93,7 +93,7 @@ def test_routing_table_names_every_example_and_best_practice() -> None:
 
 def test_examples_are_plain_pytrio_scripts() -> None:
     scripts = sorted((ROOT / "examples").glob("*.py"))
-    assert [p.name[:3] for p in scripts] == [f"{i:02d}_" for i in range(1, 8)]
+    assert [p.name[:3] for p in scripts] == [f"{i:02d}_" for i in range(1, len(scripts) + 1)]
     for script in scripts:
         text = script.read_text(encoding="utf-8")
         assert "import pytrio as trio" in text
@@ -116,3 +116,11 @@ def test_the_chinese_readme_follows_the_english_one() -> None:
     assert _structure(chinese) == _structure(english), "update README.zh-CN.md to match README.md"
     for command in re.findall(r"`((?:trio-|npx |make )[^`]+)`", english):
         assert command in chinese, command
+
+
+def test_the_multiturn_builder_in_sft_md_is_the_tested_example() -> None:
+    # tests/skill/test_examples.py checks the example's mask against the chat template
+    doc = (ROOT / "best-practices" / "sft.md").read_text(encoding="utf-8")
+    example = (ROOT / "examples" / "08_multiturn_chat_sft.py").read_text(encoding="utf-8")
+    functions = re.search(r"(def chat_tokens_and_weights.*?)\n\n\ndef main", example, re.S)
+    assert functions and functions.group(1) in doc
