@@ -126,6 +126,14 @@ def main() -> None:
             ).result().sequences[0]
             question = conversation[end - 1]["content"]
             print(f"sample {question!r} -> {sequence.text!r} (trained {message['content']!r})")
+            # Whether the stop token is part of tokens/logprobs/text is the service's answer:
+            # print it rather than assume it (see references/sampling-client.md).
+            print(
+                f"stop {sequence.stop_reason} stop_token_in_tokens "
+                f"{sequence.tokens[-1] == tokenizer.eos_token_id} logprobs_per_token "
+                f"{len(sequence.logprobs) == len(sequence.tokens)} stop_token_in_text "
+                f"{tokenizer.eos_token in (sequence.text or '')}"
+            )
 
 
 if __name__ == "__main__":

@@ -10,9 +10,9 @@ import os
 import re
 import runpy
 import shutil
-import time
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -251,6 +251,32 @@ def test_08_multiturn_sft_learns_every_turn(service) -> None:
     assert len(samples) == 4  # the first answer of each conversation is sampled too
     for _, text, trained in samples:
         assert text == trained, samples
+    # trio-local keeps the stop token in tokens and logprobs and leaves it out of the text
+    stops = re.findall(r"^stop .*$", out, re.M)
+    expected = "stop stop stop_token_in_tokens True logprobs_per_token True stop_token_in_text False"
+    assert stops == [expected] * 4, stops
+
+
+def test_09_newest_checkpoint_names_ids_paths_and_download(service) -> None:
+    out = run_example(service, "09_newest_checkpoint.py")
+    saved = re.findall(r"^attempt \d run (\S+) saved (\S+)$", out, re.M)
+    assert len(saved) == 2 and saved[0][1] != saved[1][1]  # a re-run's step-10 is a new path
+    assert "same name in two runs gives two checkpoints: True" in out
+    assert re.search(r"duplicate name refused: \w+ code checkpoint_exists", out)
+    assert "overwrite keeps the path: True" in out
+    newest = re.search(r"newest checkpoint (\S+) of run (\S+)", out).groups()
+    assert newest == (saved[1][1], saved[1][0])
+    fields = (
+        "['checkpoint_id', 'checkpoint_type', 'expires_at', 'path', 'public', 'size_bytes', 'time']"
+    )
+    assert f"checkpoint fields {fields}" in out  # no name field
+    assert "time is datetime tz True" in out
+    assert re.search(r"resumed from the newest checkpoint, loss [\d.]+", out)
+    assert re.search(r"download wrote one file True [1-9]\d*", out)
+    assert "archive members ['step-10/adapter_config.json'" in out
+    assert "a directory as destination fails: IsADirectoryError" in out
+    assert "path as checkpoint_id refused: code control.request_failed status 404" in out
+    assert "deleted the 2 checkpoints this script saved" in out
 
 
 def test_trio_local_run_runs_an_example_unchanged(tmp_path) -> None:

@@ -55,8 +55,9 @@ class TrainUnembedDefault(Rule):
     fix_safety = Applicability.UNSAFE
     doc = """
 ## What it does
-Flags `create_lora_training_client(...)` without an explicit `train_unembed` (off by default:
-enable it while a project moves from 0.1 to 0.2 or supports both).
+Flags `create_lora_training_client(...)` without an explicit `train_unembed`, whose SDK default
+is `True` on 0.2 and was `False` on 0.1. The rule itself is off by default: enable it while a
+project moves from 0.1 to 0.2 or supports both.
 
 ## Why is this bad?
 The default changed from `False` (0.1.13) to `True` (0.2.9), so the same script trains a different set of weights after an
