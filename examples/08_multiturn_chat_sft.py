@@ -121,9 +121,10 @@ def main() -> None:
                 conversation[:end], tokenize=False, add_generation_prompt=True
             )
             ids = tokenizer.encode(prompt, add_special_tokens=False)
-            sequence = sampler.sample(
+            future = sampler.sample(
                 prompt=trio.ModelInput.from_ints(ids), num_samples=1, sampling_params=params
-            ).result().sequences[0]
+            )
+            sequence = future.result().sequences[0]
             question = conversation[end - 1]["content"]
             print(f"sample {question!r} -> {sequence.text!r} (trained {message['content']!r})")
             # Whether the stop token is part of tokens/logprobs/text is the service's answer:

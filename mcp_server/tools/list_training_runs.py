@@ -11,7 +11,12 @@ from mcp_server.tools._common import backend, sdk
 
 
 class ListTrainingRunsInput(ToolInput):
-    limit: int = Field(20, ge=1, le=100, description="How many runs to return, in the order the service lists them.")
+    limit: int = Field(
+        20,
+        ge=1,
+        le=100,
+        description="How many runs to return, in the order the service lists them.",
+    )
     offset: int = Field(0, ge=0, le=1_000_000, description="How many runs to skip.")
 
 
@@ -59,7 +64,10 @@ async def list_training_runs(
 SPEC = ToolSpec(
     name="list_training_runs",
     title="List training runs",
-    description="List training runs (in the order the service lists them) with their base model and LoRA rank.",
+    description=(
+        "List training runs (in the order the service lists them) with their base model and "
+        "LoRA rank."
+    ),
     input_model=ListTrainingRunsInput,
     output_model=ListTrainingRunsOutput,
     handler=list_training_runs,

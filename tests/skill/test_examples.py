@@ -253,7 +253,9 @@ def test_08_multiturn_sft_learns_every_turn(service) -> None:
         assert text == trained, samples
     # trio-local keeps the stop token in tokens and logprobs and leaves it out of the text
     stops = re.findall(r"^stop .*$", out, re.M)
-    expected = "stop stop stop_token_in_tokens True logprobs_per_token True stop_token_in_text False"
+    expected = (
+        "stop stop stop_token_in_tokens True logprobs_per_token True stop_token_in_text False"
+    )
     assert stops == [expected] * 4, stops
 
 
