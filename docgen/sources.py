@@ -181,10 +181,51 @@ def mcp_settings() -> list[dict[str, str]]:
     return settings
 
 
+@dataclass(frozen=True)
+class ConfigureOption:
+    name: str
+    default: str  # Markdown: the process default of pytrio's Configuration, "none" without one
+
+
+def _default_text(value: object) -> str:
+    from pathlib import Path
+
+    if value is None:
+        return "none"
+    if value == str(Path.home()):  # computed when pytrio is imported: the user's, not ours
+        return "your home directory"
+    return f"`{value!r}`"
+
+
+def configure_options() -> list[ConfigureOption]:
+    """`trio.configure`'s keyword names as the installed SDK defines them, with their defaults.
+
+    Read from the SDK's own signature rather than copied, so the docs follow the pinned SDK;
+    [] when pytrio is not installed (the stale-doc test then fails once it is).
+    """
+    try:
+        import inspect
+
+        import pytrio
+        from pytrio.config.config import Configuration
+    except ImportError:
+        return []
+    fields = Configuration.model_fields
+    options = []
+    for parameter in inspect.signature(pytrio.configure).parameters.values():
+        if parameter.kind is not inspect.Parameter.KEYWORD_ONLY:
+            continue  # **unknown_options: accepted, warned about, and ignored
+        field_info = fields.get(parameter.name)
+        default = None if field_info is None else field_info.default
+        options.append(ConfigureOption(parameter.name, _default_text(default)))
+    return options
+
+
 def context() -> dict[str, Any]:
     return {
         "facts": pytrio_facts,
         "rules": lint_rules(),
         "tools": mcp_tools(),
         "mcp_settings": mcp_settings(),
+        "configure_options": configure_options(),
     }

@@ -1,11 +1,12 @@
-"""Three ways to submit the same training: serial, submit-then-wait, and a one-batch pipeline.
+"""Ways to submit the same training: serial, submit-then-wait, and a one-batch pipeline.
 
 PyTRIO's service advances in clock cycles: work queued before a cycle boundary runs in that cycle,
 work that arrives later waits for the next. Waiting for `forward_backward` before submitting
 `optim_step` costs about three cycles per update, submitting both before waiting about two, and
 keeping the next batch queued while reading the current one about one. This script runs the
-three patterns on separate training runs and prints seconds per update and, when the service
-reports them, cycles per update.
+patterns on separate training runs (the pipeline twice: with the sync API and inside
+`async def` with the `_async` API) and prints seconds per update and, when the service reports
+them, cycles per update.
 
 Cycle statistics come from trio-local's own stats endpoint (not part of the PyTRIO protocol);
 `trio-local run` sets TRIO_LOCAL_STATS_URL. On the real service only the timings are printed.
@@ -15,6 +16,7 @@ Run on PyTRIO:     python examples/06_async_pipeline.py   (after `trio login`)
 """
 
 import argparse
+import asyncio
 import json
 import os
 import time
@@ -63,6 +65,32 @@ def pipelined(training: trio.TrainingClient, batch, adam, updates: int) -> None:
         pending[1].result()
 
 
+async def pipelined_async(training: trio.TrainingClient, batch, adam, updates: int) -> list:
+    """The one-batch look-ahead inside `async def`: each `*_async` training call is awaited once
+    to queue it (in order) and once more for its result."""
+    losses, pending = [], None
+    for _ in range(updates):
+        fb_future = await training.forward_backward_async(batch, "cross_entropy")  # queued
+        optim_future = await training.optim_step_async(adam)  # queued right behind it
+        if pending is not None:  # read step k while step k+1 is already queued
+            losses.append((await pending[0]).metrics["loss_mean"])
+            await pending[1]
+        pending = (fb_future, optim_future)
+    if pending is not None:
+        losses.append((await pending[0]).metrics["loss_mean"])
+        await pending[1]
+    return losses
+
+
+async def async_training_client(base_model: str):
+    """Sync-only calls (`ServiceClient()`, `get_tokenizer()`) are fine in async code: the SDK
+    waits on its own event loop thread. They block this loop while they run, so make them at
+    start-up, before other tasks depend on the loop."""
+    service = trio.ServiceClient()
+    training = await service.create_lora_training_client_async(base_model=base_model, rank=8)
+    return training, training.get_tokenizer()
+
+
 def run_cycles(stats_url: str | None, run_id: str) -> float | None:
     """Cycles this run has been scheduled in, from trio-local's stats (None elsewhere)."""
     if not stats_url:
@@ -92,10 +120,15 @@ def main() -> None:
         ("serial", serial),
         ("submit-then-wait", submit_then_wait),
         ("pipelined", pipelined),
+        ("pipelined-async", lambda *call: asyncio.run(pipelined_async(*call))),
     ]
     for name, pattern in patterns:
-        training = service.create_lora_training_client(base_model=args.base_model, rank=8)
-        batch = build_batch(training.get_tokenizer(), args.batch_size)
+        if name.endswith("-async"):
+            training, tokenizer = asyncio.run(async_training_client(args.base_model))
+        else:
+            training = service.create_lora_training_client(base_model=args.base_model, rank=8)
+            tokenizer = training.get_tokenizer()
+        batch = build_batch(tokenizer, args.batch_size)
         training.forward(batch, "cross_entropy").result()  # warm up: lazy init, tokenizer
         cycles_before = run_cycles(args.stats_url, training.training_run_cuid)
         started = time.perf_counter()

@@ -149,9 +149,10 @@ def test_06_pipelined_updates_take_fewer_cycles_than_serial() -> None:
         out = run_example(clocked, "06_async_pipeline.py", "--updates", "3")
     pattern = r"pattern ([\w-]+) seconds_per_update [\d.]+ cycles_per_update (\S+)"
     rows = dict(re.findall(pattern, out))
-    assert set(rows) == {"serial", "submit-then-wait", "pipelined"}
+    assert set(rows) == {"serial", "submit-then-wait", "pipelined", "pipelined-async"}
     assert "n/a" not in rows.values(), out
     assert float(rows["pipelined"]) < float(rows["submit-then-wait"]) < float(rows["serial"])
+    assert float(rows["pipelined-async"]) < float(rows["submit-then-wait"])
 
 
 def test_07_dpo_custom_loss_learns_the_preferences(service) -> None:

@@ -4,6 +4,7 @@ and the layout `npx skills add <repo> --skill pytrio` installs."""
 import re
 from pathlib import Path
 
+import pytest
 import yaml
 
 import pytrio_facts
@@ -118,9 +119,26 @@ def test_the_chinese_readme_follows_the_english_one() -> None:
         assert command in chinese, command
 
 
-def test_the_multiturn_builder_in_sft_md_is_the_tested_example() -> None:
-    # tests/skill/test_examples.py checks the example's mask against the chat template
-    doc = (ROOT / "best-practices" / "sft.md").read_text(encoding="utf-8")
-    example = (ROOT / "examples" / "08_multiturn_chat_sft.py").read_text(encoding="utf-8")
-    functions = re.search(r"(def chat_tokens_and_weights.*?)\n\n\ndef main", example, re.S)
-    assert functions and functions.group(1) in doc
+DOC_RECIPES = [  # (doc, example, first and last function): the doc shows the tested code
+    ("best-practices/sft.md", "08_multiturn_chat_sft.py", "chat_tokens_and_weights", "chat_datum"),
+    (
+        "references/rest-client.md",
+        "09_newest_checkpoint.py",
+        "all_training_runs",
+        "newest_checkpoint",
+    ),
+    ("best-practices/async.md", "06_async_pipeline.py", "pipelined_async", "pipelined_async"),
+]
+
+
+@pytest.mark.parametrize(("doc", "example", "first", "last"), DOC_RECIPES)
+def test_recipes_in_the_docs_are_the_tested_examples(doc, example, first, last) -> None:
+    # tests/skill/test_examples.py runs the examples under trio-local and checks their output
+    text = (ROOT / doc).read_text(encoding="utf-8")
+    source = (ROOT / "examples" / example).read_text(encoding="utf-8")
+    pattern = rf"((?:async )?def {first}\(.*?)\n\n\n(?:async )?def (?!{first}\b|{last}\b)"
+    if first == last:
+        pattern = rf"((?:async )?def {first}\(.*?)\n\n\n"
+    functions = re.search(pattern, source, re.S)
+    assert functions, f"{example} has no {first}"
+    assert functions.group(1) in text, f"{doc} differs from {example}: copy the functions again"
