@@ -1,9 +1,10 @@
 """`python -m docgen.render [--check]`: render generated docs, or report which are stale.
 
-Two kinds of output:
+Three kinds of output:
 - whole files: `templates/files/<path>.j2` renders to `<repo>/<path>`;
 - blocks inside hand-written Markdown: the text between `<!-- BEGIN GENERATED: name -->` and
-  `<!-- END GENERATED: name -->` is replaced by `templates/blocks/<name>.md.j2`.
+  `<!-- END GENERATED: name -->` is replaced by `templates/blocks/<name>.md.j2`;
+- `skills/pytrio/`, the installable copy of the skill's root files (docgen/skill_copy.py).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 
 import jinja2
 
+from docgen import skill_copy
 from docgen.sources import context
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -136,17 +138,22 @@ def render_all(root: Path = ROOT) -> dict[Path, str]:
         rendered = render_blocks(text, env, ctx, str(path.relative_to(root)))
         if rendered != text or path in out:
             out[path] = rendered
-    return {
+    formatted = {
         path: ruff_format_markdown(text, str(path.relative_to(root))) for path, text in out.items()
     }
+    # skills/pytrio/ copies the skill's root files as rendered now (docgen/skill_copy.py).
+    formatted.update(skill_copy.expected_copy(root, formatted))
+    return formatted
 
 
 def stale(root: Path = ROOT) -> list[Path]:
-    return [
+    rendered = render_all(root)
+    changed = [
         path
-        for path, text in render_all(root).items()
+        for path, text in rendered.items()
         if not path.exists() or path.read_text(encoding="utf-8") != text
     ]
+    return changed + skill_copy.extra_files(root, rendered)
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -166,10 +173,14 @@ def main(argv: list[str] | None = None) -> int:
         for path in paths:
             print(f"stale: {path.relative_to(ROOT)} (run `make docs`)")
         return 1 if paths else 0
-    for path, text in render_all().items():
+    rendered = render_all()
+    for path, text in rendered.items():
         if not path.exists() or path.read_text(encoding="utf-8") != text:
             _write_atomic(path, text)
             print(f"rendered {path.relative_to(ROOT)}")
+    for path in skill_copy.extra_files(ROOT, rendered):
+        path.unlink()
+        print(f"removed {path.relative_to(ROOT)} (its original is gone)")
     return 0
 
 
