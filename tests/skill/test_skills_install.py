@@ -1,8 +1,12 @@
-"""`npx skills add` installs the skill from a clean export of the repository.
+"""`npx skills add` installs exactly the skill's files: skills/pytrio/, never the repository.
 
-skills 1.5.18 is the last release that runs on Node 20. The export is `git archive HEAD`, so the
-test sees exactly the committed files (never a local .venv), and runs with a temporary HOME and
-npm cache and telemetry off.
+Runs the `skills` CLI 1.7.4 (it needs Node >= 22.20) on a Node 22 that npm installs into a
+temporary prefix, so the machine's own Node does not matter. The source is a clean export of the
+committed files (`git archive HEAD`, never a local .venv), turned into its own git repository:
+- as a file:// git URL, the path a remote install (`owner/repo`) takes: the CLI clones it;
+- as a local path, and as the local path of skills/pytrio/ (the subpath form).
+The CLI runs with a temporary HOME and npm cache and with telemetry off. The test is skipped,
+with the reason, only when npm cannot install Node 22 or the CLI (no npm, no registry access).
 """
 
 import io
@@ -14,28 +18,67 @@ from pathlib import Path
 
 import pytest
 
+from docgen import skill_copy
+
 ROOT = Path(__file__).resolve().parents[2]
-SKILLS_CLI = "skills@1.5.18"
+SKILLS_CLI = "skills@1.7.4"
+NODE = "node@22"
+TIMEOUT = 600
 
 pytestmark = pytest.mark.slow
 
 
-def export_head(destination: Path) -> None:
+@pytest.fixture(scope="module")
+def cli(tmp_path_factory) -> list[str]:
+    """[node22, skills/bin/cli.mjs] from a fresh npm prefix."""
+    npm = shutil.which("npm")
+    if npm is None:
+        pytest.skip("npm is not installed: Node 22 and the skills CLI cannot be installed")
+    prefix = tmp_path_factory.mktemp("skills-cli")
+    process = subprocess.run(
+        [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", NODE, SKILLS_CLI],
+        env={**os.environ, "npm_config_cache": str(prefix / "npm-cache")},
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    node = prefix / "node_modules" / ".bin" / "node"
+    script = prefix / "node_modules" / "skills" / "bin" / "cli.mjs"
+    if process.returncode != 0 or not node.exists() or not script.is_file():
+        pytest.skip(f"npm could not install {NODE} and {SKILLS_CLI}: {process.stderr[-800:]}")
+    version = subprocess.run([str(node), "--version"], capture_output=True, text=True, check=True)
+    assert version.stdout.startswith("v22."), version.stdout
+    return [str(node), str(script)]
+
+
+@pytest.fixture(scope="module")
+def export(tmp_path_factory) -> Path:
+    """The committed files as a git repository of their own (a clean clone of HEAD)."""
+    destination = tmp_path_factory.mktemp("export")
     archive = subprocess.run(
         ["git", "archive", "--format=tar", "HEAD"], cwd=ROOT, capture_output=True, check=True
     ).stdout
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         tar.extractall(destination, filter="data")
+    git = ["git", "-c", "user.name=test", "-c", "user.email=test@example.invalid"]
+    for command in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "export"]):
+        subprocess.run([*git, *command], cwd=destination, check=True, capture_output=True)
+    return destination
 
 
-def test_npx_skills_add_installs_the_whole_skill(tmp_path: Path) -> None:
-    npx = shutil.which("npx")
-    if npx is None:
-        pytest.skip("npx is not installed (Node.js is needed for the skills CLI)")
-    export, project, home = tmp_path / "export", tmp_path / "project", tmp_path / "home"
-    for folder in (export, project, home):
-        folder.mkdir()
-    export_head(export)
+def tree(folder: Path) -> dict[str, bytes]:
+    return {
+        path.relative_to(folder).as_posix(): path.read_bytes()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    }
+
+
+def install(cli: list[str], source: str, tmp_path: Path, *options: str) -> Path:
+    project, home = tmp_path / "project", tmp_path / "home"
+    project.mkdir()
+    home.mkdir()
     env = {
         **os.environ,
         "HOME": str(home),
@@ -43,24 +86,38 @@ def test_npx_skills_add_installs_the_whole_skill(tmp_path: Path) -> None:
         "DISABLE_TELEMETRY": "1",
         "DO_NOT_TRACK": "1",
     }
-    command = [npx, "-y", SKILLS_CLI, "add", str(export), "--skill", "pytrio"]
     process = subprocess.run(
-        [*command, "-a", "claude-code", "-y", "--copy"],
+        [*cli, "add", source, *options, "-a", "claude-code", "-y", "--copy"],
         cwd=project,
         env=env,
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=TIMEOUT,
         check=False,
     )
-    assert process.returncode == 0, f"{process.stdout}\n{process.stderr}"
-    installed = project / ".claude" / "skills" / "pytrio"
-    assert (installed / "SKILL.md").is_file()
-    for folder in ("references", "best-practices", "examples"):
-        assert (installed / folder).is_dir(), folder
-        assert sorted(p.name for p in (installed / folder).iterdir()) == sorted(
-            p.name for p in (export / folder).iterdir()
-        )
-    assert (installed / "SKILL.md").read_text() == (export / "SKILL.md").read_text()
-    assert not (installed / ".venv").exists()
+    assert process.returncode == 0, f"{process.stdout[-3000:]}\n{process.stderr[-3000:]}"
+    installed = project / ".claude" / "skills"
+    assert sorted(p.name for p in installed.iterdir()) == ["pytrio"]
+    return installed / "pytrio"
+
+
+def assert_exactly_the_skill(installed: Path, export: Path) -> None:
+    expected = {path.as_posix() for path in skill_copy.skill_files(export)}
+    got = tree(installed)
+    assert set(got) == expected, f"extra {set(got) - expected}, missing {expected - set(got)}"
+    assert got == tree(export / skill_copy.COPY_DIR)
+    assert len(got) < 60  # the skill, not the repository's hundreds of files
+
+
+def test_install_from_a_file_url_of_a_clean_clone(cli, export, tmp_path) -> None:
+    assert_exactly_the_skill(install(cli, export.as_uri(), tmp_path), export)
+
+
+def test_install_from_a_local_checkout(cli, export, tmp_path) -> None:
+    assert_exactly_the_skill(install(cli, str(export), tmp_path), export)
+
+
+def test_install_from_the_skill_folder_by_name(cli, export, tmp_path) -> None:
+    source = str(export / skill_copy.COPY_DIR)
+    assert_exactly_the_skill(install(cli, source, tmp_path, "--skill", "pytrio"), export)
