@@ -69,6 +69,21 @@ the same fields. Otherwise no fix (an unknown key would fail either way; PTR203 
     VALID = (
         Valid(
             "import pytrio as trio\n"
+            "SETTINGS = {'max_tokens': 64, 'temperature': 0.7}\n"
+            "def params():\n    return trio.SamplingParams(**SETTINGS)\n"
+            "class Gen:\n    opts = trio.SamplingParams(max_tokens=8)\n"
+            "    def run(self, sampler: trio.SamplingClient, p):\n"
+            "        a = sampler.sample(p, 1, params())\n"
+            "        return a, sampler.sample(p, 1, self.opts)\n"
+        ),
+        Valid(
+            "import pytrio as trio\n"
+            "def go(sampler: trio.SamplingClient, p, settings):\n"
+            "    settings = trio.SamplingParams(**settings)\n"
+            "    return sampler.sample(p, 1, settings)\n"
+        ),
+        Valid(
+            "import pytrio as trio\n"
             "sampler = trio.ServiceClient().create_sampling_client(base_model='m')\n"
             "sampler.sample(prompt=p, sampling_params=trio.SamplingParams(max_tokens=8))\n"
         ),
@@ -104,6 +119,32 @@ the same fields. Otherwise no fix (an unknown key would fail either way; PTR203 
             "out = sampler.sample(prompt=p, sampling_params={'max_new_tokens': 64})\n",
             fixed=None,
         ),
+        Invalid(
+            "import pytrio as trio\n"
+            "def sampling_settings():\n    return {'max_tokens': 64, 'temperature': 0.7}\n"
+            "def go(sampler: trio.SamplingClient, p):\n"
+            "    return sampler.sample(p, 1, sampling_settings())\n",
+            line=5,
+            message_contains="holds a dict",
+            fixed=None,
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "class Evaluator:\n    SAMPLING = dict(max_tokens=32, temperature=0.0)\n"
+            "    def run(self, sampler: trio.SamplingClient, p):\n"
+            "        return sampler.sample(p, 1, sampling_params=self.SAMPLING)\n",
+            line=5,
+            fixed=None,
+        ),
+        Invalid(
+            "import pytrio as trio\nfrom dataclasses import dataclass, field\n"
+            "@dataclass\nclass Config:\n"
+            "    sampling: dict = field(default_factory=lambda: {'max_tokens': 128})\n"
+            "def go(sampler: trio.SamplingClient, p, cfg: Config):\n"
+            "    return sampler.sample(p, 1, sampling_params=cfg.sampling)\n",
+            line=7,
+            fixed=None,
+        ),
     )
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -118,9 +159,16 @@ the same fields. Otherwise no fix (an unknown key would fail either way; PTR203 
             and isinstance(value.func, ast.Name)
             and value.func.id == "dict"
         )
-        if not isinstance(value, ast.Dict) and not is_dict_call:
-            return
         alias = self.model.sdk_alias()
+        if not isinstance(value, ast.Dict) and not is_dict_call:
+            # A dict bound elsewhere: a name, a helper's return, a class attribute, a config field.
+            if value is not None and self.model.dict_entries(value) is not None:
+                self.report(
+                    value,
+                    f"`{ast.unparse(value)}` holds a dict: "
+                    + self.message.format(alias=alias or "trio"),
+                )
+            return
         fix = None
         if (
             isinstance(value, ast.Dict)

@@ -7,6 +7,7 @@ import ast
 from trio_lint.diagnostics import Severity
 from trio_lint.rules._common import argument, sdk_line
 from trio_lint.rules.base import Invalid, Rule, Valid
+from trio_lint.semantics.model import converted_argument
 
 
 def _slice_bounds(expr: ast.expr) -> tuple[int | None, int | None] | None:
@@ -52,8 +53,10 @@ class UnshiftedWeights(Rule):
     doc = """
 ## What it does
 Flags a `Datum` whose `target_tokens` is `X[1:]` (or whose input is `X[:-1]`) while its `weights`
-is a name bound in the same function to a full-length expression (`prompt_w + completion_w`,
-`[1.0] * n`, a comprehension) and not sliced.
+is a name bound to a full-length expression (`prompt_w + completion_w`, `[1.0] * n`, a
+comprehension) and not sliced, also through a conversion (`np.asarray(w)`, `torch.tensor(w)`), or
+sliced the other way (`w[:-1]`, `w[: len(targets)]`: the last weight dropped instead of the
+first).
 
 ## Why is this bad?
 After the shift the weights are one longer than the targets and misaligned by one position: the
@@ -72,6 +75,25 @@ No fix: where the weights were meant to start is the author's decision.
 - (`029:client/training_batch.py:251-256`)
 """
     VALID = (
+        Valid(
+            "import numpy as np\nimport pytrio as trio\n"
+            "def build(p, c):\n"
+            "    tokens = p + c\n"
+            "    mask = [0.0] * len(p) + [1.0] * len(c)\n"
+            "    targets = tokens[1:]\n"
+            "    weights = np.asarray(mask[1:])\n"
+            "    return trio.Datum(model_input=trio.ModelInput.from_ints(tokens[:-1]),\n"
+            "                      loss_fn_inputs={'target_tokens': targets, 'weights': weights})\n"
+        ),
+        Valid(
+            "import pytrio as trio\n"
+            "def build(p, c):\n"
+            "    tokens = p + c\n"
+            "    targets = tokens[1:]\n"
+            "    mask = [0.0] * len(p) + [1.0] * len(c)\n"
+            "    return trio.Datum(model_input=trio.ModelInput.from_ints(tokens[:-1]),\n"
+            "        loss_fn_inputs={'target_tokens': targets, 'weights': mask[1 : len(targets) + 1]})\n"
+        ),
         Valid(
             "import pytrio as trio\n"
             "def build(p, c):\n"
@@ -121,40 +143,46 @@ No fix: where the weights were meant to start is the author's decision.
             "    return trio.Datum(model_input=trio.ModelInput.from_ints(t[:-1]),\n"
             "                      loss_fn_inputs={'weights': w, 'target_tokens': t[1:]})\n",
         ),
+        Invalid(
+            "import pytrio as trio\n"
+            "def build(p, c):\n"
+            "    tokens = p + c\n"
+            "    weights = [0.0] * len(p) + [1.0] * len(c)\n"
+            "    return trio.Datum(model_input=trio.ModelInput.from_ints(tokens[:-1]),\n"
+            "        loss_fn_inputs={'target_tokens': tokens[1:], 'weights': weights[:-1]})\n",
+            line=6,
+            message_contains="use `weights[1:]`",
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "def build(p, c):\n"
+            "    tokens = p + c\n"
+            "    targets = tokens[1:]\n"
+            "    mask = [0.0] * len(p) + [1.0] * len(c)\n"
+            "    return trio.Datum(model_input=trio.ModelInput.from_ints(tokens[:-1]),\n"
+            "        loss_fn_inputs={'target_tokens': tokens[1:], 'weights': mask[: len(targets)]})\n",
+            line=7,
+            message_contains="dropped the first",
+        ),
+        Invalid(
+            "import numpy as np\nimport pytrio as trio\n"
+            "def build(p, c):\n"
+            "    tokens = p + c\n"
+            "    mask = [0.0] * len(p) + [1.0] * len(c)\n"
+            "    weights = np.asarray(mask, dtype=np.float32)\n"
+            "    return trio.Datum(model_input=trio.ModelInput.from_ints(tokens[:-1]),\n"
+            "        loss_fn_inputs={'target_tokens': tokens[1:], 'weights': weights})\n",
+            line=8,
+            message_contains="use `mask[1:]`",
+        ),
     )
-
-    def __init__(self, ctx) -> None:
-        super().__init__(ctx)
-        self._bound: list[dict[str, ast.expr]] = [{}]
-
-    def visit_FunctionDef(self, node: ast.AST) -> None:
-        self._bound.append({})
-
-    visit_AsyncFunctionDef = visit_FunctionDef
-
-    def leave_FunctionDef(self, node: ast.AST) -> None:
-        self._bound.pop()
-
-    leave_AsyncFunctionDef = leave_FunctionDef
-
-    def leave_Assign(self, node: ast.Assign) -> None:
-        for target in node.targets:
-            if isinstance(target, ast.Name):
-                self._bound[-1][target.id] = node.value
 
     def visit_Call(self, node: ast.Call) -> None:
         if not self.model.is_sdk(node.func, "Datum"):
             return
-        inputs = argument(node, 1, "loss_fn_inputs")
-        if not isinstance(inputs, ast.Dict):
-            return
-        values = {
-            k.value: v
-            for k, v in zip(inputs.keys, inputs.values, strict=True)
-            if isinstance(k, ast.Constant)
-        }
-        targets, weights = values.get("target_tokens"), values.get("weights")
-        if targets is None or not isinstance(weights, ast.Name):
+        entries = self.model.dict_entries(argument(node, 1, "loss_fn_inputs")) or {}
+        targets, weights = entries.get("target_tokens"), entries.get("weights")
+        if targets is None or weights is None:
             return
         model_input = argument(node, 0, "model_input")
         inner = (
@@ -170,7 +198,52 @@ No fix: where the weights were meant to start is the author's decision.
         if sequence is None:
             return
         name = sequence.id if isinstance(sequence, ast.Name) else None
-        bound = self._bound[-1].get(weights.id)
-        if bound is not None and _full_length(bound, name):
-            severity = Severity.ERROR if sdk_line(self.ctx) == "0.1" else Severity.WARNING
-            self.report(weights, self.message.format(name=weights.id), severity=severity)
+        severity = Severity.ERROR if sdk_line(self.ctx) == "0.1" else Severity.WARNING
+        value, shown = self._unwrap(weights)
+        bounds = _slice_bounds(value)
+        if bounds == (None, -1) or (bounds is not None and _len_upper(value)):
+            base, base_name = self._unwrap(value.value)  # type: ignore[attr-defined]
+            if _full_length(base, name):
+                self.report(
+                    weights,
+                    f"`{ast.unparse(value)}` drops the last weight, but the targets `"
+                    f"{ast.unparse(targets)}` dropped the first: use `{base_name}[1:]`",
+                    severity=severity,
+                )
+            return
+        if shown is not None and _full_length(value, name):
+            self.report(weights, self.message.format(name=shown), severity=severity)
+
+    def _unwrap(self, expr: ast.expr) -> tuple[ast.expr, str | None]:
+        """Follow names and conversions (`np.asarray(w)`, `list(w)`) back to the expression that
+        built the weights; also the last name on the way (what the message tells to slice)."""
+        shown = expr.id if isinstance(expr, ast.Name) else None
+        for _ in range(8):
+            if isinstance(expr, ast.Name):
+                bound = self.model.bound_expression(expr)
+                if bound is None:
+                    break
+                shown, expr = expr.id, bound
+                continue
+            converted = converted_argument(expr) if isinstance(expr, ast.Call) else None
+            if converted is None:
+                break
+            expr = converted
+            if isinstance(expr, ast.Name):
+                shown = expr.id
+        return expr, shown
+
+
+def _len_upper(expr: ast.expr) -> bool:
+    """`w[: len(...)]` / `w[0 : len(...)]`: cut to a length from the start."""
+    part = expr.slice  # type: ignore[attr-defined]
+    upper = part.upper
+    lower_ok = part.lower is None or (
+        isinstance(part.lower, ast.Constant) and part.lower.value == 0
+    )
+    return (
+        lower_ok
+        and isinstance(upper, ast.Call)
+        and isinstance(upper.func, ast.Name)
+        and upper.func.id == "len"
+    )

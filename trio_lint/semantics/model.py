@@ -57,7 +57,7 @@ from trio_lint.semantics.receivers import (
     method_table,
 )
 
-__all__ = ["ModelView", "SemanticModel", "build_model"]
+__all__ = ["ModelView", "SemanticModel", "build_model", "converted_argument"]
 
 # Calls that convert a container without changing its items (origins look through them).
 _CONVERSION_FUNCS = frozenset({"list", "tuple", "sorted", "reversed"})
@@ -368,7 +368,7 @@ class SemanticModel:
             elif isinstance(node, ast.Attribute):
                 stack.extend(reversed(self._attribute_sources(node)))
             elif isinstance(node, ast.Call):
-                converted = _converted(node)
+                converted = converted_argument(node)
                 if converted is not None:
                     stack.append(converted)
                 else:
@@ -713,7 +713,7 @@ def _is_field_call(call: ast.Call) -> bool:
     return name in _FIELD_CALLS
 
 
-def _converted(call: ast.Call) -> ast.expr | None:
+def converted_argument(call: ast.Call) -> ast.expr | None:
     """The container a conversion call copies (`list(x)`, `np.asarray(x)`, `x.tolist()`)."""
     func = call.func
     if isinstance(func, ast.Name):
