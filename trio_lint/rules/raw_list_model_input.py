@@ -62,6 +62,17 @@ Wrapping the expression in `ModelInput.from_ints(...)` is safe for the expressio
     VALID = (
         Valid(
             "import pytrio as trio\n"
+            "def encode_prompt(tokenizer, question):\n"
+            "    return trio.ModelInput.from_ints(tokenizer.encode(question))\n"
+            "class Agent:\n"
+            "    def __init__(self, tokenizer, system):\n"
+            "        self.prefix = trio.ModelInput.from_ints(tokenizer.encode(system))\n"
+            "    def act(self, sampler: trio.SamplingClient, tokenizer, q, sp):\n"
+            "        a = sampler.sample(self.prefix, 1, sp)\n"
+            "        return a, sampler.sample(encode_prompt(tokenizer, q), 1, sp)\n"
+        ),
+        Valid(
+            "import pytrio as trio\n"
             "datum = trio.Datum(model_input=trio.ModelInput.from_ints(ids[:-1]),\n"
             "                   loss_fn_inputs={'target_tokens': ids[1:]})\n"
         ),
@@ -114,27 +125,38 @@ Wrapping the expression in `ModelInput.from_ints(...)` is safe for the expressio
             "datum = Datum(model_input=[1, 2, 3], loss_fn_inputs={'target_tokens': [2, 3, 4]})\n",
             fixed=None,
         ),
+        Invalid(
+            "import pytrio as trio\n"
+            "def encode_prompt(tokenizer, question):\n"
+            "    return tokenizer.encode(f'Q: {question}\\nA:')\n"
+            "def answer(sampler: trio.SamplingClient, tokenizer, question, sp):\n"
+            "    prompt = encode_prompt(tokenizer, question)\n"
+            "    return sampler.sample(prompt=prompt, num_samples=1, sampling_params=sp)\n",
+            fixed="import pytrio as trio\n"
+            "def encode_prompt(tokenizer, question):\n"
+            "    return tokenizer.encode(f'Q: {question}\\nA:')\n"
+            "def answer(sampler: trio.SamplingClient, tokenizer, question, sp):\n"
+            "    prompt = encode_prompt(tokenizer, question)\n"
+            "    return sampler.sample(prompt=trio.ModelInput.from_ints(prompt), num_samples=1,"
+            " sampling_params=sp)\n",
+            line=6,
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "class Agent:\n"
+            "    def __init__(self, tokenizer, system):\n"
+            "        self.prefix = tokenizer.encode(system)\n"
+            "    def act(self, sampler: trio.SamplingClient, sp):\n"
+            "        return sampler.sample(self.prefix, 1, sp)\n",
+            fixed="import pytrio as trio\n"
+            "class Agent:\n"
+            "    def __init__(self, tokenizer, system):\n"
+            "        self.prefix = tokenizer.encode(system)\n"
+            "    def act(self, sampler: trio.SamplingClient, sp):\n"
+            "        return sampler.sample(trio.ModelInput.from_ints(self.prefix), 1, sp)\n",
+            line=6,
+        ),
     )
-
-    def __init__(self, ctx) -> None:
-        super().__init__(ctx)
-        # Per function: names last bound to a list-building expression.
-        self._lists: list[dict[str, bool]] = [{}]
-
-    def visit_FunctionDef(self, node: ast.AST) -> None:
-        self._lists.append({})
-
-    visit_AsyncFunctionDef = visit_FunctionDef
-
-    def leave_FunctionDef(self, node: ast.AST) -> None:
-        self._lists.pop()
-
-    leave_AsyncFunctionDef = leave_FunctionDef
-
-    def leave_Assign(self, node: ast.Assign) -> None:
-        for target in node.targets:
-            if isinstance(target, ast.Name):
-                self._lists[-1][target.id] = _listish(node.value)
 
     def visit_Call(self, node: ast.Call) -> None:
         if self.model.is_sdk(node.func, "Datum"):
@@ -147,10 +169,7 @@ Wrapping the expression in `ModelInput.from_ints(...)` is safe for the expressio
     def _check(self, expr: ast.expr | None, param: str) -> None:
         if expr is None:
             return
-        listish = _listish(expr) or (
-            isinstance(expr, ast.Name) and self._lists[-1].get(expr.id, False)
-        )
-        if not listish:
+        if not (_listish(expr) or self._bound_to_list(expr)):
             return
         alias = self.model.sdk_alias()
         fix = None
@@ -160,3 +179,19 @@ Wrapping the expression in `ModelInput.from_ints(...)` is safe for the expressio
                 edit(expr, cst.BaseExpression, wrap_in_call(f"{alias}.ModelInput.from_ints")),
             )
         self.report(expr, self.message.format(param=param, alias=alias or "trio"), fix=fix)
+
+    def _bound_to_list(self, expr: ast.expr) -> bool:
+        """A name, `self.x` or helper call whose every binding builds a list of ids (followed
+        through the model: other functions' returns, other methods' `self.x = ...`)."""
+        frontier = [expr]
+        steps = 0
+        while frontier:
+            current = frontier.pop()
+            steps += 1
+            if steps > 16 or not isinstance(current, ast.Name | ast.Attribute | ast.Call):
+                return False
+            sources = self.model.sources(current)
+            if not sources:
+                return False
+            frontier += [source for source in sources if not _listish(source)]
+        return True

@@ -8,6 +8,10 @@ import libcst as cst
 
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules.base import Invalid, Rule, Valid, edit, unsafe_fix
+from trio_lint.semantics.receivers import Kind
+
+# What may be done with a coroutine object itself.
+_COROUTINE_API = frozenset({"close", "send", "throw", "cr_await", "cr_code", "cr_frame"})
 
 
 def _await(node: cst.CSTNode) -> cst.CSTNode:
@@ -47,6 +51,16 @@ there is no fix: use the sync method (`forward_backward`) instead.
 - (`029:client/training.py:544-573`, `029:client/sampling.py:92-128`)
 """
     VALID = (
+        Valid(
+            "import asyncio\nimport pytrio as trio\n"
+            "async def step(train: trio.TrainingClient, batch):\n"
+            "    pending = train.forward_backward_async(batch, 'cross_entropy')\n"
+            "    other_work()\n"
+            "    fb = await pending\n"
+            "    coros = [train.optim_step_async(trio.AdamParams()) for _ in range(2)]\n"
+            "    done = await asyncio.gather(*coros)\n"
+            "    return (await fb).metrics, done[0]\n"
+        ),
         Valid(
             "import pytrio as trio\n"
             "async def step(train: trio.TrainingClient, batch):\n"
@@ -105,6 +119,22 @@ there is no fix: use the sync method (`forward_backward`) instead.
             line=5,
             unsafe=True,
         ),
+        Invalid(
+            "import pytrio as trio\n"
+            "async def step(train: trio.TrainingClient, batch):\n"
+            "    pending = train.forward_backward_async(batch, 'cross_entropy')\n"
+            "    other_work()\n"
+            "    return pending.result().metrics\n",
+            line=5,
+            message_contains="`pending` holds the coroutine",
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "async def texts(sampler: trio.SamplingClient, p, sp):\n"
+            "    response = sampler.sample_async(p, 2, sp)\n"
+            "    return [s.text for s in response.sequences]\n",
+            line=4,
+        ),
     )
 
     def visit_Expr(self, node: ast.Expr) -> None:
@@ -114,6 +144,27 @@ there is no fix: use the sync method (`forward_backward`) instead.
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if isinstance(node.value, ast.Call):
             self._check(node.value, fixable=False)
+        elif node.attr not in _COROUTINE_API:
+            self._check_held(node.value, f"`.{node.attr}`")
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        self._check_held(node.value, "an item")
+
+    def visit_For(self, node: ast.For) -> None:
+        self._check_held(node.iter, "its items")
+
+    def _check_held(self, value: ast.expr, use: str) -> None:
+        """`coro = x.m_async(...)` read later as if it were the result."""
+        if not isinstance(value, ast.Name):
+            return
+        typ = self.model.type_of(value)
+        if typ is None or typ.kind is not Kind.COROUTINE or typ.origin is None:
+            return
+        self.report(
+            value,
+            f"`{value.id}` holds the coroutine of `{typ.origin}_async(...)`: `await {value.id}` "
+            f"before reading {use} (without `await` it never runs)",
+        )
 
     def _check(self, call: ast.Call, *, fixable: bool = True) -> None:
         found = self.model.client_call(call)

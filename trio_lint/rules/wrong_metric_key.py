@@ -59,6 +59,14 @@ its 0.2 name. `"loss"` and `"train_loss"` have no fix: per token (`loss_mean`) o
     VALID = (
         Valid(
             "import pytrio as trio\n"
+            "def evaluate(model, batch):\n"
+            "    return {'loss:sum': float(model(batch).sum())}\n"
+            "def log(model, batch):\n"
+            "    metrics = evaluate(model, batch)\n"
+            "    print(metrics.get('loss:sum'), metrics['loss:sum'])\n"
+        ),
+        Valid(
+            "import pytrio as trio\n"
             "out = train.forward_backward(batch, 'cross_entropy').result()\n"
             "print(out.metrics['loss_mean'], out.metrics.get('loss_sum'))\n"
         ),
@@ -99,6 +107,21 @@ its 0.2 name. `"loss"` and `"train_loss"` have no fix: per token (`loss_mean`) o
             "def step(train: trio.TrainingClient, batch):\n"
             "    return train.forward_backward(batch).result().loss\n",
         ),
+        Invalid(
+            "import pytrio as trio\n"
+            "def train_step(train: trio.TrainingClient, batch):\n"
+            "    return train.forward_backward(batch, 'cross_entropy').result().metrics\n"
+            "def log(train: trio.TrainingClient, batch):\n"
+            "    metrics = train_step(train, batch)\n"
+            "    print(metrics.get('loss:sum'))\n",
+            fixed="import pytrio as trio\n"
+            "def train_step(train: trio.TrainingClient, batch):\n"
+            "    return train.forward_backward(batch, 'cross_entropy').result().metrics\n"
+            "def log(train: trio.TrainingClient, batch):\n"
+            "    metrics = train_step(train, batch)\n"
+            "    print(metrics.get('loss_sum'))\n",
+            line=6,
+        ),
     )
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
@@ -129,7 +152,12 @@ its 0.2 name. `"loss"` and `"train_loss"` have no fix: per token (`loss_mean`) o
             return
         text = key.value
         if text in _RENAMES:
-            if not (isinstance(metrics, ast.Attribute) and metrics.attr == "metrics"):
+            # A metrics dict bound elsewhere (a name, a helper's return) counts when the model
+            # shows it came from a PyTRIO result.
+            if (
+                not (isinstance(metrics, ast.Attribute) and metrics.attr == "metrics")
+                and self.model.kind_of(metrics) is not Kind.METRICS
+            ):
                 return
             if self.model.other_sdk_only:
                 return  # "loss:sum" is Tinker's real key

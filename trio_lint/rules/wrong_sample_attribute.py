@@ -46,6 +46,15 @@ Renaming to `.sequences` is safe on a receiver known to be a `SampleResponse`.
 """
     VALID = (
         Valid(
+            "import pytrio as trio\nfrom vllm import LLM\n"
+            "class Evaluator:\n"
+            "    def __init__(self, llm: LLM):\n        self.llm = llm\n"
+            "    def generate(self, p, sp):\n        self.last = self.llm.generate(p, sp)\n"
+            "    def texts(self):\n        return [o.outputs[0].text for o in self.last]\n"
+            "def generate(llm, p):\n    return llm.generate(p)\n"
+            "def first(llm, p):\n    return generate(llm, p)[0].outputs\n"
+        ),
+        Valid(
             "import pytrio as trio\n"
             "def gen(sampler: trio.SamplingClient, p, sp):\n"
             "    return sampler.sample(p, sampling_params=sp).result().sequences[0].text\n"
@@ -85,6 +94,36 @@ Renaming to `.sequences` is safe on a receiver known to be a `SampleResponse`.
             "sampler = trio.ServiceClient().create_sampling_client(base_model='m')\n"
             "resp = sampler.sample(p, num_samples=4, sampling_params=sp).result()\n"
             "texts = [c.text for c in resp.sequences]\n",
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "class Evaluator:\n"
+            "    def __init__(self, sampler: trio.SamplingClient):\n        self.sampler = sampler\n"
+            "    def generate(self, p, sp):\n"
+            "        self.last = self.sampler.sample(p, 4, sp).result()\n"
+            "    def texts(self):\n        return [s.text for s in self.last.samples]\n",
+            fixed="import pytrio as trio\n"
+            "class Evaluator:\n"
+            "    def __init__(self, sampler: trio.SamplingClient):\n        self.sampler = sampler\n"
+            "    def generate(self, p, sp):\n"
+            "        self.last = self.sampler.sample(p, 4, sp).result()\n"
+            "    def texts(self):\n        return [s.text for s in self.last.sequences]\n",
+            line=8,
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "def generate(sampler: trio.SamplingClient, p, sp):\n"
+            "    return sampler.sample(p, 4, sp).result()\n"
+            "def texts(sampler: trio.SamplingClient, p, sp):\n"
+            "    response = generate(sampler, p, sp)\n"
+            "    return [o.text for o in response.outputs]\n",
+            fixed="import pytrio as trio\n"
+            "def generate(sampler: trio.SamplingClient, p, sp):\n"
+            "    return sampler.sample(p, 4, sp).result()\n"
+            "def texts(sampler: trio.SamplingClient, p, sp):\n"
+            "    response = generate(sampler, p, sp)\n"
+            "    return [o.text for o in response.sequences]\n",
+            line=6,
         ),
     )
 
