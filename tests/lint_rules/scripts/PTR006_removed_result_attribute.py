@@ -10,6 +10,4 @@ def train(training: trio.TrainingClient, batches, lr=1e-4):
         opt = training.optim_step(adam)
         out = fb.result()
         opt.result()
-        print(
-            f"step {step}: loss={out.metrics['loss_mean']:.3f} time={out.elapsed_time:.2f}s"
-        )  # bug: PTR006
+        print(f"step {step}: loss={out.metrics['loss_mean']:.3f} time={out.elapsed_time:.2f}s")  # bug: PTR006

@@ -10,9 +10,7 @@ adam = trio.AdamParams(learning_rate=1e-4)
 def run_epoch(batches):
     losses = []
     for batch in batches:
-        loss = (
-            training.forward_backward(batch, "cross_entropy").result().metrics["loss_mean"]
-        )  # bug: PTR101
+        loss = training.forward_backward(batch, "cross_entropy").result().metrics["loss_mean"]  # bug: PTR101
         step = training.optim_step(adam)
         losses.append(loss)
         print("lr applied:", step.metrics)  # bug: PTR101

@@ -7,9 +7,7 @@ import pytrio as trio
 
 async def rollout(sampler: trio.SamplingClient, prompts, params):
     for prompt in prompts:
-        await sampler.sample_async(
-            prompt=prompt, num_samples=4, sampling_params=params
-        )  # bug: PTR103
+        await sampler.sample_async(prompt=prompt, num_samples=4, sampling_params=params)  # bug: PTR103
 
 
 async def update(training: trio.TrainingClient, batch):
@@ -20,9 +18,7 @@ async def update(training: trio.TrainingClient, batch):
 
 async def main():
     service = trio.ServiceClient()
-    training = await service.create_lora_training_client_async(
-        base_model="Qwen/Qwen3-4B-Instruct-2507"
-    )
+    training = await service.create_lora_training_client_async(base_model="Qwen/Qwen3-4B-Instruct-2507")
     await asyncio.gather(rollout(None, [], None), update(training, []))
 
 

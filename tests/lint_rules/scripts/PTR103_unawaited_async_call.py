@@ -18,9 +18,7 @@ async def update(training: trio.TrainingClient, batch):
 
 async def main():
     service = trio.ServiceClient()
-    training = await service.create_lora_training_client_async(
-        base_model="Qwen/Qwen3-4B-Instruct-2507"
-    )
+    training = await service.create_lora_training_client_async(base_model="Qwen/Qwen3-4B-Instruct-2507")
     await asyncio.gather(rollout(None, [], None), update(training, []))
 
 

@@ -7,9 +7,7 @@ import pytrio as trio
 
 async def best_of_n(sampler: trio.SamplingClient, prompt, n=8):
     params = trio.SamplingParams(max_tokens=128, temperature=0.9)
-    response = await (
-        await sampler.sample_async(prompt=prompt, num_samples=n, sampling_params=params)
-    )  # bug: PTR104
+    response = await (await sampler.sample_async(prompt=prompt, num_samples=n, sampling_params=params))  # bug: PTR104
     return max(response.sequences, key=lambda seq: sum(seq.logprobs))
 
 

@@ -16,6 +16,4 @@ def build(tokenizer, prompt, answer):
 def generate(sampler: trio.SamplingClient, tokenizer, text):
     prompt = tokenizer(text)["input_ids"]
     params = trio.SamplingParams(max_tokens=64)
-    return sampler.sample(
-        prompt=trio.ModelInput.from_ints(prompt), sampling_params=params
-    ).result()  # bug: PTR204
+    return sampler.sample(prompt=trio.ModelInput.from_ints(prompt), sampling_params=params).result()  # bug: PTR204

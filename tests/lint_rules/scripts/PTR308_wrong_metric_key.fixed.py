@@ -10,6 +10,4 @@ def train(training: trio.TrainingClient, batches, adam):
         result = fb.result()
         total = result.metrics.get("loss_sum", 0.0)  # bug: PTR308
         tokens = sum(sum(d.loss_fn_inputs["weights"].tolist()) for d in batch)
-        print(
-            f"step {step}: {total / tokens:.4f} (reported {result.metrics['loss']})"
-        )  # bug: PTR308
+        print(f"step {step}: {total / tokens:.4f} (reported {result.metrics['loss']})")  # bug: PTR308

@@ -17,9 +17,7 @@ def grpo(training: trio.TrainingClient, tokenizer, prompts, reward_fn, steps=20)
     for step in range(steps):
         prompt_ids = tokenizer.encode(prompts[step % len(prompts)])
         prompt = trio.ModelInput.from_ints(prompt_ids)
-        rollouts = policy.sample(
-            prompt, num_samples=GROUP, sampling_params=params
-        ).result()  # bug: PTR405
+        rollouts = policy.sample(prompt, num_samples=GROUP, sampling_params=params).result()  # bug: PTR405
         rewards = [reward_fn(seq.text) for seq in rollouts.sequences]
         batch = []
         for seq, adv in zip(rollouts.sequences, advantages(rewards)):
@@ -31,8 +29,7 @@ def grpo(training: trio.TrainingClient, tokenizer, prompts, reward_fn, steps=20)
                     loss_fn_inputs={
                         "target_tokens": tokens[1:],
                         "logprobs": [0.0] * (len(prompt_ids) - 1) + list(seq.logprobs),
-                        "advantages": [0.0] * (len(prompt_ids) - 1)
-                        + [adv] * (n - len(prompt_ids) + 1),
+                        "advantages": [0.0] * (len(prompt_ids) - 1) + [adv] * (n - len(prompt_ids) + 1),
                     },
                 )
             )

@@ -27,7 +27,7 @@ def teacher_answers(prompts, output_dir="teacher_out"):
         optimizer.step()
         optimizer.zero_grad()
         generated = model.generate(ids, max_new_tokens=64, do_sample=True, num_beams=1)
-        answers.append(tokenizer.decode(generated[0][ids.shape[1] :], skip_special_tokens=True))
+        answers.append(tokenizer.decode(generated[0][ids.shape[1]:], skip_special_tokens=True))
     if os.path.exists(output_dir):
         torch.save(model.state_dict(), os.path.join(output_dir, "teacher.pt"))
     sampler = RandomSampler(answers)
