@@ -355,3 +355,24 @@ async def test_notebook_cells(client: LanguageClient, workspace):
     assert apply(cells[2][1], edit.changes[uris[2]]).startswith(
         "adam = trio.AdamParams(learning_rate=1e-4)\n"
     )
+
+    # Editing the cell re-lints the notebook: the fixed cell has no findings left.
+    since = len(client.published)
+    client.notebook_document_did_change(
+        types.DidChangeNotebookDocumentParams(
+            notebook_document=types.VersionedNotebookDocumentIdentifier(
+                version=2, uri=notebook.as_uri()
+            ),
+            change=types.NotebookDocumentChangeEvent(
+                cells=types.NotebookDocumentCellChanges(
+                    text_content=[
+                        types.NotebookDocumentCellContentChanges(
+                            document=types.VersionedTextDocumentIdentifier(uri=uris[2], version=2),
+                            changes=[types.TextDocumentContentChangeWholeDocument(expected[2])],
+                        )
+                    ]
+                )
+            ),
+        )
+    )
+    assert await diagnostics(client, uris[2], since) == []
