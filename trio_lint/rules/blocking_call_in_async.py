@@ -20,6 +20,9 @@ _SAME_SHAPE = frozenset({Kind.TRAINING_CLIENT, Kind.SERVICE_CLIENT})
 _SPAWNERS = frozenset(
     {"gather", "create_task", "ensure_future", "wait", "as_completed", "start_soon", "TaskGroup"}
 )
+# Of those, the ones that leave tasks running after the call returns (gather/wait are awaited
+# in place: once they return, nothing they started is left on the loop).
+_DETACHED = frozenset({"create_task", "ensure_future", "start_soon"})
 # Decorators of handlers a framework runs concurrently (web routes, MCP/agent tools).
 _HANDLER_DECORATORS = frozenset(
     {"get", "post", "put", "patch", "delete", "route", "websocket", "tool", "task", "on_event"}
@@ -80,9 +83,11 @@ Inside `async def`, flags a sync PyTRIO method that has an `_async` twin
 (`train.forward_backward(...)`, `svc.create_lora_training_client(...)`, `sampler.sample(...)`,
 RestClient calls) and `.result()` on an `APIFuture`, where blocking matters: the coroutine runs
 next to others (it is passed to `asyncio.gather`, `create_task`, `TaskGroup.create_task`, or is a
-web route or tool handler; or it starts tasks itself), or the call sits in a loop of async work (a
-loop that also awaits). A one-shot sync call in an `async def main()` that nothing else shares
-the event loop with is left alone.
+web route or tool handler), it started tasks of its own (`create_task`, `ensure_future`) before
+the call, or the call sits in an `async for` loop that also awaits (async iteration fed by other
+work). A sync call in an `async def main()` that nothing else shares the event loop with is left
+alone, also in a loop that awaits `asyncio.gather(...)` between steps: once gather returns,
+nothing else is running.
 
 ## Why is this bad?
 The sync methods hand the request to the SDK's own loop thread and wait there; `.result()` blocks
@@ -102,8 +107,9 @@ and RestClient calls have no fix (their async twins return the value, not a futu
 """
     evidence = """
 - Measured on public code: 9 of 9 findings were one-shot sync calls in `async def main()` run by
-  `asyncio.run` with nothing else on the loop, so the rule now needs concurrency or a loop of
-  awaits.
+  `asyncio.run` with nothing else on the loop, so the rule now needs concurrency. A `for` loop
+  that awaits `gather(...)` and then calls `fwd.result()` (awesome-pytrio-train grpo/train.py)
+  blocks when no task is left, so plain loops do not count; `async for` does.
 - api-diff.md §2, §3.2, TRIO021; `029:runtime/event_loop.py:226-249`
 - (`029:runtime/event_loop.py:226-249`)
 """
@@ -150,6 +156,18 @@ and RestClient calls have no fix (their async twins return the value, not a futu
             "        return svc.create_lora_training_client(base_model='m')\n"
             "    return await asyncio.gather(asyncio.to_thread(work), other())\n"
         ),
+        Valid(
+            "import asyncio\nimport pytrio as trio\n"
+            "async def main(train: trio.TrainingClient, prompts, adam, steps):\n"
+            "    for step in range(steps):\n"
+            "        sampler = await train.save_weights_and_get_sampling_client_async()\n"
+            "        groups = await asyncio.gather(*(rollout(sampler, p) for p in prompts))\n"
+            "        fwd = train.forward_backward(build(groups), loss_fn='importance_sampling')\n"
+            "        opt = train.optim_step(adam)\n"
+            "        print(fwd.result().metrics)\n"
+            "        opt.result()\n"
+            "asyncio.run(main(train, prompts, adam, 10))\n"
+        ),
     )
     INVALID = (
         Invalid(
@@ -170,13 +188,13 @@ and RestClient calls have no fix (their async twins return the value, not a futu
         Invalid(
             "import pytrio as trio\n"
             "async def train_loop(train: trio.TrainingClient, batches, adam):\n"
-            "    for batch in batches:\n"
+            "    async for batch in batches:\n"
             "        fb = await train.forward_backward_async(batch)\n"
             "        train.optim_step(adam).result()\n"
             "        await fb\n",
             fixed="import pytrio as trio\n"
             "async def train_loop(train: trio.TrainingClient, batches, adam):\n"
-            "    for batch in batches:\n"
+            "    async for batch in batches:\n"
             "        fb = await train.forward_backward_async(batch)\n"
             "        await (await train.optim_step_async(adam))\n"
             "        await fb\n",
@@ -260,7 +278,7 @@ and RestClient calls have no fix (their async twins return the value, not a futu
         if name not in _SPAWNERS:
             return
         function = self._function()
-        if function is not None:
+        if function is not None and name in _DETACHED:
             self._spawners.setdefault(id(function), node.lineno)
         for arg in [*node.args, *(kw.value for kw in node.keywords)]:
             for inner in ast.walk(arg):
@@ -281,10 +299,14 @@ and RestClient calls have no fix (their async twins return the value, not a futu
         self._pending.append((node, message, fix, function, loops))
 
     def _loop_awaits(self, loop: ast.AST) -> bool:
+        """An `async for` whose body also awaits: the iterator is fed by other work on the loop
+        (a stream, a queue, an async generator), which a blocking call starves. A plain loop that
+        awaits `gather(...)` is not enough: once gather returns, nothing else is running."""
         if id(loop) not in self._awaits_in:
-            self._awaits_in[id(loop)] = isinstance(loop, ast.AsyncFor) or any(
+            self._awaits_in[id(loop)] = isinstance(loop, ast.AsyncFor) and any(
                 isinstance(inner, ast.Await | ast.AsyncFor | ast.AsyncWith)
-                for inner in ast.walk(loop)
+                for statement in loop.body  # type: ignore[attr-defined]
+                for inner in ast.walk(statement)
             )
         return self._awaits_in[id(loop)]
 

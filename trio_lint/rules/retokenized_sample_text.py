@@ -26,7 +26,8 @@ class RetokenizedSampleText(Rule):
 ## What it does
 Flags a `Datum` whose input tokens or `target_tokens` come from `tokenizer.encode(...)` (or
 `tokenizer(...)["input_ids"]`) of a sampled sequence's `.text` (`out.sequences[i].text`, or a
-`seq.text` while iterating over `out.sequences`), also through names and list concatenation.
+`seq.text` while iterating over `out.sequences`), also through names, list concatenation and the
+parameters of a helper that builds the `Datum`.
 
 ## Why is this bad?
 The sampler returns the tokens it generated in `sequence.tokens`, with one logprob per token in
@@ -105,15 +106,56 @@ No fix: the prompt tokens and the sampled tokens have to be joined as token list
             line=4,
             count=1,
         ),
+        Invalid(
+            "import pytrio as trio\n"
+            "def to_datum(prompt_tokens, completion_tokens):\n"
+            "    tokens = prompt_tokens + completion_tokens\n"
+            "    return trio.Datum(model_input=trio.ModelInput.from_ints(tokens[:-1]),\n"
+            "                      loss_fn_inputs={'target_tokens': tokens[1:]})\n"
+            "def collect(sampler: trio.SamplingClient, tok, prompt_tokens, sp):\n"
+            "    out = sampler.sample(trio.ModelInput.from_ints(prompt_tokens), sampling_params=sp).result()\n"
+            "    for sequence in out.sequences:\n"
+            "        completion = tok.encode(sequence.text, add_special_tokens=False)\n"
+            "        yield to_datum(prompt_tokens=prompt_tokens, completion_tokens=completion)\n",
+            line=9,
+        ),
     )
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._reported: set[int] = set()
+        # Datums wait for `finish`: a helper's parameters are traced to the module's calls of it.
+        self._datums: list[tuple[ast.Call, ast.AST | None]] = []
+        self._calls: dict[str, list[ast.Call]] = {}
 
     def visit_Call(self, node: ast.Call) -> None:
-        if not self.model.is_sdk(node.func, "Datum"):
-            return
+        if isinstance(node.func, ast.Name):
+            self._calls.setdefault(node.func.id, []).append(node)
+        if self.model.is_sdk(node.func, "Datum"):
+            function = self.ctx.function_stack[-1] if self.ctx.function_stack else None
+            self._datums.append((node, function))
+
+    def finish(self) -> None:
+        for node, function in self._datums:
+            self._check(node, function)
+
+    def _arguments_for(self, name: ast.Name, function: ast.AST | None) -> list[ast.expr]:
+        """What the module's calls of `function` pass for its parameter `name` (one level)."""
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            return []
+        params = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
+        if name.id not in params and name.id not in [a.arg for a in function.args.kwonlyargs]:
+            return []
+        found = []
+        for call in self._calls.get(function.name, ()):
+            given = next((kw.value for kw in call.keywords if kw.arg == name.id), None)
+            if given is None and name.id in params and params.index(name.id) < len(call.args):
+                given = call.args[params.index(name.id)]
+            if given is not None:
+                found.append(given)
+        return found
+
+    def _check(self, node: ast.Call, function: ast.AST | None) -> None:
         token_lists: list[ast.expr] = []
         model_input = argument(node, 0, "model_input")
         if isinstance(model_input, ast.Call) and model_input.args:
@@ -122,7 +164,11 @@ No fix: the prompt tokens and the sampled tokens have to be joined as token list
         if "target_tokens" in entries:
             token_lists.append(entries["target_tokens"])
         for tokens in token_lists:
-            for origin in self.model.origins(tokens):
+            origins = self.model.origins(tokens)
+            for name in [o for o in origins if isinstance(o, ast.Name)]:
+                for given in self._arguments_for(name, function):
+                    origins += self.model.origins(given)
+            for origin in origins:
                 encoded = _encoded_text(origin)
                 if encoded is None or id(origin) in self._reported:
                     continue

@@ -1,0 +1,190 @@
+"""trio-lint precision on real PyTRIO code that other people wrote.
+
+    .venv/bin/python bench/lint_realworld_bench.py [--show-unjudged]
+
+Corpora (cached under bench/out/realworld/corpus/, never committed):
+- `pytrio-cookbook`: the pytrio-cookbook 0.1.0 wheel from PyPI, downloaded with
+  `pip download --no-deps --python-version 3.12 --only-binary=:all: pytrio-cookbook==0.1.0`.
+- `github`: public scripts that `import pytrio as trio`, found with a code-search index; each is
+  listed in the judgement file with its repository, path and commit (or the index's file id where
+  the index does not name the repository) and the sha256 of its content. The bench never fetches
+  them (only package registries are reachable here): files that are not cached are reported as
+  missing, and a file whose content differs is skipped.
+
+Every finding of the default rules is looked up in bench/lint_realworld_judgements.json by
+(corpus, file, code, the stripped source line): each judgement says true or false with a
+one-line reason checked against the SDK source. The bench prints findings and precision per rule
+and per corpus. Targets: overall precision >= 0.9, no rule below 0.8 with 3 or more findings,
+no PTR9xx finding on a real file, and zero findings on pytrio-cookbook.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import subprocess
+import sys
+import tempfile
+import zipfile
+from collections import Counter, defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "bench" / "out" / "realworld"
+CORPUS = OUT / "corpus"
+JUDGEMENTS = ROOT / "bench" / "lint_realworld_judgements.json"
+TRIO_LINT = str(Path(sys.executable).parent / "trio-lint")
+COOKBOOK = "pytrio-cookbook==0.1.0"
+# The walk must see the cache (bench/out/ is git-ignored); everything else is the default.
+CONFIG = "[tool.trio-lint]\nrespect-gitignore = false\n"
+TARGET_OVERALL, TARGET_RULE, RULE_MIN_FINDINGS = 0.9, 0.8, 3
+
+
+def fetch_cookbook() -> Path:
+    """The cookbook's files, unpacked from its wheel (downloaded once with pip)."""
+    target = CORPUS / "pytrio-cookbook"
+    if (target / "trio_cookbook").is_dir():
+        return target
+    wheels = OUT / "wheels"
+    wheels.mkdir(parents=True, exist_ok=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--no-deps", "--python-version", "3.12"]
+        + ["--only-binary=:all:", COOKBOOK, "-d", str(wheels), "-q"],
+        check=True,
+    )
+    (wheel,) = wheels.glob("pytrio_cookbook-0.1.0-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        archive.extractall(target)
+    return target
+
+
+def check_github(files: list[dict]) -> tuple[list[str], list[str]]:
+    """(missing, changed) github corpus files: the bench cannot fetch them, only verify them."""
+    missing, changed = [], []
+    for entry in files:
+        path = CORPUS / "github" / entry["file"]
+        if not path.is_file():
+            missing.append(entry["file"])
+        elif hashlib.sha256(path.read_bytes()).hexdigest()[:16] != entry["sha256"]:
+            changed.append(entry["file"])
+    return missing, changed
+
+
+def lint(directory: Path, skip: set[str]) -> list[dict]:
+    with tempfile.TemporaryDirectory() as tmp:
+        config = Path(tmp) / "trio-lint.toml"
+        config.write_text(CONFIG)
+        proc = subprocess.run(
+            [TRIO_LINT, "--config", str(config), "--no-cache", "--output-format", "json"]
+            + [str(directory)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"trio-lint failed ({proc.returncode}): {proc.stderr.strip()}")
+    found = []
+    for item in json.loads(proc.stdout or "[]"):
+        relative = Path(item["filename"]).resolve().relative_to(directory.resolve()).as_posix()
+        if relative in skip:
+            continue
+        lines = Path(item["filename"]).read_text(encoding="utf-8").splitlines()
+        row = item["location"]["row"]
+        source = lines[row - 1].strip() if 0 < row <= len(lines) else ""
+        found.append(
+            {"file": relative, "line": row, "code": item["code"], "source": source}
+            | {"message": item["message"]}
+        )
+    return found
+
+
+def lines_of(directory: Path) -> tuple[int, int]:
+    files = [p for p in directory.rglob("*.py") if p.is_file()]
+    return len(files), sum(len(p.read_text(encoding="utf-8").splitlines()) for p in files)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--show-unjudged", action="store_true", help="print unjudged findings")
+    args = parser.parse_args()
+    data = json.loads(JUDGEMENTS.read_text(encoding="utf-8"))
+    verdicts = {(j["corpus"], j["file"], j["code"], j["source"]): j for j in data["judgements"]}
+
+    cookbook = fetch_cookbook()
+    missing, changed = check_github(data["github_files"])
+    corpora = {"pytrio-cookbook": (cookbook, set()), "github": (CORPUS / "github", set(changed))}
+
+    per_rule: dict[str, Counter] = defaultdict(Counter)
+    per_corpus: dict[str, Counter] = defaultdict(Counter)
+    unjudged: list[tuple[str, dict]] = []
+    engine_findings = 0
+    for name, (directory, skip) in corpora.items():
+        if not directory.is_dir():
+            continue
+        files, lines = lines_of(directory)
+        per_corpus[name].update(files=files, lines=lines)
+        for finding in lint(directory, skip):
+            per_corpus[name]["findings"] += 1
+            engine_findings += finding["code"].startswith("PTR9")
+            verdict = verdicts.get((name, finding["file"], finding["code"], finding["source"]))
+            if verdict is None:
+                unjudged.append((name, finding))
+                per_rule[finding["code"]]["unjudged"] += 1
+                continue
+            key = "true" if verdict["verdict"] else "false"
+            per_rule[finding["code"]][key] += 1
+            per_corpus[name][key] += 1
+
+    print("corpus            files   lines  findings  true  false")
+    for name, counts in per_corpus.items():
+        print(
+            f"{name:<16} {counts['files']:>6} {counts['lines']:>7} {counts['findings']:>9}"
+            f" {counts['true']:>5} {counts['false']:>6}"
+        )
+    if missing or changed:
+        print(f"github files not cached: {len(missing)}; changed (skipped): {len(changed)}")
+        for path in missing + changed:
+            entry = next(e for e in data["github_files"] if e["file"] == path)
+            print(f"  {path}: {entry['source']}")
+
+    print("\nrule     findings  true  false  unjudged  precision")
+    true_total = false_total = 0
+    below = []
+    for code in sorted(per_rule):
+        counts = per_rule[code]
+        judged = counts["true"] + counts["false"]
+        precision = counts["true"] / judged if judged else float("nan")
+        true_total += counts["true"]
+        false_total += counts["false"]
+        if judged >= RULE_MIN_FINDINGS and precision < TARGET_RULE:
+            below.append(code)
+        print(
+            f"{code:<8} {judged + counts['unjudged']:>8} {counts['true']:>5} {counts['false']:>6}"
+            f" {counts['unjudged']:>9}  {precision:>9.2f}"
+        )
+    judged = true_total + false_total
+    overall = true_total / judged if judged else 1.0
+    cookbook_findings = per_corpus["pytrio-cookbook"]["findings"]
+    print(
+        f"\noverall precision {overall:.2f} ({true_total}/{judged}; target >= {TARGET_OVERALL})"
+        f" · rules below {TARGET_RULE} with >= {RULE_MIN_FINDINGS} findings: {below or 'none'}"
+        f" · PTR9xx findings: {engine_findings} · pytrio-cookbook findings: {cookbook_findings}"
+        f" · unjudged: {len(unjudged)}"
+    )
+    for name, finding in unjudged if args.show_unjudged else ():
+        print(f"  UNJUDGED {name} {finding['file']}:{finding['line']} {finding['code']}")
+        print(f"           {finding['source']}")
+        print(f"           {finding['message']}")
+    ok = (
+        overall >= TARGET_OVERALL
+        and not below
+        and engine_findings == 0
+        and cookbook_findings == 0
+        and not unjudged
+    )
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
