@@ -49,8 +49,10 @@ def fetch_cookbook() -> Path:
     wheels = OUT / "wheels"
     wheels.mkdir(parents=True, exist_ok=True)
     subprocess.run(
-        [sys.executable, "-m", "pip", "download", "--no-deps", "--python-version", "3.12"]
-        + ["--only-binary=:all:", COOKBOOK, "-d", str(wheels), "-q"],
+        [
+            *(sys.executable, "-m", "pip", "download", "--no-deps", "--python-version", "3.12"),
+            *("--only-binary=:all:", COOKBOOK, "-d", str(wheels), "-q"),
+        ],
         check=True,
     )
     (wheel,) = wheels.glob("pytrio_cookbook-0.1.0-*.whl")
@@ -76,8 +78,15 @@ def lint(directory: Path, skip: set[str]) -> list[dict]:
         config = Path(tmp) / "trio-lint.toml"
         config.write_text(CONFIG)
         proc = subprocess.run(
-            [TRIO_LINT, "--config", str(config), "--no-cache", "--output-format", "json"]
-            + [str(directory)],
+            [
+                TRIO_LINT,
+                "--config",
+                str(config),
+                "--no-cache",
+                "--output-format",
+                "json",
+                directory,
+            ],
             capture_output=True,
             text=True,
             check=False,
