@@ -1,4 +1,4 @@
-"""Precision fixes measured on real code: what stays quiet by default, and how severe the rest is."""
+"""Precision fixes measured on real code: what stays quiet by default, how severe the rest is."""
 
 from __future__ import annotations
 
