@@ -19,20 +19,19 @@ BIN = Path(sys.executable).parent
 TRIO_LINT = str(BIN / "trio-lint")
 HERE = Path(__file__).resolve().parent
 
-# Safe fixes (PTR001, PTR202, PTR203, PTR201), an unsafe one (PTR102) and a finding without a fix.
+# Safe fixes (PTR001, PTR202, PTR203, PTR201), an unsafe one (PTR102) and a finding without a
+# fix (PTR207, the LoRA rank).
 BUGGY = """\
 import pytrio as trio
 from pytrio import SamplingParams
 
 service = trio.ServiceClient()
-training = service.create_lora_training_client(base_model="Qwen/Qwen3-4B-Instruct-2507")
+training = service.create_lora_training_client(
+    base_model="Qwen/Qwen3-4B-Instruct-2507", rank=4096
+)
 adam = trio.AdamParams(lr=1e-4, betas=(0.9, 0.95))
 params = SamplingParams(max_new_tokens=32)
 training.optim_step(adam)
-datum = trio.Datum(
-    model_input=trio.ModelInput.from_ints([1, 2, 3]),
-    loss_fn_inputs={"target_tokens": [-100, 2, 3]},
-)
 """
 
 CLEAN = """\
