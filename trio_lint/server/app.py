@@ -144,7 +144,11 @@ class TrioLintServer(LanguageServer):
                 if self.debounce:
                     await asyncio.sleep(self.debounce)
                 self._pending.discard(key)
-                await self.lint_now(key)
+                try:
+                    await self.lint_now(key)
+                except Exception:  # a server bug on one document must not stop the others
+                    self.log(f"trio-lint: cannot lint {key}:\n{traceback.format_exc()}",
+                             types.MessageType.Error)  # fmt: skip
         finally:
             self._tasks.pop(key, None)
 
