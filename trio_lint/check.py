@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from trio_lint.config import LintConfig
 from trio_lint.diagnostics import Severity
 from trio_lint.findings import Finding, Span
-from trio_lint.semantics.context import FUNCTION_NODES, LintContext
+from trio_lint.semantics.context import LintContext
 from trio_lint.semantics.model import SemanticModel, build_model
 from trio_lint.semantics.names import Binding
 
@@ -47,10 +47,21 @@ def rule_hooks(rule: type[Rule]) -> tuple[tuple[type[ast.AST], str, bool], ...]:
     return tuple(hooks)
 
 
+# Fields that never hold a node (names, flags, Load/Store): not worth a getattr per node.
+_SCALAR_FIELDS = frozenset(
+    {"ctx", "id", "attr", "arg", "type_comment", "kind", "level", "module", "conversion"}
+    | {"is_async", "simple", "tag"}
+)
+_FUNCTION_CLASSES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda})
+
+
 @cache
 def _child_fields(node_class: type[ast.AST]) -> tuple[str, ...]:
-    # Reversed, so children popped from the stack come out in source order; `ctx` is Load/Store.
-    return tuple(reversed([f for f in node_class._fields if f != "ctx"]))
+    # Reversed, so children popped from the stack come out in source order.
+    fields = [f for f in node_class._fields if f not in _SCALAR_FIELDS]
+    if node_class is ast.Constant:
+        fields = []
+    return tuple(reversed(fields))
 
 
 class _Leave:
@@ -100,45 +111,52 @@ def check_tree(
             table.setdefault(node_class, []).append((getattr(instance, attr), rule.code))
     crashed: set[str] = set()
 
-    def call(handlers: list[Handler], node: ast.AST) -> None:
-        for handler, code in handlers:
-            if code in crashed:
-                continue
-            try:
-                handler(node)
-            except Exception as exc:  # a rule bug must not cost the other rules or the file
-                crashed.add(code)
-                ctx.add_finding(_internal_error(code, node, exc))
+    def crash(code: str, node: ast.AST, exc: Exception) -> None:
+        """A rule bug must not cost the other rules or the file: report it, drop the rule."""
+        crashed.add(code)
+        ctx.add_finding(_internal_error(code, node, exc))
+        for table in (visit, leave):
+            for key, handlers in table.items():
+                table[key] = [h for h in handlers if h[1] != code]
 
     function_stack = ctx.function_stack
-    stack: list[ast.AST | _Leave] = [tree]
+    stack: list = [tree]
+    pop, push = stack.pop, stack.append
+    leave_marker = _Leave
     while stack:
-        item = stack.pop()
-        if type(item) is _Leave:
-            node = item.node
-            if isinstance(node, FUNCTION_NODES):
-                function_stack.pop()
-            handlers = leave.get(type(node))
-            if handlers:
-                call(handlers, node)
-            continue
-        node = item
+        node = pop()
         node_class = type(node)
+        if node_class is leave_marker:
+            node = node.node
+            node_class = type(node)
+            if node_class in _FUNCTION_CLASSES:
+                function_stack.pop()
+            for handler, code in leave.get(node_class, ()):
+                try:
+                    handler(node)
+                except Exception as exc:
+                    crash(code, node, exc)
+            continue
         handlers = visit.get(node_class)
         if handlers:
-            call(handlers, node)
-        if node_class in leave or isinstance(node, FUNCTION_NODES):
-            stack.append(_Leave(node))
-        if isinstance(node, FUNCTION_NODES):
-            function_stack.append(node)
+            for handler, code in handlers:
+                try:
+                    handler(node)
+                except Exception as exc:
+                    crash(code, node, exc)
+        is_function = node_class in _FUNCTION_CLASSES
+        if is_function or node_class in leave:
+            push(leave_marker(node))
+            if is_function:
+                function_stack.append(node)
         for field in _child_fields(node_class):
             value = getattr(node, field, None)
-            if type(value) is list:
+            if value.__class__ is list:
                 for child in reversed(value):
                     if isinstance(child, ast.AST):
-                        stack.append(child)
+                        push(child)
             elif isinstance(value, ast.AST):
-                stack.append(value)
+                push(value)
     for instance in instances:
         if instance.code in crashed:
             continue

@@ -100,12 +100,9 @@ class Rule:
 
     def __init__(self, ctx: LintContext) -> None:
         self.ctx = ctx
-
-    @property
-    def model(self) -> ModelView:
-        """The unit's semantic model, answering with this rule's `pytrio_only`
-        (`trio_lint/semantics/model.py` lists the queries)."""
-        return self.ctx.model.view(self.pytrio_only)
+        # The unit's semantic model, answering with this rule's `pytrio_only`
+        # (`trio_lint/semantics/model.py` lists the queries).
+        self.model: ModelView = ctx.model.view(self.pytrio_only)
 
     @classmethod
     def applies_to(cls, sdk_version: str) -> bool:

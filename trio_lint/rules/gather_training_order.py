@@ -96,15 +96,6 @@ No fix.
         ),
     )
 
-    def __init__(self, ctx) -> None:
-        super().__init__(ctx)
-        self._lists: dict[str, list[str]] = {}
-
-    def leave_Assign(self, node: ast.Assign) -> None:
-        for target in node.targets:
-            if isinstance(target, ast.Name):
-                self._lists[target.id] = _training_calls(node.value)
-
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
         runner = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
@@ -114,6 +105,12 @@ No fix.
         for arg in node.args:
             calls += _training_calls(arg)
             if isinstance(arg, ast.Starred) and isinstance(arg.value, ast.Name):
-                calls += self._lists.get(arg.value.id, [])
+                # `gather(*coros)`: what the model says the list was built from.
+                for origin in self.model.origins(arg.value)[1:]:
+                    func = origin.func if isinstance(origin, ast.Call) else None
+                    if isinstance(func, ast.Attribute) and (
+                        func.attr in _FB or func.attr == "optim_step_async"
+                    ):
+                        calls.append(func.attr)
         if "optim_step_async" in calls and any(c in _FB for c in calls):
             self.report(node, self.message.format(runner="asyncio.gather"))

@@ -133,35 +133,43 @@ No fix: where to refresh (every step, every k steps) is the author's choice.
         ),
     )
 
-    def visit_Module(self, node: ast.Module) -> None:
-        self._scan(node.body)
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        # A byte check spares the bookkeeping in almost every file.
+        self._active = "sampling_client" in ctx.source and "optim_step" in ctx.source
+        self._makers: dict[int, dict[str, str]] = {}  # scope -> sampler name -> trainer text
+        self._loops: dict[int, list[ast.For | ast.AsyncFor | ast.While]] = {}
 
-    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        self._scan(node.body)
+    def _scope(self) -> int:
+        stack = self.ctx.function_stack
+        return id(stack[-1]) if stack else 0
 
-    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
-
-    def _scan(self, body: list[ast.stmt]) -> None:
-        if "sampling_client" not in self.ctx.source or "optim_step" not in self.ctx.source:
-            return  # a byte check spares the walk in almost every file
-        makers: dict[str, str] = {}  # sampler name -> trainer text
-        for node in _walk_body(body):
-            if isinstance(node, ast.Assign) and len(node.targets) == 1:
-                target, value = node.targets[0], _unawait(node.value)
-                if (
-                    isinstance(target, ast.Name)
-                    and isinstance(value, ast.Call)
-                    and isinstance(value.func, ast.Attribute)
-                    and value.func.attr in _MAKERS
-                ):
-                    typ = self.model.type_of(value.func.value)
-                    if typ is not None and typ.kind is Kind.TRAINING_CLIENT:
-                        makers[target.id] = ast.unparse(value.func.value)
-        if not makers:
+    def visit_Assign(self, node: ast.Assign) -> None:
+        if not self._active or len(node.targets) != 1:
             return
+        target, value = node.targets[0], _unawait(node.value)
+        if (
+            isinstance(target, ast.Name)
+            and isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Attribute)
+            and value.func.attr in _MAKERS
+        ):
+            typ = self.model.type_of(value.func.value)
+            if typ is not None and typ.kind is Kind.TRAINING_CLIENT:
+                makers = self._makers.setdefault(self._scope(), {})
+                makers[target.id] = ast.unparse(value.func.value)
+
+    def visit_For(self, node: ast.For | ast.AsyncFor | ast.While) -> None:
+        if self._active:
+            self._loops.setdefault(self._scope(), []).append(node)
+
+    visit_AsyncFor = visit_For  # type: ignore[assignment]
+    visit_While = visit_For  # type: ignore[assignment]
+
+    def finish(self) -> None:
         reported: set[int] = set()
-        for loop in _walk_body(body):
-            if isinstance(loop, _LOOPS):
+        for scope, makers in self._makers.items():
+            for loop in self._loops.get(scope, ()):
                 self._check_loop(loop, makers, reported)
 
     def _check_loop(

@@ -182,6 +182,8 @@ class SemanticModel:
         self._method_of: dict[int, _Scope] = {}  # id(`self.m` Attribute) -> class scope
         self._origins: set[str] = set()  # SDK roots imported at module level (and by the seed)
         self._views: dict[bool, ModelView] = {}
+        self._qualnames: dict[int, tuple[str, str] | None] = {}
+        self._client_calls: dict[int, tuple[Kind, str] | None] = {}
 
     # ---- views -----------------------------------------------------------------------------
 
@@ -228,7 +230,11 @@ class SemanticModel:
 
     def qualified_name(self, expr: ast.AST | None, *, pytrio_only: bool = False) -> str | None:
         """Canonical `pytrio.X.y` for an expression naming an SDK symbol, else None."""
-        found = self._qualified(expr, 0)
+        key = id(expr)
+        if key in self._qualnames:
+            found = self._qualnames[key]
+        else:
+            found = self._qualnames[key] = self._qualified(expr, 0)
         if found is None:
             return None
         qualname, origin = found
@@ -297,11 +303,17 @@ class SemanticModel:
         func = call.func
         if not isinstance(func, ast.Attribute):
             return None
+        key = id(call)
+        if key in self._client_calls:
+            return self._client_calls[key]
         recv = self.type_of(func.value)
         if recv is not None:
-            return (recv.kind, func.attr) if recv.is_client else None
-        kind = DISTINCTIVE_METHODS.get(func.attr)
-        return (kind, func.attr) if kind is not None else None
+            found = (recv.kind, func.attr) if recv.is_client else None
+        else:
+            kind = DISTINCTIVE_METHODS.get(func.attr)
+            found = (kind, func.attr) if kind is not None else None
+        self._client_calls[key] = found
+        return found
 
     def method_returns(self, kind: Kind, name: str) -> SdkType | None:
         return self.methods.get(kind, {}).get(name)
