@@ -378,3 +378,27 @@ async def test_notebook_cells(client: LanguageClient, workspace):
         )
     )
     assert await diagnostics(client, uris[2], since) == []
+
+
+async def test_a_burst_of_changes_is_linted_once_for_the_newest_text(
+    client: LanguageClient, workspace
+):
+    directory = project(workspace, "debounce")
+    path = directory / "train.py"
+    await open_document(client, path, CLEAN)
+    since = len(client.published)
+    texts = [CLEAN + "adam = trio.AdamParams(lr=1e-4)\n" * n for n in range(1, 9)]
+    for version, text in enumerate(texts, start=2):
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(
+                    uri=path.as_uri(), version=version
+                ),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+            )
+        )
+    final = await diagnostics(client, path.as_uri(), since, version=len(texts) + 1)
+    assert [d.code for d in final] == ["PTR202"] * len(texts)
+    lints = [p for p in client.published[since:] if p.uri == path.as_uri()]
+    assert len(lints) < len(texts)  # coalesced, and the last one is the newest text
+    assert lints[-1].version == len(texts) + 1

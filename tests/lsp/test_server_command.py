@@ -46,3 +46,8 @@ def test_bad_options_are_named():
     result = run("--debounce-ms", "-1")
     assert result.returncode == 2 and "--debounce-ms" in result.stderr
     assert "stdio" in run("--help").stdout
+
+
+def test_the_server_exits_when_its_client_goes_away():
+    result = run()  # stdin is empty: the client closed the pipe
+    assert result.returncode == 0
