@@ -402,3 +402,18 @@ async def test_a_burst_of_changes_is_linted_once_for_the_newest_text(
     lints = [p for p in client.published[since:] if p.uri == path.as_uri()]
     assert len(lints) < len(texts)  # coalesced, and the last one is the newest text
     assert lints[-1].version == len(texts) + 1
+
+
+async def test_a_request_right_after_an_edit_sees_that_edit(client: LanguageClient, workspace):
+    directory = project(workspace, "settled")
+    path = directory / "train.py"
+    await open_document(client, path, CLEAN)
+    text = CLEAN.replace("learning_rate=", "lr=")
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=path.as_uri(), version=2),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+        )
+    )
+    actions = await code_actions(client, path.as_uri(), text, only=["quickfix"])  # no wait
+    assert any("learning_rate" in a.title for a in actions)

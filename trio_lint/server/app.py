@@ -211,6 +211,14 @@ class TrioLintServer(LanguageServer):
 
     # --- lookups for hover and code actions ------------------------------------------------------
 
+    async def settled(self, uri: str, timeout: float = 5.0) -> None:
+        """Wait for a lint of the document's target that is under way (a request that comes
+        right after an edit should see that edit's findings, not none)."""
+        task = self._tasks.get(self.key_of(uri))
+        if task is not None:
+            with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
+                await asyncio.wait_for(asyncio.shield(task), timeout)
+
     def state_for(self, uri: str) -> tuple[DocumentState, int | None] | None:
         """The fresh state of the target holding `uri`, and the cell it is (None for a file)."""
         key = self.key_of(uri)
@@ -311,6 +319,7 @@ def build(config: Path | None = None, debounce: float = DEFAULT_DEBOUNCE) -> Tri
     async def code_action(
         ls: TrioLintServer, params: types.CodeActionParams
     ) -> list[types.CodeAction] | None:
+        await ls.settled(params.text_document.uri)
         found = ls.state_for(params.text_document.uri)
         if found is None:
             return None
@@ -353,8 +362,9 @@ def build(config: Path | None = None, debounce: float = DEFAULT_DEBOUNCE) -> Tri
         return action
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
-    def on_hover(ls: TrioLintServer, params: types.HoverParams) -> types.Hover | None:
+    async def on_hover(ls: TrioLintServer, params: types.HoverParams) -> types.Hover | None:
         uri = params.text_document.uri
+        await ls.settled(uri)
         key = ls.key_of(uri)
         target = ls.target_of(key)
         if target is None:
