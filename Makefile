@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint format docs bench install clean
+.PHONY: demo test lint format docs facts bench install clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,12 @@ demo: $(STAMP)
 # Render the generated docs (references/lint-rules.md, references/mcp-tools.md and the
 # <!-- BEGIN GENERATED: name --> blocks) from pytrio_facts, the rule registry and the MCP tools.
 docs: $(STAMP)
+	$(BIN)/python -m docgen.render
+
+# Regenerate pytrio_facts/api_versions.json from every pytrio wheel on PyPI (the only target that
+# downloads: wheels are cached under ~/.cache/pytrio-facts), then the docs built from it.
+facts: $(STAMP)
+	$(BIN)/python -m pytrio_facts.generate_api
 	$(BIN)/python -m docgen.render
 
 lint: $(STAMP)

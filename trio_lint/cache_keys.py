@@ -28,7 +28,7 @@ def code_fingerprint() -> str:
     for base in (here, os.path.join(os.path.dirname(here), "pytrio_facts")):
         for directory, _, names in os.walk(base):
             for name in names:
-                if name.endswith(".py"):
+                if name.endswith((".py", ".json")):
                     stat = os.stat(os.path.join(directory, name))
                     parts.append(f"{directory}/{name}:{stat.st_mtime_ns}:{stat.st_size}")
     return digest("\n".join(sorted(parts)), 8)

@@ -49,7 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
     selection.add_argument("--ignore", action="append", metavar="CODES")
     selection.add_argument(
         "--target-version",
-        help="the SDK line the code targets: 0.1 or 0.2 (default: the installed pytrio)",
+        help="the pytrio release the code targets, such as 0.2.8, or a line (0.2: its newest"
+        " release); default: the installed pytrio, else the newest release",
     )
     selection.add_argument("--sdk-modules", help="comma-separated SDK modules (pytrio,tinker)")
     selection.add_argument(

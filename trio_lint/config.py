@@ -4,53 +4,18 @@ from __future__ import annotations
 
 import difflib
 import json
-import os
-import re
-import sys
 import tomllib
 from dataclasses import dataclass, field, fields, replace
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 from trio_lint.digest import digest
-
-DEFAULT_SDK_VERSION = "0.2.9"
-_TARGET_VERSION = re.compile(r"0\.[12](\.\d+\S*)?")
+from trio_lint.target_version import default_version, resolve_version
 
 
-@cache
-def installed_sdk_version() -> str:
-    """`target-version`'s default: the installed pytrio's version, else "0.2" (issue 4)."""
-    version = _distribution_version("pytrio")
-    if version is None:
-        return "0.2"
-    return version if _TARGET_VERSION.fullmatch(version) else "0.2"
-
-
-def _distribution_version(name: str) -> str | None:
-    """The installed version from the `<name>-<version>.dist-info` directory on sys.path.
-    (importlib.metadata costs ~0.1 s to import and scan in a large venv; this is a few listdirs
-    and runs on every `trio-lint` start.)"""
-    prefix = name.replace("-", "_").lower() + "-"
-    for entry in sys.path:
-        try:
-            names = os.listdir(entry or ".")  # noqa: PTH208 - start-up path, strings suffice
-        except OSError:
-            continue
-        for candidate in names:
-            lowered = candidate.lower()
-            if lowered.startswith(prefix) and lowered.endswith(".dist-info"):
-                return candidate[len(prefix) : -len(".dist-info")]
-    return None
-
-
-def check_target_version(value: str) -> str:
-    """`0.1` or `0.2` (or a full version of those lines, such as `0.2.9`)."""
-    value = str(value).strip()
-    if not _TARGET_VERSION.fullmatch(value):
-        raise ValueError("must be `0.1` or `0.2` (or a full version such as `0.2.9`)")
-    return value
+def check_target_version(value: object) -> str:
+    """Any released pytrio ("0.2.8") or a line ("0.2", its newest release) -> the release."""
+    return resolve_version(value)
 
 
 DEFAULT_EXCLUDES = (
@@ -95,7 +60,7 @@ class LintConfig:
     extend_exclude: tuple[str, ...] = ()
     sdk_modules: tuple[str, ...] = ("pytrio",)
     trainable_models: tuple[str, ...] = ()
-    target_version: str = field(default_factory=installed_sdk_version)
+    target_version: str = field(default_factory=default_version)
     # Lint files even when they never mention an SDK module (skips the byte prefilter).
     force_sdk: bool = False
     # Also lint the ```python blocks of Markdown files found below a directory (opt-in, as ruff
