@@ -248,7 +248,8 @@ def test_generator_pairs_renames_by_docstring(tmp_path: Path) -> None:
     def release(version: str, params: str, docs: str) -> tuple[dict, dict]:
         files = {
             "pytrio/__init__.py": "from .conf import configure as configure\n",
-            "pytrio/conf.py": f'def configure(*, {params}):\n    """Set.\n\n    Args:\n{docs}    """\n',
+            "pytrio/conf.py": f"def configure(*, {params}):\n"
+            f'    """Set.\n\n    Args:\n{docs}    """\n',
         }
         wheel = generate_api.Wheel(
             version, generate_api.read_modules(_wheel(tmp_path, files, version))
