@@ -1,53 +1,59 @@
-"""PTR005 changed-signature: calls shaped for a 0.1 signature that 0.2 changed."""
+"""PTR005 changed-signature: more positional arguments than the target release's signature takes."""
 
 from __future__ import annotations
 
 import ast
 
-import libcst as cst
-
 from trio_lint.diagnostics import Applicability, Severity
+from trio_lint.rules import _conformance as conformance
 from trio_lint.rules._common import drop_positional
-from trio_lint.rules.base import Invalid, Rule, Valid, edit, safe_fix
-from trio_lint.semantics.receivers import Kind
+from trio_lint.rules.base import Fix, Invalid, Rule, Valid, edit, safe_fix
 
-_SAVE_AND_SAMPLE = (
-    "save_weights_and_get_sampling_client",
-    "save_weights_and_get_sampling_client_async",
+# Reviewed by hand: 0.1's (training_run_id, checkpoint_id) became (checkpoint_id) in 0.2.0, which
+# keys archives by checkpoint id only, so dropping the first argument keeps the meaning.
+_DROP_FIRST = (
+    "RestClient.get_checkpoint_archive_url",
+    "RestClient.get_checkpoint_archive_url_async",
 )
-_ARCHIVE = ("get_checkpoint_archive_url", "get_checkpoint_archive_url_async")
+_ADVICE = {
+    "TrainingClient.save_weights_and_get_sampling_client": (
+        "it saves temporary weights with a 6 h TTL; for a named save use "
+        "`train.create_sampling_client(model_path=train.save_weights_for_sampler(name).result().path)`"
+    ),
+}
 
 
 class ChangedSignature(Rule):
     code = "PTR005"
     name = "changed-signature"
-    message = "{what}"
+    message = "`{owner}` takes {allowed} on pytrio {target} ({given} given){earlier}{advice}"
     severity = Severity.ERROR
     # Facts of PyTRIO's own SDK (not Tinker's): see the doc's References.
     pytrio_only = True
-    min_sdk = "0.2"
     fix_safety = Applicability.SAFE
     doc = """
 ## What it does
-Flags calls written for a 0.1 signature that 0.2 changed:
-- `rest.get_checkpoint_archive_url(training_run_id, checkpoint_id)`: 0.2 takes only the
-  checkpoint id;
-- `train.save_weights_and_get_sampling_client(name)`: 0.2 takes no arguments.
+Flags a call of a pytrio function, method or type with more positional arguments than the target
+release (`target-version`, by default the installed pytrio) accepts, and names the last release
+whose signature took them: `rest.get_checkpoint_archive_url(training_run_id, checkpoint_id)` and
+`train.save_weights_and_get_sampling_client(name)` are 0.1 signatures; `trio.configure(...)` and
+the types (`trio.Datum(...)`, `trio.SamplingParams(...)`) take keywords only.
 
 ## Why is this bad?
-Both raise `TypeError` on 0.2. The 0.2 `save_weights_and_get_sampling_client()` saves *temporary* weights with a
-6 h TTL; for a named, lasting checkpoint save it yourself.
+The call raises `TypeError` on the target release. The 0.2 `save_weights_and_get_sampling_client()`
+takes no name: it saves *temporary* weights with a 6 h TTL; for a named, lasting checkpoint save
+it yourself.
 
 ## Fix safety
 Dropping the run id from `get_checkpoint_archive_url` is safe: 0.2 keys archives by checkpoint id
-only. The sampling-client form has no fix (a named save and a temporary one differ).
+only. Other calls have no fix.
 
 ## References
 - pytrio 0.2.9: `pytrio.RestClient.get_checkpoint_archive_url`, `pytrio.TrainingClient.save_weights_and_get_sampling_client`
+- pytrio 0.1.13: `pytrio.RestClient.get_checkpoint_archive_url`
 """
     evidence = """
-- api-diff.md row 48; §3.3 (changed); TRIO005
-- (`029:client/rest.py:293-307`; `029:client/training.py:71-73, 1092-1101`)
+- generated: pytrio_facts/api_versions.json; api-diff.md row 48; §3.3 (changed)
 """
     VALID = (
         Valid(
@@ -87,35 +93,44 @@ only. The sampling-client form has no fix (a named save and a temporary one diff
         Invalid(
             "import pytrio as trio\n"
             "async def main(train: trio.TrainingClient):\n"
-            "    return await train.save_weights_and_get_sampling_client_async(name='step-1')\n",
+            "    return await train.save_weights_and_get_sampling_client_async('step-1')\n",
             fixed=None,
+        ),
+        Invalid(
+            "import pytrio as trio\nsp = trio.SamplingParams(64)\n",
+            fixed=None,
+            message_contains="no positional arguments",
         ),
     )
 
     def visit_Call(self, node: ast.Call) -> None:
-        found = self.model.client_call(node)
-        if found is None:
-            return
-        kind, method = found
-        if kind is Kind.REST_CLIENT and method in _ARCHIVE and len(node.args) == 2:
+        for issue in conformance.issues_of_call(self.ctx, node):
+            if conformance.code_of(issue) != self.code:
+                continue
+            earlier = ""
+            if issue.earlier is not None:
+                version, _count, names = issue.earlier
+                earlier = f"; pytrio {version} took ({', '.join(names)})"
+            advice = _ADVICE.get(issue.owner.removesuffix("_async"))
+            fix: Fix | None = None
+            if issue.owner in _DROP_FIRST and issue.given == 2 and issue.allowed == 1:
+                fix = safe_fix("Drop the run id", edit(node, "Call", drop_positional(0)))
+                advice = "drop the run id: 0.2 keys archives by checkpoint id"
             self.report(
                 node,
                 self.message.format(
-                    what=f"`{method}` takes only the checkpoint id on 0.2; drop the run id"
+                    owner=issue.owner,
+                    allowed=_positional(issue.allowed),
+                    target=issue.target,
+                    given=issue.given,
+                    earlier=earlier,
+                    advice=f"; {advice}" if advice else "",
                 ),
-                fix=safe_fix("Drop the run id", edit(node, cst.Call, drop_positional(0))),
+                fix=fix,
             )
-        elif (
-            kind is Kind.TRAINING_CLIENT
-            and method in _SAVE_AND_SAMPLE
-            and (node.args or node.keywords)
-        ):
-            self.report(
-                node,
-                self.message.format(
-                    what=f"`{method}` takes no arguments on 0.2 (it saves temporary weights "
-                    "with a 6 h TTL); for a named save use "
-                    "`train.create_sampling_client(model_path="
-                    "train.save_weights_for_sampler(name).result().path)`"
-                ),
-            )
+
+
+def _positional(count: int) -> str:
+    if count == 0:
+        return "no positional arguments"
+    return conformance.plural(count, "positional argument")

@@ -1,4 +1,5 @@
-"""PTR006 removed-result-attribute: `.elapsed_time` on results (removed in 0.2)."""
+"""PTR006 removed-result-attribute: a field of a pytrio result or type that the target release
+removed (`.elapsed_time` on 0.2)."""
 
 from __future__ import annotations
 
@@ -6,45 +7,39 @@ import ast
 
 from pytrio_facts.versions import REMOVED_RESULT_ATTRIBUTES
 from trio_lint.diagnostics import Severity
+from trio_lint.rules import _conformance as conformance
 from trio_lint.rules.base import Invalid, Rule, Valid
-from trio_lint.semantics.receivers import Kind
-
-_RESULTS = frozenset(
-    {
-        Kind.FORWARD_BACKWARD_OUTPUT,
-        Kind.OPTIM_STEP_RESPONSE,
-        Kind.SAMPLE_RESPONSE,
-        Kind.SAVE_WEIGHTS_RESPONSE,
-        Kind.SAVE_WEIGHTS_FOR_SAMPLER_RESPONSE,
-    }
-)
 
 
 class RemovedResultAttribute(Rule):
     code = "PTR006"
     name = "removed-result-attribute"
-    message = "`{kind}.{attr}` was removed in pytrio 0.2: {replacement}"
+    message = "{what}: {consequence}{advice}"
     severity = Severity.ERROR
     # Facts of PyTRIO's own SDK (not Tinker's): see the doc's References.
     pytrio_only = True
-    min_sdk = "0.2"
     doc = """
 ## What it does
-Flags `.elapsed_time` read from a forward-backward, optimizer-step, sample or save result.
+Flags a field read from a pytrio result or type (a forward-backward, optimizer-step, sample or
+save result, a checkpoint, ...) that an earlier release had and the target release
+(`target-version`, by default the installed pytrio) removed or renamed, and names the release:
+`.elapsed_time` (gone from every result in 0.2.0), `Checkpoint.tinker_path` (renamed to `path` in
+0.2.5), and every later change.
 
 ## Why is this bad?
-0.1.13 results carried an `elapsed_time` field; 0.2.9 removed it from all five result types, so the read raises `AttributeError`, typically in the logging line after a
-training step that already ran.
+The read raises `AttributeError`, typically in the logging line after a training step that
+already ran.
 
 ## Fix safety
-No fix: the timing has to be measured where the call starts.
+No fix: the timing has to be measured where the call starts, and a renamed field may hold a
+different shape.
 
 ## References
 - pytrio 0.2.9: `pytrio.types.ForwardBackwardOutput`, `pytrio.types.OptimStepResponse`, `pytrio.types.SampleResponse`
 - pytrio 0.1.13: `pytrio.types.ForwardBackwardOutput` (`elapsed_time`)
 """
     evidence = """
-- api-diff.md §3.3 (removed); TRIO005
+- generated: pytrio_facts/api_versions.json; api-diff.md §3.3 (removed)
 """
     VALID = (
         Valid(
@@ -57,6 +52,12 @@ No fix: the timing has to be measured where the call starts.
             "import pytrio as trio\n"
             "out = train.forward_backward(batch).result()\nprint(out.elapsed_time)\n",
             config={"target-version": "0.1"},
+        ),
+        Valid(
+            "import pytrio as trio\n"
+            "def paths(rest: trio.RestClient):\n"
+            "    return [c.tinker_path for c in rest.list_user_checkpoints().result().checkpoints]\n",
+            config={"target-version": "0.2.4"},
         ),
     )
     INVALID = (
@@ -76,15 +77,34 @@ No fix: the timing has to be measured where the call starts.
             "def step(train: trio.TrainingClient, adam):\n"
             "    return train.optim_step(adam).result().elapsed_time\n",
         ),
+        Invalid(
+            "import pytrio as trio\n"
+            "def paths(rest: trio.RestClient):\n"
+            "    return [c.tinker_path for c in rest.list_user_checkpoints().result().checkpoints]\n",
+            message_contains="renamed to `path` in pytrio 0.2.5",
+        ),
     )
 
+    def visit_Call(self, node: ast.Call) -> None:
+        for issue in conformance.issues_of_call(self.ctx, node):
+            self._report(issue)
+
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        replacement = REMOVED_RESULT_ATTRIBUTES.get(node.attr)
-        if replacement is None:
+        issue = conformance.issue_of_attribute(self.ctx, node)
+        if issue is not None:
+            self._report(issue)
+
+    def _report(self, issue: conformance.Issue) -> None:
+        if conformance.code_of(issue) != self.code:
             return
-        typ = self.model.type_of(node.value)
-        if typ is not None and typ.kind in _RESULTS:
-            self.report(
-                node,
-                self.message.format(kind=typ.kind, attr=node.attr, replacement=replacement),
-            )
+        advice = REMOVED_RESULT_ATTRIBUTES.get(issue.name)
+        if advice is None and issue.rename is not None:
+            advice = f"read `.{issue.rename}`"
+        self.report(
+            issue.node,
+            self.message.format(
+                what=conformance.describe(issue),
+                consequence=conformance.consequence(issue),
+                advice=f"; {advice}" if advice else "",
+            ),
+        )

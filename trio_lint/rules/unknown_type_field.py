@@ -1,4 +1,5 @@
-"""PTR203 unknown-type-field: a keyword that `AdamParams` or `SamplingParams` does not have."""
+"""PTR203 unknown-type-field: a keyword that no release of a pytrio type (`AdamParams`,
+`SamplingParams`, `Datum`, ...) has as a field."""
 
 from __future__ import annotations
 
@@ -6,17 +7,13 @@ import ast
 
 import libcst as cst
 
-from pytrio_facts.sdk import ADAM_PARAMS, SAMPLING_PARAMS
 from trio_lint.diagnostics import Applicability, Severity
+from trio_lint.rules import _conformance as conformance
 from trio_lint.rules.base import Invalid, Rule, Valid, edit, rename_keyword, safe_fix
 
-_FIELDS = {
-    "AdamParams": {field.name for field in ADAM_PARAMS},
-    # `ignore_eos` exists on 0.1 only; PTR004 reports it on 0.2.
-    "SamplingParams": {field.name for field in SAMPLING_PARAMS} | {"ignore_eos"},
-}
-# Reported by their own rules (PTR201 hf-max-new-tokens, PTR202 hf-lr).
-_OWN_RULES = {("SamplingParams", "max_new_tokens"), ("AdamParams", "lr")}
+# Which fields a type has comes from the API data of every release (a field of an older or newer
+# release is PTR004's or PTR007's); `max_new_tokens` and `lr` are PTR201's and PTR202's. What
+# follows is advice for habits from PyTorch and Hugging Face.
 _RENAMES = {("AdamParams", "epsilon"): "eps"}
 _HINTS = {
     "betas": "write `beta1=..., beta2=...`",
@@ -30,6 +27,7 @@ _HINTS = {
     "weight_decay_rate": "use `weight_decay`",
     "clip_grad_norm": "use `grad_clip_norm` (0.2)",
     "max_grad_norm": "use `grad_clip_norm` (0.2)",
+    "tokens": "build it with `trio.ModelInput.from_ints(tokens)`",
 }
 
 
@@ -56,9 +54,11 @@ class UnknownTypeField(Rule):
     fix_safety = Applicability.SAFE
     doc = """
 ## What it does
-Flags keyword arguments that `trio.AdamParams` or `trio.SamplingParams` do not define, such as
+Flags keyword arguments that no pytrio release defines as a field of the type being built
+(`trio.AdamParams`, `trio.SamplingParams`, `trio.Datum`, `trio.ModelInput`, ...), such as
 PyTorch's `betas=`/`epsilon=` or Hugging Face's `do_sample=`, `num_beams=`,
-`num_return_sequences=`, `repetition_penalty=`.
+`num_return_sequences=`, `repetition_penalty=`. The fields of every release come from its wheel;
+a field of an older or newer release is reported as removed (PTR004) or added (PTR007).
 
 ## Why is this bad?
 Every PyTRIO type is a Pydantic model with `extra="forbid"`, so the
@@ -109,17 +109,26 @@ renames of the same quantity. Other keywords have no fix.
         Invalid(
             "from pytrio.types import SamplingParams\nsp = SamplingParams(max_tokens=8, num_beams=4)\n",
         ),
+        Invalid(
+            "import pytrio as trio\nprompt = trio.ModelInput(tokens=[1, 2, 3])\n",
+            message_contains="`ModelInput` has no field `tokens`",
+        ),
     )
 
     def visit_Call(self, node: ast.Call) -> None:
+<<<<<<< HEAD
         type_name = next((t for t in _FIELDS if self.model.is_sdk(node.func, t)), None)
         if type_name is None:
             return
+=======
+>>>>>>> 9ce1dc7 (trio-lint conformance rules from the API data: PTR003 removed-api, PTR004 removed-keyword (configure 0.2.8->0.2.9 renames with safe fixes), PTR005 changed-signature (positional count), PTR006 removed-result-attribute, PTR007 newer-api, PTR203 fields of every type, new PTR212 unknown-keyword and PTR213 unknown-attribute; the hand-kept name lists only give advice now)
         given = {kw.arg for kw in node.keywords}
-        for kw in node.keywords:
-            field = kw.arg
-            if field is None or field in _FIELDS[type_name] or (type_name, field) in _OWN_RULES:
+        for issue in conformance.issues_of_call(self.ctx, node):
+            if conformance.code_of(issue) != self.code or not isinstance(issue.node, ast.keyword):
                 continue
+            kw = issue.node
+            type_name = issue.owner
+            field = issue.name
             fix = None
             rename = _RENAMES.get((type_name, field))
             if rename is not None and rename not in given:

@@ -1,0 +1,487 @@
+"""Conformance of calls and attributes to the API of the target pytrio release.
+
+Shared by the rules that report what it finds (not a rule module: the registry skips `_` names):
+PTR003 removed-api, PTR004 removed-keyword, PTR005 changed-signature, PTR006
+removed-result-attribute, PTR007 newer-api, PTR203 unknown-type-field, PTR212 unknown-keyword,
+PTR213 unknown-attribute. Every answer comes from `pytrio_facts/api_versions.json`, the API of
+every released pytrio read from its wheel, so "removed in X / added in Y / renamed in Z" names
+the release.
+
+Only expressions the semantics resolve to a PyTRIO object are checked: SDK names
+(`trio.configure`, `trio.types.X`, `from pytrio import X`) and receivers typed as clients,
+futures or result objects. Anything else is unknown and never reported.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from functools import cache
+from typing import TYPE_CHECKING, Literal
+from weakref import WeakKeyDictionary
+
+from pytrio_facts.api_model import (
+    PYDANTIC_MEMBERS,
+    Class,
+    Function,
+    History,
+    Module,
+    api_data,
+    history,
+    renamed,
+)
+
+if TYPE_CHECKING:
+    from trio_lint.semantics.context import LintContext
+
+Category = Literal["removed", "added", "unknown", "positional"]
+What = Literal["name", "method", "attribute", "keyword"]
+
+# Names other rules own, with their own message and fix (no second finding here):
+# PTR211 wrong-sample-attribute, PTR308 wrong-metric-key, PTR404 client-close, PTR201
+# hf-max-new-tokens, PTR202 hf-lr.
+_OWNED_ATTRIBUTES = {
+    "pytrio.types.SampleResponse": frozenset({"samples", "outputs", "generations", "completions"}),
+    "pytrio.types.ForwardBackwardOutput": frozenset({"loss"}),
+    **{
+        f"pytrio.{client}": frozenset({"close", "aclose", "shutdown", "disconnect"})
+        for client in ("ServiceClient", "TrainingClient", "SamplingClient", "RestClient")
+    },
+}
+_OWNED_KEYWORDS = {("pytrio.SamplingParams", "max_new_tokens"), ("pytrio.AdamParams", "lr")}
+
+
+@dataclass(frozen=True, slots=True)
+class Issue:
+    """One mismatch between the code and the target release."""
+
+    category: Category
+    what: What
+    node: ast.AST  # where to report
+    symbol: str  # the data symbol: "pytrio.configure", "pytrio.TrainingClient", "pytrio"
+    owner: str  # for messages: "pytrio.configure", "TrainingClient.save_state", "pytrio.types"
+    name: str  # the attribute, method or keyword ("" for positional issues)
+    history: History
+    target: str
+    rename: str | None = None  # the new name (renamed in `history.removed_in`)
+    catch_all: str | None = None  # the `**kwargs` an unknown keyword lands in
+    pydantic: bool = False  # the owner is an SDK pydantic model (a type or a result)
+    given: int = 0  # positional issues: arguments passed
+    allowed: int = 0  # positional issues: what the target release takes
+    earlier: tuple[str, int, tuple[str, ...]] | None = None  # (release, count, names) that fit
+    member: str = ""  # call issues: the method called on `symbol` ("" for functions, constructors)
+
+
+def target(ctx: LintContext) -> str:
+    return str(ctx.sdk_version)
+
+
+def _kind_symbol(kind: str) -> str | None:
+    symbols = _symbols()
+    for candidate in (f"pytrio.{kind}", f"pytrio.types.{kind}"):
+        if candidate in symbols:
+            return candidate
+    return None
+
+
+@cache
+def _symbols() -> frozenset[str]:
+    return frozenset(api_data().symbol_names())
+
+
+def _display(symbol: str) -> str:
+    """`pytrio.types.SampleResponse` -> `SampleResponse`; functions and modules stay dotted."""
+    head, _, last = symbol.rpartition(".")
+    return last if head and last[:1].isupper() else symbol
+
+
+def _receiver_symbol(ctx: LintContext, expr: ast.expr) -> str | None:
+    typ = ctx.receivers.type_of(expr)
+    return _kind_symbol(str(typ.kind)) if typ is not None else None
+
+
+def _module_of(qualname: str) -> tuple[str, str] | None:
+    """`pytrio.types.X` -> ("pytrio.types", "X"); `pytrio.X` -> ("pytrio", "X")."""
+    head, _, name = qualname.rpartition(".")
+    if head in ("pytrio", "pytrio.types"):
+        return head, name
+    return None
+
+
+def attribute_issue(ctx: LintContext, node: ast.Attribute, *, called: bool) -> Issue | None:
+    """`trio.X`, `trio.types.X`, `Class.member`, or `obj.member` on a typed PyTRIO object."""
+    name = node.attr
+    if name.startswith("_"):
+        return None
+    release = target(ctx)
+    data = api_data()
+    parent = ctx.qualified_name(node.value)
+    if parent is not None:
+        symbol = _canonical_symbol(parent)
+        if symbol is None:
+            return None
+        found = data.symbol(symbol, release)
+        if found is None or isinstance(found, Function):
+            return None
+        if isinstance(found, Class) and _class_has(found, name):
+            return None
+        if isinstance(found, Module) and name in found.names:
+            return None
+        what: What = "name" if isinstance(found, Module) else ("method" if called else "attribute")
+        seen = history(data.present(symbol, name), release)
+        if not seen.known and isinstance(found, Class) and not found.closed:
+            return None
+        return Issue(
+            _category(seen),
+            what,
+            node,
+            symbol,
+            _display(symbol),
+            name,
+            seen,
+            release,
+            pydantic=isinstance(found, Class) and found.pydantic,
+        )
+    symbol = _receiver_symbol(ctx, node.value)
+    if symbol is None:
+        return None
+    found = data.symbol(symbol, release)
+    if not isinstance(found, Class) or _class_has(found, name):
+        return None
+    if name in _OWNED_ATTRIBUTES.get(symbol, ()):
+        return None
+    seen = history(data.present(symbol, name), release)
+    if not seen.known and not (found.closed and (called or found.pydantic)):
+        # An instance attribute set outside __init__ is not listed: only calls of unknown
+        # methods and reads of unknown fields of (closed) pydantic models are reported.
+        return None
+    return Issue(
+        _category(seen),
+        "method" if called else "attribute",
+        node,
+        symbol,
+        _display(symbol),
+        name,
+        seen,
+        release,
+        rename=renamed(symbol, name, seen.removed_in) if seen.removed_in else None,
+        pydantic=found.pydantic,
+    )
+
+
+def _class_has(found: Class, name: str) -> bool:
+    return found.has_member(name) or (found.pydantic and name in PYDANTIC_MEMBERS)
+
+
+def _canonical_symbol(qualname: str) -> str | None:
+    """A qualified name as a data symbol (`pytrio.Datum` is also `pytrio.types.Datum`)."""
+    symbols = _symbols()
+    if qualname in symbols:
+        return qualname
+    head, _, name = qualname.rpartition(".")
+    if head == "pytrio" and f"pytrio.types.{name}" in symbols:
+        return f"pytrio.types.{name}"
+    return None
+
+
+def import_issues(ctx: LintContext, node: ast.ImportFrom) -> list[Issue]:
+    """`from pytrio import X` / `from pytrio.types import X` with X missing on the target.
+    Names 0.2 removed from `pytrio` itself are PTR002's (internal-import) to report."""
+    if node.level or node.module not in ("pytrio", "pytrio.types"):
+        return []
+    release = target(ctx)
+    data = api_data()
+    module = data.symbol(node.module, release)
+    if not isinstance(module, Module):
+        return []
+    issues = []
+    for alias in node.names:
+        if alias.name == "*" or alias.name in module.names:
+            continue
+        seen = history(data.present(node.module, alias.name), release)
+        if node.module == "pytrio" and seen.removed_in is not None:
+            continue
+        issues.append(
+            Issue(
+                _category(seen), "name", alias, node.module, node.module, alias.name, seen, release
+            )
+        )
+    return issues
+
+
+def _category(seen: History) -> Category:
+    if seen.removed_in is not None:
+        return "removed"
+    if seen.added_in is not None:
+        return "added"
+    return "unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class Callee:
+    symbol: str  # data symbol of the function or the class
+    member: str  # method name; "" for the function itself or the class constructor
+    owner: str  # for messages
+    pydantic: bool = False
+
+
+def callee(ctx: LintContext, node: ast.Call) -> Callee | None:
+    """The PyTRIO function, constructor or method a call resolves to."""
+    func = node.func
+    qualname = ctx.qualified_name(func)
+    if qualname is not None:
+        symbol = _canonical_symbol(qualname)
+        if symbol is not None:
+            found = _any_release(symbol)
+            if isinstance(found, Function):
+                return Callee(symbol, "", symbol)
+            if isinstance(found, Class):
+                return Callee(symbol, "", _display(symbol), found.pydantic)
+            return None
+        head, _, member = qualname.rpartition(".")
+        owner = _canonical_symbol(head)
+        if owner is not None and isinstance(_any_release(owner), Class):
+            return Callee(owner, member, f"{_display(owner)}.{member}")
+        return None
+    if not isinstance(func, ast.Attribute):
+        return None
+    symbol = _receiver_symbol(ctx, func.value)
+    if symbol is None and ctx.receivers.type_of(func.value) is None:
+        # `x.forward_backward(...)`: a method name no other library uses types its receiver.
+        found = ctx.receivers.client_call(node)
+        symbol = _kind_symbol(str(found[0])) if found is not None else None
+    if symbol is None or not isinstance(_any_release(symbol), Class):
+        return None
+    return Callee(symbol, func.attr, f"{_display(symbol)}.{func.attr}")
+
+
+def _any_release(symbol: str) -> Function | Class | Module | None:
+    data = api_data()
+    for version in reversed(data.versions):
+        found = data.symbol(symbol, version)
+        if found is not None:
+            return found
+    return None
+
+
+def _function_at(target_callee: Callee, release: str) -> Function | None:
+    found = api_data().symbol(target_callee.symbol, release)
+    if isinstance(found, Function):
+        return found
+    if isinstance(found, Class):
+        if target_callee.member:
+            return found.methods.get(target_callee.member)
+        return found.constructor()
+    return None
+
+
+def call_issues(ctx: LintContext, node: ast.Call) -> list[Issue]:
+    """Keywords the target release does not accept and too many positional arguments."""
+    found = callee(ctx, node)
+    if found is None:
+        return []
+    release = target(ctx)
+    function = _function_at(found, release)
+    if function is None:
+        return []  # the callee itself is missing: the attribute check reports it
+    data = api_data()
+    issues: list[Issue] = []
+    rename_key = f"{found.symbol}.{found.member}" if found.member else found.symbol
+    for kw in node.keywords:
+        if kw.arg is None or kw.arg in function.keywords:
+            continue
+        if (found.symbol, kw.arg) in _OWNED_KEYWORDS:
+            continue
+        present = data.present(found.symbol, f"{found.member}:{kw.arg}", kind="keyword")
+        seen = history(present, release)
+        new_name = renamed(rename_key, kw.arg, seen.removed_in) if seen.removed_in else None
+        catch_all = function.catch_all.name if function.catch_all is not None else None
+        issues.append(
+            Issue(
+                _category(seen),
+                "keyword",
+                kw,
+                found.symbol,
+                found.owner,
+                kw.arg,
+                seen,
+                release,
+                rename=new_name,
+                catch_all=catch_all,
+                pydantic=found.pydantic,
+                member=found.member,
+            )
+        )
+    limit = function.max_positional
+    starred = any(isinstance(arg, ast.Starred) for arg in node.args)
+    if limit is not None and not starred and len(node.args) > limit:
+        issues.append(
+            Issue(
+                "positional",
+                "keyword",
+                node,
+                found.symbol,
+                found.owner,
+                "",
+                History(True),
+                release,
+                pydantic=found.pydantic,
+                given=len(node.args),
+                allowed=limit,
+                earlier=_earlier_fit(found, release, len(node.args)),
+            )
+        )
+    return issues
+
+
+def _earlier_fit(
+    found: Callee, release: str, given: int
+) -> tuple[str, int, tuple[str, ...]] | None:
+    """The last release before `release` whose signature took `given` positional arguments."""
+    data = api_data()
+    before = data.versions[: data.index(release)]
+    for version in reversed(before):
+        function = _function_at(found, version)
+        if function is None:
+            continue
+        limit = function.max_positional
+        if limit is None or limit >= given:
+            return version, given, function.positional_names[:given]
+    return None
+
+
+def plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+# ---- per-file state: each node is analysed once, whichever of the rules asks first -------------
+
+
+@dataclass
+class _State:
+    calls: dict[int, list[Issue]] = field(default_factory=dict)
+    attributes: dict[int, Issue | None] = field(default_factory=dict)
+    imports: dict[int, list[Issue]] = field(default_factory=dict)
+    called: set[int] = field(default_factory=set)  # ids of `Attribute` nodes that are callees
+
+
+_STATES: WeakKeyDictionary[LintContext, _State] = WeakKeyDictionary()
+
+
+def _state(ctx: LintContext) -> _State:
+    state = _STATES.get(ctx)
+    if state is None:
+        state = _STATES[ctx] = _State()
+    return state
+
+
+def issues_of_call(ctx: LintContext, node: ast.Call) -> list[Issue]:
+    """A call's issues: its method (missing on the target), keywords and positional count."""
+    state = _state(ctx)
+    key = id(node)
+    if key not in state.calls:
+        found: list[Issue] = []
+        if isinstance(node.func, ast.Attribute):
+            state.called.add(id(node.func))
+            method = attribute_issue(ctx, node.func, called=True)
+            if method is not None:
+                found.append(method)
+        found += call_issues(ctx, node)
+        state.calls[key] = found
+    return state.calls[key]
+
+
+def issue_of_attribute(ctx: LintContext, node: ast.Attribute) -> Issue | None:
+    """An attribute read or write that is not a call's callee (those are the call's)."""
+    state = _state(ctx)
+    key = id(node)
+    if key in state.called:
+        return None
+    if key not in state.attributes:
+        state.attributes[key] = attribute_issue(ctx, node, called=False)
+    return state.attributes[key]
+
+
+def issues_of_import(ctx: LintContext, node: ast.ImportFrom) -> list[Issue]:
+    state = _state(ctx)
+    key = id(node)
+    if key not in state.imports:
+        state.imports[key] = import_issues(ctx, node)
+    return state.imports[key]
+
+
+def code_of(issue: Issue) -> str:
+    """Which rule reports an issue (the codes users already suppress keep their meaning)."""
+    if issue.category == "positional":
+        return "PTR005"
+    if issue.category == "added":
+        return "PTR007"
+    if issue.what == "keyword":
+        if issue.category == "removed":
+            return "PTR004"
+        return "PTR203" if issue.pydantic else "PTR212"
+    if issue.category == "removed":
+        return "PTR006" if issue.pydantic else "PTR003"
+    return "PTR213"
+
+
+def consequence(issue: Issue) -> str:
+    """What the target release does with it, at run time."""
+    if issue.what == "keyword" and issue.catch_all is not None:
+        return (
+            f"pytrio {issue.target} ignores it with only a UserWarning (it lands in "
+            f"`**{issue.catch_all}`), so the setting silently keeps its default"
+        )
+    if issue.what == "keyword":
+        error = "ValidationError" if issue.pydantic else "TypeError"
+    elif isinstance(issue.node, ast.alias):
+        error = "ImportError"
+    else:
+        error = "AttributeError"
+    return f"raises `{error}` on pytrio {issue.target}"
+
+
+def subject(issue: Issue) -> str:
+    """`pytrio.configure(timeout=)`, `RestClient.list_weights`, `pytrio.ImageChunk`."""
+    if issue.what == "keyword":
+        return f"`{issue.owner}({issue.name}=)`"
+    if issue.what == "method":
+        return f"`{issue.owner}.{issue.name}()`"
+    return f"`{issue.owner}.{issue.name}`"
+
+
+def describe(issue: Issue) -> str:
+    """The shared first part of a message: what happened to the name, and in which release."""
+    seen = issue.history
+    if issue.category == "removed":
+        if issue.rename is not None:
+            text = f"renamed to `{issue.rename}` in pytrio {seen.removed_in}"
+        else:
+            text = f"removed in pytrio {seen.removed_in} (last in {seen.last_seen})"
+        return f"{subject(issue)} was {text}"
+    if issue.category == "added":
+        return (
+            f"{subject(issue)} was added in pytrio {seen.added_in}; the target release "
+            f"{issue.target} does not have it"
+        )
+    if issue.what == "keyword":
+        return f"{subject(issue)}: no pytrio release has this keyword"
+    kind = {"method": "method", "attribute": "attribute", "name": "name"}[issue.what]
+    return f"{subject(issue)}: no pytrio release has this {kind}"
+
+
+def callee_function(issue: Issue) -> Function | None:
+    """The target release's signature behind a call issue."""
+    return _function_at(Callee(issue.symbol, issue.member, issue.owner), issue.target)
+
+
+def member_names(issue: Issue) -> list[str]:
+    """The names the owner has on the target release (for "did you mean")."""
+    found = api_data().symbol(issue.symbol, issue.target)
+    if isinstance(found, Module):
+        return [name for name in found.names if found.names[name] != "module"]
+    if isinstance(found, Class):
+        return sorted(
+            {*found.methods, *found.properties, *found.attributes, *found.fields} - {"__init__"}
+        )
+    return []

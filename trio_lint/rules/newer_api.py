@@ -1,0 +1,121 @@
+"""PTR007 newer-api: a pytrio name, method, attribute or keyword added after the target release."""
+
+from __future__ import annotations
+
+import ast
+
+from pytrio_facts.versions import ADDED_IN_0_2
+from trio_lint.diagnostics import Severity
+from trio_lint.rules import _conformance as conformance
+from trio_lint.rules.base import Invalid, Rule, Valid
+
+# Advice only (what a 0.1 pin offers instead); whether a name exists comes from the API data.
+_ADVICE = {f.name: f"use {f.replacement}" for f in ADDED_IN_0_2}
+
+
+class NewerApi(Rule):
+    code = "PTR007"
+    name = "newer-api"
+    message = "{what}{advice}"
+    severity = Severity.ERROR
+    # Facts of PyTRIO's own SDK (not Tinker's): see the doc's References.
+    pytrio_only = True
+    doc = """
+## What it does
+Flags a name, method, attribute or keyword of pytrio that the target release (`target-version`,
+by default the installed pytrio) does not have yet, and names the release that added it: with
+`target-version = "0.1"` everything 0.2 added (`load_state*`, `get_server_capabilities*`,
+`trio.configure`, `trio.PyTrioError`, `AdamParams(grad_clip_norm=)`, `save_state(ttl_seconds=)`,
+the RestClient `*_async` methods, ...); with `target-version = "0.2.8"` the 0.2.9 `configure`
+option names (`request_timeout_seconds=`, ...) and `pytrio.types.CheckpointDownloadSource`.
+
+## Why is this bad?
+Code meant to run on a pinned older release raises `AttributeError`, `ImportError`, `TypeError`
+or a Pydantic `ValidationError` there; on pytrio 0.2.9 `configure` only warns about an unknown
+option, so a 0.2.9 option name on an older pin is a `TypeError`.
+
+## Fix safety
+No fix: the older release needs a different approach.
+
+## References
+- pytrio 0.2.9: `pytrio.configure`, `pytrio.PyTrioError`, `pytrio.AdamParams` (`grad_clip_norm`), `pytrio.TrainingClient.load_state`
+- pytrio 0.1.13: `pytrio.AdamParams`
+"""
+    evidence = """
+- generated: pytrio_facts/api_versions.json; api-diff.md §3.3 (added), row 26
+"""
+    VALID = (
+        Valid(
+            "import pytrio as trio\nadam = trio.AdamParams(learning_rate=1e-4)\n",
+            config={"target-version": "0.1"},
+        ),
+        Valid(
+            "import pytrio as trio\nadam = trio.AdamParams(learning_rate=1e-4, grad_clip_norm=1.0)\n"
+        ),
+        Valid(
+            "import pytrio as trio\nimport torch\nmodel.load_state_dict(sd)\nopt.load_state(x)\n",
+            config={"target-version": "0.1"},
+        ),
+        Valid(
+            "import pytrio as trio\ntrio.configure(timeout=600)\n",
+            config={"target-version": "0.2.8"},
+        ),
+    )
+    INVALID = (
+        Invalid(
+            "import pytrio as trio\nadam = trio.AdamParams(learning_rate=1e-4, grad_clip_norm=1.0)\n",
+            config={"target-version": "0.1"},
+            line=2,
+            message_contains="grad_clip_norm",
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "train = trio.ServiceClient().create_lora_training_client(base_model='m')\n"
+            "train.load_state(path).result()\n",
+            config={"target-version": "0.1"},
+            message_contains="create_training_client_from_state",
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "try:\n    run()\nexcept trio.PyTrioError as err:\n    print(err)\n",
+            config={"target-version": "0.1"},
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "def save(train: trio.TrainingClient):\n"
+            "    return train.save_state('final', ttl_seconds=3600)\n",
+            config={"target-version": "0.1"},
+        ),
+        Invalid(
+            "import pytrio as trio\ntrio.configure(request_timeout_seconds=600)\n",
+            config={"target-version": "0.2.8"},
+            message_contains="added in pytrio 0.2.9",
+        ),
+    )
+
+    def visit_Call(self, node: ast.Call) -> None:
+        self._report(conformance.issues_of_call(self.ctx, node))
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        issue = conformance.issue_of_attribute(self.ctx, node)
+        self._report([issue] if issue is not None else [])
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        self._report(conformance.issues_of_import(self.ctx, node))
+
+    def _report(self, issues: list[conformance.Issue]) -> None:
+        for issue in issues:
+            if conformance.code_of(issue) != self.code:
+                continue
+            base = issue.name.removesuffix("_async")
+            advice = _ADVICE.get(base) if issue.target.startswith("0.1") else None
+            if advice is None and issue.target.startswith("0.1") and issue.owner == "RestClient":
+                advice = (
+                    "0.1's RestClient is synchronous" if issue.name.endswith("_async") else None
+                )
+            self.report(
+                issue.node,
+                self.message.format(
+                    what=conformance.describe(issue), advice=f"; {advice}" if advice else ""
+                ),
+            )
