@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytrio_facts
+from pytrio_facts import api_model
 
 
 @dataclass(frozen=True)
@@ -224,6 +225,7 @@ def configure_options() -> list[ConfigureOption]:
 def context() -> dict[str, Any]:
     return {
         "facts": pytrio_facts,
+        "api": api_model,
         "rules": lint_rules(),
         "tools": mcp_tools(),
         "mcp_settings": mcp_settings(),

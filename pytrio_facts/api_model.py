@@ -328,3 +328,102 @@ def renamed(key: str, old: str, removed_in: str) -> str | None:
     """The keyword or field that replaced `old` in release `removed_in` (`key`: "pytrio.configure",
     "pytrio.types.Checkpoint" for fields, "pytrio.X.method" for a method's keywords)."""
     return api_data().renames.get(key, {}).get(removed_in, {}).get(old)
+
+
+@dataclass(frozen=True, slots=True)
+class Rename:
+    """A keyword (or field) renamed one to one in `release` (paired by docstring, reviewed)."""
+
+    symbol: str  # "pytrio.configure", "pytrio.types.Checkpoint", "pytrio.X.method"
+    release: str
+    old: str
+    new: str
+
+
+def renames() -> list[Rename]:
+    out = [
+        Rename(key, release, old, new)
+        for key, by_release in api_data().renames.items()
+        for release, pairs in by_release.items()
+        for old, new in pairs.items()
+    ]
+    return sorted(out, key=lambda r: (version_key(r.release), r.symbol, r.old))
+
+
+@dataclass(frozen=True, slots=True)
+class ApiChange:
+    """One public name, member or keyword that appeared or disappeared in `release`."""
+
+    release: str
+    change: Literal["added", "removed", "renamed"]
+    what: str  # "`pytrio.configure(request_timeout_seconds=)`", "`TrainingClient.load_state()`"
+    note: str = ""
+
+
+def _members(found: Symbol | None) -> set[str]:
+    """What a symbol offers callers, as shown in a changelog: `(kw=)`, `.m()`, `.m(kw=)`, `.f`.
+    Constructors of the clients are the SDK's own business (users get clients from factories)."""
+    if isinstance(found, Module):
+        return {n for n, kind in found.names.items() if kind != "module"}
+    if isinstance(found, Function):
+        return {f"({k}=)" for k in found.keywords}
+    if isinstance(found, Class):
+        out = {f".{m}()" for m in found.methods if m != "__init__"}
+        out |= {f".{p}" for p in (*found.properties, *found.attributes, *found.fields)}
+        for name, method in found.methods.items():
+            if name != "__init__":
+                out |= {f".{name}({k}=)" for k in method.keywords}
+        if found.pydantic:
+            out |= {f"({k}=)" for k in found.fields}
+        return out
+    return set()
+
+
+def _parts(name: str) -> tuple[str, str]:
+    """`.m(kw=)` -> ("m", "kw"); `(kw=)` -> ("", "kw"); `.f` -> ("f", ""); `.m()` -> ("m", "")."""
+    if name.endswith("=)"):
+        head, _, keyword = name[:-2].rpartition("(")
+        return head.lstrip("."), keyword
+    return name.lstrip(".").removesuffix("()"), ""
+
+
+def changes(since: str | None = None) -> list[ApiChange]:
+    """What each release after `since` added, removed or renamed in the public API."""
+    data = api_data()
+    versions = data.versions
+    start = versions.index(since) + 1 if since else 1
+    names = set(data.symbol_names())
+    renamed_pairs = {(r.release, r.symbol, r.old): r.new for r in renames()}
+    new_names = {(r.release, r.symbol, r.new) for r in renames()}
+    out: list[ApiChange] = []
+    for index in range(max(start, 1), len(versions)):
+        before, release = versions[index - 1], versions[index]
+        for symbol in data.symbol_names():
+            short = symbol.removeprefix("pytrio.types.")
+            if symbol.startswith("pytrio.types.") and f"pytrio.{short}" in names:
+                continue  # the same class as `pytrio.<name>`
+            old, new = data.symbol(symbol, before), data.symbol(symbol, release)
+            if isinstance(old, Module) or isinstance(new, Module):
+                continue  # their classes and functions are symbols of their own
+            if (old is None) != (new is None):
+                out.append(ApiChange(release, "added" if old is None else "removed", f"`{short}`"))
+                continue
+            was, now = _members(old), _members(new)
+            for name in sorted(was ^ now):
+                member, keyword = _parts(name)
+                whole = f".{member}()"
+                if keyword and member and (whole in was) != (whole in now):
+                    continue  # the method itself came or went
+                key = f"{symbol}.{member}" if keyword and member else symbol
+                bare = keyword or member
+                if name in was:
+                    new_name = renamed_pairs.get((release, key, bare))
+                    if new_name is not None:
+                        out.append(
+                            ApiChange(release, "renamed", f"`{short}{name}`", f"now `{new_name}`")
+                        )
+                    else:
+                        out.append(ApiChange(release, "removed", f"`{short}{name}`"))
+                elif (release, key, bare) not in new_names:
+                    out.append(ApiChange(release, "added", f"`{short}{name}`"))
+    return out

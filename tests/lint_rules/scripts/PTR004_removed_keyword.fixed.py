@@ -2,6 +2,7 @@
 
 import pytrio as trio
 
+trio.configure(request_timeout_seconds=600, sampling_timeout_seconds=900)  # bug: PTR004, PTR004
 service = trio.ServiceClient()
 training = service.create_lora_training_client(
     base_model="Qwen/Qwen3-4B-Instruct-2507",

@@ -2,6 +2,7 @@
 
 import pytrio as trio
 
+trio.configure(timeout=600, sampling_timeout=900)  # bug: PTR004, PTR004
 service = trio.ServiceClient()
 training = service.create_lora_training_client(
     base_model="Qwen/Qwen3-4B-Instruct-2507",
