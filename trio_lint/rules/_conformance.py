@@ -286,6 +286,26 @@ def call_issues(ctx: LintContext, node: ast.Call) -> list[Issue]:
         return []  # the callee itself is missing: the attribute check reports it
     data = api_data()
     issues: list[Issue] = []
+    if not function.params and (node.args or node.keywords):
+        # A signature that takes nothing: one "changed signature" finding for the whole call.
+        keywords = tuple(kw.arg for kw in node.keywords if kw.arg is not None)
+        return [
+            Issue(
+                "positional",
+                "keyword",
+                node,
+                found.symbol,
+                found.owner,
+                "",
+                History(True),
+                release,
+                pydantic=found.pydantic,
+                given=len(node.args) + len(node.keywords),
+                allowed=0,
+                earlier=_earlier_fit(found, release, len(node.args), keywords),
+                member=found.member,
+            )
+        ]
     rename_key = f"{found.symbol}.{found.member}" if found.member else found.symbol
     for kw in node.keywords:
         if kw.arg is None or kw.arg in function.keywords:
@@ -335,18 +355,19 @@ def call_issues(ctx: LintContext, node: ast.Call) -> list[Issue]:
 
 
 def _earlier_fit(
-    found: Callee, release: str, given: int
+    found: Callee, release: str, given: int, keywords: tuple[str, ...] = ()
 ) -> tuple[str, int, tuple[str, ...]] | None:
-    """The last release before `release` whose signature took `given` positional arguments."""
+    """The last release before `release` whose signature took `given` positional arguments (and
+    these keywords): (release, count, the parameters they filled)."""
     data = api_data()
     before = data.versions[: data.index(release)]
     for version in reversed(before):
         function = _function_at(found, version)
-        if function is None:
+        if function is None or not set(keywords) <= function.keywords:
             continue
         limit = function.max_positional
         if limit is None or limit >= given:
-            return version, given, function.positional_names[:given]
+            return version, given, (*function.positional_names[:given], *keywords)
     return None
 
 

@@ -93,7 +93,7 @@ only. Other calls have no fix.
         Invalid(
             "import pytrio as trio\n"
             "async def main(train: trio.TrainingClient):\n"
-            "    return await train.save_weights_and_get_sampling_client_async('step-1')\n",
+            "    return await train.save_weights_and_get_sampling_client_async(name='step-1')\n",
             fixed=None,
         ),
         Invalid(
@@ -111,6 +111,7 @@ only. Other calls have no fix.
             if issue.earlier is not None:
                 version, _count, names = issue.earlier
                 earlier = f"; pytrio {version} took ({', '.join(names)})"
+            given = str(issue.given)
             advice = _ADVICE.get(issue.owner.removesuffix("_async"))
             fix: Fix | None = None
             if issue.owner in _DROP_FIRST and issue.given == 2 and issue.allowed == 1:
@@ -120,9 +121,9 @@ only. Other calls have no fix.
                 node,
                 self.message.format(
                     owner=issue.owner,
-                    allowed=_positional(issue.allowed),
+                    allowed=_allowed(issue),
                     target=issue.target,
-                    given=issue.given,
+                    given=given,
                     earlier=earlier,
                     advice=f"; {advice}" if advice else "",
                 ),
@@ -130,7 +131,10 @@ only. Other calls have no fix.
             )
 
 
-def _positional(count: int) -> str:
-    if count == 0:
+def _allowed(issue: conformance.Issue) -> str:
+    function = conformance.callee_function(issue)
+    if function is not None and not function.params:
+        return "no arguments"
+    if issue.allowed == 0:
         return "no positional arguments"
-    return conformance.plural(count, "positional argument")
+    return conformance.plural(issue.allowed, "positional argument")
