@@ -46,9 +46,15 @@ def resolve_version(spec: object) -> str:
 
 
 @cache
+def installed_version() -> str | None:
+    """The installed pytrio's version (None when it is not installed)."""
+    return _distribution_version("pytrio")
+
+
+@cache
 def default_version() -> str:
     """The installed pytrio's version when it is a known release, else the newest release."""
-    installed = _distribution_version("pytrio")
+    installed = installed_version()
     versions = released_versions()
     return installed if installed in versions else max(versions, key=_key)
 

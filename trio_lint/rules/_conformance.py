@@ -7,7 +7,8 @@ PTR213 unknown-attribute. Every answer comes from `pytrio_facts/api_versions.jso
 every released pytrio read from its wheel, so "removed in X / added in Y / renamed in Z" names
 the release.
 
-Only expressions the semantics resolve to a PyTRIO object are checked: SDK names
+Queries go to the unit's semantic model (`ctx.model`, PyTRIO code only: these are facts of
+PyTRIO's SDK, not Tinker's). Only expressions the model resolves to a PyTRIO object are checked: SDK names
 (`trio.configure`, `trio.types.X`, `from pytrio import X`) and receivers typed as clients,
 futures or result objects. Anything else is unknown and never reported.
 """
@@ -96,7 +97,7 @@ def _display(symbol: str) -> str:
 
 
 def _receiver_symbol(ctx: LintContext, expr: ast.expr) -> str | None:
-    typ = ctx.receivers.type_of(expr)
+    typ = ctx.model.type_of(expr, pytrio_only=True)
     return _kind_symbol(str(typ.kind)) if typ is not None else None
 
 
@@ -115,7 +116,7 @@ def attribute_issue(ctx: LintContext, node: ast.Attribute, *, called: bool) -> I
         return None
     release = target(ctx)
     data = api_data()
-    parent = ctx.qualified_name(node.value)
+    parent = ctx.model.qualified_name(node.value, pytrio_only=True)
     if parent is not None:
         symbol = _canonical_symbol(parent)
         if symbol is None:
@@ -228,7 +229,7 @@ class Callee:
 def callee(ctx: LintContext, node: ast.Call) -> Callee | None:
     """The PyTRIO function, constructor or method a call resolves to."""
     func = node.func
-    qualname = ctx.qualified_name(func)
+    qualname = ctx.model.qualified_name(func, pytrio_only=True)
     if qualname is not None:
         symbol = _canonical_symbol(qualname)
         if symbol is not None:
@@ -246,9 +247,9 @@ def callee(ctx: LintContext, node: ast.Call) -> Callee | None:
     if not isinstance(func, ast.Attribute):
         return None
     symbol = _receiver_symbol(ctx, func.value)
-    if symbol is None and ctx.receivers.type_of(func.value) is None:
+    if symbol is None and ctx.model.type_of(func.value, pytrio_only=True) is None:
         # `x.forward_backward(...)`: a method name no other library uses types its receiver.
-        found = ctx.receivers.client_call(node)
+        found = ctx.model.client_call(node, pytrio_only=True)
         symbol = _kind_symbol(str(found[0])) if found is not None else None
     if symbol is None or not isinstance(_any_release(symbol), Class):
         return None
@@ -386,13 +387,14 @@ class _State:
     called: set[int] = field(default_factory=set)  # ids of `Attribute` nodes that are callees
 
 
-_STATES: WeakKeyDictionary[LintContext, _State] = WeakKeyDictionary()
+# Keyed by the unit's semantic model, which every rule's context shares.
+_STATES: WeakKeyDictionary[object, _State] = WeakKeyDictionary()
 
 
 def _state(ctx: LintContext) -> _State:
-    state = _STATES.get(ctx)
+    state = _STATES.get(ctx.model)
     if state is None:
-        state = _STATES[ctx] = _State()
+        state = _STATES[ctx.model] = _State()
     return state
 
 

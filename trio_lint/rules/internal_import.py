@@ -11,10 +11,10 @@ import libcst as cst
 
 from pytrio_facts.api import TOP_LEVEL_NAMES
 from pytrio_facts.versions import RENAMED_TOP_LEVEL, TYPES_NAMES
-from trio_lint.config import installed_sdk_version
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules._common import sdk_line
 from trio_lint.rules.base import Invalid, Rule, Valid, edit, safe_fix
+from trio_lint.target_version import installed_version
 
 _PUBLIC = {"pytrio", "pytrio.types"}
 _REMOVED_TOP_LEVEL = {"SampleInput", "ServiceParams"}
@@ -28,7 +28,7 @@ def _installed_sdk() -> tuple[Path, str] | None:
     spec = importlib.util.find_spec("pytrio")
     if spec is None or not spec.submodule_search_locations:
         return None
-    return Path(next(iter(spec.submodule_search_locations))), installed_sdk_version()
+    return Path(next(iter(spec.submodule_search_locations))), installed_version() or ""
 
 
 @cache

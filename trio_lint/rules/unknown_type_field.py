@@ -116,12 +116,6 @@ renames of the same quantity. Other keywords have no fix.
     )
 
     def visit_Call(self, node: ast.Call) -> None:
-<<<<<<< HEAD
-        type_name = next((t for t in _FIELDS if self.model.is_sdk(node.func, t)), None)
-        if type_name is None:
-            return
-=======
->>>>>>> 9ce1dc7 (trio-lint conformance rules from the API data: PTR003 removed-api, PTR004 removed-keyword (configure 0.2.8->0.2.9 renames with safe fixes), PTR005 changed-signature (positional count), PTR006 removed-result-attribute, PTR007 newer-api, PTR203 fields of every type, new PTR212 unknown-keyword and PTR213 unknown-attribute; the hand-kept name lists only give advice now)
         given = {kw.arg for kw in node.keywords}
         for issue in conformance.issues_of_call(self.ctx, node):
             if conformance.code_of(issue) != self.code or not isinstance(issue.node, ast.keyword):
