@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import hypothesmith
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lsprotocol import types
@@ -57,6 +58,7 @@ def offset(text: str, position: types.Position, encoding: str) -> int:
 SETTINGS = Settings(LintConfig(), Path.cwd(), None)
 
 
+@pytest.mark.filterwarnings("ignore::SyntaxWarning")  # generated code such as `1()`
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.one_of(TRICKY, hypothesmith.from_grammar(), st.text(max_size=80)),
