@@ -417,3 +417,14 @@ async def test_a_request_right_after_an_edit_sees_that_edit(client: LanguageClie
     )
     actions = await code_actions(client, path.as_uri(), text, only=["quickfix"])  # no wait
     assert any("learning_rate" in a.title for a in actions)
+
+
+async def test_an_untitled_python_buffer_is_linted(client: LanguageClient):
+    uri = "untitled:Untitled-1"
+    since = len(client.published)
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            types.TextDocumentItem(uri=uri, language_id="python", version=1, text=BUGGY)
+        )
+    )
+    assert {"PTR201", "PTR202"} <= {d.code for d in await diagnostics(client, uri, since, 1)}
