@@ -241,28 +241,9 @@ def build(config: Path | None = None, debounce: float = DEFAULT_DEBOUNCE) -> Tri
         loop = asyncio.get_running_loop()
         loop.run_in_executor(ls.lint_pool, _warm_up_lint)
         loop.run_in_executor(ls.fix_pool, _warm_up_fixes)
-        watched = get_dynamic_watch(ls)
-        if watched:
-            patterns = ["**/pyproject.toml"]
-            if ls.watch.explicit is not None:
-                patterns.append(str(ls.watch.explicit))
+        if can_watch_files(ls):
             try:
-                await ls.client_register_capability_async(
-                    types.RegistrationParams(
-                        registrations=[
-                            types.Registration(
-                                id="trio-lint-config",
-                                method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
-                                register_options=types.DidChangeWatchedFilesRegistrationOptions(
-                                    watchers=[
-                                        types.FileSystemWatcher(glob_pattern=pattern)
-                                        for pattern in patterns
-                                    ]
-                                ),
-                            )
-                        ]
-                    )
-                )
+                await ls.client_register_capability_async(ls.watch.registration())
             except Exception as exc:  # the client said no: config edits apply on the next lint
                 ls.log(f"trio-lint: cannot watch configuration files: {exc}")
 
@@ -429,7 +410,7 @@ async def _compute(
         return None
 
 
-def get_dynamic_watch(ls: TrioLintServer) -> bool:
+def can_watch_files(ls: TrioLintServer) -> bool:
     workspace = ls.client_capabilities.workspace
     watched = workspace.did_change_watched_files if workspace else None
     return bool(watched and watched.dynamic_registration)

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from lsprotocol import types
+
 from trio_lint.config import ConfigError, LintConfig, find_pyproject, load_config
 
 CONFIG_NAMES = frozenset({"pyproject.toml"})
@@ -43,6 +45,24 @@ class ConfigWatch:
         self._cache: dict[str, tuple[Path | None, object, Settings]] = {}
         # (id of the settings, path) -> (those settings, kept alive so the id stays theirs; answer)
         self._excluded: dict[tuple[int, str], tuple[Settings, bool]] = {}
+
+    def registration(self) -> types.RegistrationParams:
+        """Ask the client to report changes of every pyproject.toml (and of `--config`)."""
+        patterns = ["**/pyproject.toml"]
+        if self.explicit is not None:
+            patterns.append(str(self.explicit))
+        options = types.DidChangeWatchedFilesRegistrationOptions(
+            watchers=[types.FileSystemWatcher(glob_pattern=pattern) for pattern in patterns]
+        )
+        return types.RegistrationParams(
+            registrations=[
+                types.Registration(
+                    id="trio-lint-config",
+                    method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                    register_options=options,
+                )
+            ]
+        )
 
     def is_config_file(self, path: str) -> bool:
         resolved = Path(path)
