@@ -167,3 +167,45 @@ def test_pytrio_only_rules_are_marked() -> None:
     # The API shape Tinker shares: futures, HF keyword habits, token data.
     shared = {"PTR101", "PTR102", "PTR103", "PTR201", "PTR202", "PTR204", "PTR301", "PTR305"}
     assert not shared & marked
+
+
+def test_configure_timeout_is_reported_for_0_2_9_and_accepted_for_0_2_8(tmp_path: Path) -> None:
+    script = tmp_path / "train.py"
+    script.write_text("import pytrio as trio\n\ntrio.configure(timeout=600)\n")
+    found = findings(run("--output-format", "json", script.name, cwd=tmp_path))
+    assert [(item["code"], item["location"]["row"]) for item in found] == [("PTR004", 3)]
+    assert "request_timeout_seconds" in found[0]["message"] and "0.2.9" in found[0]["message"]
+    assert (
+        findings(
+            run("--target-version", "0.2.8", "--output-format", "json", script.name, cwd=tmp_path)
+        )
+        == []
+    )
+    fixed = run("--fix", script.name, cwd=tmp_path)
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert (
+        script.read_text()
+        == "import pytrio as trio\n\ntrio.configure(request_timeout_seconds=600)\n"
+    )
+
+
+def _configure_renames() -> list[tuple[str, str]]:
+    from pytrio_facts.api_model import renames
+
+    return [(r.old, r.new) for r in renames() if r.symbol == "pytrio.configure"]
+
+
+@pytest.mark.parametrize(("old", "new"), _configure_renames())
+def test_every_configure_rename_is_fixed_for_0_2_9_and_kept_for_0_2_8(old: str, new: str) -> None:
+    from trio_lint import fix_source
+
+    before = f"import pytrio as trio\ntrio.configure({old}=1)\n"
+    on_029 = list(lint_source(before, "a.py", {"target-version": "0.2.9"}))
+    assert [d.code for d in on_029] == ["PTR004"] and f"`{new}`" in on_029[0].message
+    result = fix_source(before, "a.py", {"target-version": "0.2.9"})
+    assert result.source == f"import pytrio as trio\ntrio.configure({new}=1)\n"
+    assert lint_source(before, "a.py", {"target-version": "0.2.8"}) == []
+    after = [d.code for d in lint_source(result.source, "a.py", {"target-version": "0.2.8"})]
+    # The 0.2.9 name on a 0.2.8 pin: added in 0.2.9 (PTR007), or, for the three heartbeat and
+    # event names 0.2.0 already used, removed in 0.2.1 (PTR004).
+    assert after in (["PTR007"], ["PTR004"])
