@@ -12,8 +12,8 @@ libcst parse runs in this process on one core; ratios are judged on CPU seconds 
 every process involved), which stay meaningful on a shared, loaded machine, and wall ratios are
 printed beside them; fixit runs as `fixit lint` with its default rules
 (on a copy in /tmp: it skips git-ignored paths such as bench/out/).
-A warm run follows one run that filled the cache; on an unchanged tree it is answered by the run
-snapshot (one stat per directory and file). Cold and warm runs are taken in turns, five of each,
+A warm run follows one run that filled the per-file cache (one stat per file, no parse). Cold and
+warm runs are taken in turns, five of each,
 and their medians compared: on this shared VM a single run varies by +-40% and the speed of
 system calls drifts over minutes, so both sides of a ratio must be measured in the same window.
 """

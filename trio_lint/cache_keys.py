@@ -1,18 +1,15 @@
-"""What each cache is keyed on. A key changes whenever anything that could change the cached
-answer changes: the tool version, the linter's own sources, the settings, and for the walk and
-the run snapshot, the project root, the paths and the working directory."""
+"""What the per-file cache is keyed on: anything that could change a cached answer (the tool
+version, the linter's own sources, the settings); and where a project's git root is."""
 
 from __future__ import annotations
 
 import functools
-import json
 import os
 from typing import TYPE_CHECKING
 
 from trio_lint.digest import digest
 
 if TYPE_CHECKING:
-    from pathlib import Path
 
     from trio_lint.config import LintConfig
 
@@ -44,21 +41,6 @@ def settings_key(config: LintConfig, *, want_edits: bool) -> str:
     return digest("|".join(parts), 10)
 
 
-def walk_settings_key(config: LintConfig, root: Path) -> str:
-    """Everything a directory's walk result depends on besides the directory itself."""
-    from trio_lint import __version__
-
-    parts = [
-        __version__,
-        code_fingerprint(),
-        os.path.realpath(root),
-        json.dumps(
-            [config.exclude, config.extend_exclude, config.respect_gitignore, config.markdown]
-        ),
-    ]
-    return digest("|".join(parts), 10)
-
-
 def git_root(directory: str) -> str | None:
     """The nearest directory at or above `directory` that holds `.git`, or None."""
     current = directory
@@ -69,27 +51,3 @@ def git_root(directory: str) -> str | None:
         if parent == current:
             return None
         current = parent
-
-
-def snapshot_key(
-    config: LintConfig, root: Path, paths: list[str], *, want_edits: bool, force_exclude: bool
-) -> str:
-    """A run's: its findings' settings, its walk's settings, the paths as given, the working
-    directory (which decides the paths shown) and the git root above each directory, which
-    decides the .gitignore files that apply. (Looking the git root up costs a stat per level;
-    stamping every level instead would tie the snapshot to directories such as /tmp or $HOME,
-    which change all the time, whenever the tree is not in a repository.)"""
-    roots = []
-    if config.respect_gitignore:
-        for path in paths:
-            if os.path.isdir(path):
-                roots.append(f"git root: {git_root(os.path.realpath(path))}")
-    parts = [
-        settings_key(config, want_edits=want_edits),
-        walk_settings_key(config, root),
-        os.getcwd(),
-        "force-exclude" if force_exclude else "",
-        *paths,
-        *roots,
-    ]
-    return digest("\0".join(parts), 10)

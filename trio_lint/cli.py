@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import difflib
 import sys
 from collections import Counter
@@ -22,7 +21,6 @@ from trio_lint.reporters import FORMATS, fixable_mark, get_renderer  # noqa: E40
 
 if TYPE_CHECKING:
     from trio_lint.runner import RunOptions, RunResult
-    from trio_lint.snapshot import Snapshot
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -226,23 +224,8 @@ def check(argv: Sequence[str]) -> int:
         jobs=args.jobs,
     )
     paths = args.paths or ["."]
-    if options.use_cache:
-        # Created before anything is stamped: creating it moves its parent's stamp, which would
-        # spoil this run's snapshot (a read-only tree simply runs without a cache).
-        with contextlib.suppress(OSError):
-            (root / config.cache_dir).mkdir(parents=True, exist_ok=True)
-    snapshot = None
-    # Snapshots serve tree runs; a list of files (pre-commit's call) is served by the per-file
-    # cache as fast, and would leave a snapshot per distinct list.
-    if options.use_cache and not (fix or args.add_noqa) and any(Path(p).is_dir() for p in paths):
-        snapshot = _snapshot(paths, config, root, options, args.force_exclude)
-        answer = snapshot.answer()
-        if answer is not None:
-            return _report(args, answer, [])
     try:
-        result = _lint(
-            paths, config, root, options, force_exclude=args.force_exclude, snapshot=snapshot
-        )
+        result = _lint(paths, config, root, options, force_exclude=args.force_exclude)
     except FileNotFoundError as exc:
         sys.stderr.write(f"trio-lint: error: no such file or directory: {exc}\n")
         return EXIT_ERROR
@@ -275,20 +258,6 @@ def _report(args: argparse.Namespace, remaining: list[Diagnostic], fixed: list[D
     return EXIT_FINDINGS if remaining and not args.exit_zero else EXIT_CLEAN
 
 
-def _snapshot(
-    paths: list[str], config: LintConfig, root: Path, options: RunOptions, force_exclude: bool
-) -> Snapshot:
-    """The snapshot of a run with these settings, paths and working directory (which decides
-    the paths shown)."""
-    from trio_lint.cache_keys import snapshot_key
-    from trio_lint.snapshot import Snapshot
-
-    key = snapshot_key(
-        config, root, paths, want_edits=options.want_edits, force_exclude=force_exclude
-    )
-    return Snapshot(root / config.cache_dir, key)
-
-
 def _lint(
     paths: list[str],
     config: LintConfig,
@@ -296,23 +265,12 @@ def _lint(
     options: RunOptions,
     *,
     force_exclude: bool,
-    snapshot: Snapshot | None,
 ) -> RunResult:
     from trio_lint.discovery import discover
     from trio_lint.runner import run
 
-    cache_dir = root / config.cache_dir
-    found = discover(
-        paths,
-        config,
-        root,
-        force_exclude=force_exclude,
-        index_dir=cache_dir if options.use_cache else None,
-    )
-    result = run(found.files, config, root, options, cache_dir=cache_dir)
-    if snapshot is not None and found.complete and result.complete:
-        snapshot.save([*found.stamped, *result.stamped], result.diagnostics)
-    return result
+    found = discover(paths, config, root, force_exclude=force_exclude)
+    return run(found.files, config, root, options, cache_dir=root / config.cache_dir)
 
 
 def rule(argv: Sequence[str]) -> int:

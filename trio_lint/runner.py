@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 # cost more than all of a warm run's cache lookups): they are imported where a file is linted.
 
 POOL_MIN_FILES = 24  # below this a pool's start-up costs more than it saves
-# Failures that may not recur (a file unreadable for a moment, an engine bug): never snapshotted.
+# Failures that may not recur (a file unreadable for a moment, an engine bug): never cached.
 UNSTABLE_CODES = frozenset({"PTR901", "PTR903"})
 
 
@@ -45,10 +45,6 @@ class RunResult:
     files_seen: int = 0
     files_linted: int = 0
     files_changed: int = 0
-    # Each file's stamp, taken before it was read (for the run snapshot); `complete` is False
-    # when a file could not be stamped or read, or the engine failed on it.
-    stamped: list[tuple[str, os.stat_result]] = field(default_factory=list)
-    complete: bool = True
 
 
 def display_path(path: str, cwd: str) -> str:
@@ -241,7 +237,6 @@ def run(
         try:
             if cache is not None:
                 stat = os.stat(path)
-                result.stamped.append((path, stat))
                 cached = cache.by_stat(path, stat)
                 if cached is not MISS:
                     _use_cached(result, cached, path, cwd)
@@ -250,7 +245,6 @@ def run(
                 data = handle.read()
         except OSError as exc:
             result.diagnostics.append(read_error(display_path(path, cwd), exc))
-            result.complete = False
             continue
         digest = ""
         if cache is not None and stat is not None:
@@ -271,9 +265,8 @@ def run(
     for path_text, outcome, original in _lint_all(jobs, config, root, options):
         result.files_linted += 1
         result.diagnostics.extend(outcome.diagnostics)
-        if any(d.code in UNSTABLE_CODES for d in outcome.diagnostics):
-            result.complete = False
-        if cache is not None and path_text in pending:
+        stable = not any(d.code in UNSTABLE_CODES for d in outcome.diagnostics)
+        if cache is not None and path_text in pending and stable:
             digest, stat = pending[path_text]
             cache.put(path_text, digest, stat, outcome.diagnostics)
         if outcome.new_bytes is None:

@@ -24,7 +24,7 @@ CONCISE = ("--output-format", "concise")
 
 
 def _cache_file(project: Path) -> Path:
-    """The per-file result store (not the walk index, not a run snapshot)."""
+    """The per-file result store."""
     (found,) = (
         p for p in (project / ".trio_lint_cache").glob("*.cache") if not p.name.startswith("run-")
     )
@@ -87,8 +87,6 @@ def test_a_damaged_cache_is_ignored_and_replaced(project: Path) -> None:
 
     (project / "a.py").write_text(BAD)
     (project / "b.py").write_text(CLEAN)
-    # Files named one by one: a tree run older than the racy window would be answered by its
-    # run snapshot, and the per-file cache under test would not be read at all.
     files = ("a.py", "b.py", *CONCISE)
     expected = run_cli(*files, "--no-cache", cwd=project)
     run_cli(*files, cwd=project)
@@ -200,90 +198,6 @@ def test_a_warm_run_imports_no_engine(project: Path) -> None:
     )
     assert warm.stdout.strip() == f"{cold.code} []"
     assert warm.stderr == cold.out
-
-
-def _without_snapshots(project: Path) -> Path:
-    """`project`, with no run snapshot left to answer a tree run before the walk index is read."""
-    for snapshot in (project / ".trio_lint_cache").glob("run-*.cache"):
-        snapshot.unlink()
-    return project
-
-
-def _walk(project: Path, trusted: bool = True) -> list[str]:
-    """One indexed walk of `project`, as `discover` does it, with every stamp trusted (the tests'
-    directories are seconds old, inside the racy window that normally keeps them out)."""
-    from trio_lint.cache import WalkIndex
-    from trio_lint.cache_keys import walk_settings_key
-    from trio_lint.config import LintConfig
-    from trio_lint.discovery import Walker
-
-    config = LintConfig()
-    index = WalkIndex(project / ".trio_lint_cache", walk_settings_key(config, project))
-    if trusted:
-        index.trusted_before = time.time_ns() + 10**12
-    found = sorted(Walker(config, project).walk(str(project), index))
-    index.save()
-    return [str(Path(p).relative_to(project.resolve())) for p in found]
-
-
-def test_walk_index_reuses_unchanged_directories_and_sees_changes(project: Path) -> None:
-    from trio_lint.cache import read_store
-
-    (project / ".git").mkdir()
-    (project / "pkg").mkdir()
-    (project / "pkg" / "a.py").write_text(CLEAN)
-    (project / "pkg" / "skip.py").write_text(CLEAN)
-    assert _walk(project) == ["pkg/a.py", "pkg/skip.py"]
-    (index_file,) = (project / ".trio_lint_cache").glob("walk-*.index")
-    # Doctor the index: an unchanged directory is answered from it, without listing it.
-    data = read_store(index_file)
-    (top,) = data.values()
-    top["dirs"][str((project / "pkg").resolve())][2].append("ghost.py")
-    index_file.write_bytes(_store(data))
-    assert _walk(project) == ["pkg/a.py", "pkg/ghost.py", "pkg/skip.py"]
-    time.sleep(0.05)  # past the file system's timestamp tick
-    (project / "pkg" / "b.py").write_text(CLEAN)  # the directory's stamp moves: listed again
-    assert _walk(project) == ["pkg/a.py", "pkg/b.py", "pkg/skip.py"]
-    # A .gitignore edited in place does not move its directory's stamp; its digest is checked.
-    (project / "pkg" / ".gitignore").write_text("")
-    assert _walk(project) == ["pkg/a.py", "pkg/b.py", "pkg/skip.py"]
-    with (project / "pkg" / ".gitignore").open("a") as handle:
-        handle.write("skip.py\n")
-    assert _walk(project) == ["pkg/a.py", "pkg/b.py"]
-
-
-def test_damaged_walk_index_is_ignored(project: Path) -> None:
-    from trio_lint.cache import read_store
-
-    (project / "pkg").mkdir()
-    (project / "pkg" / "a.py").write_text(BAD)
-    expected = run_cli(".", *CONCISE, "--no-cache", cwd=project)
-    assert _walk(project) == ["pkg/a.py"]
-    (index_file,) = (project / ".trio_lint_cache").glob("walk-*.index")
-    pkg = str((project / "pkg").resolve())
-    top = str(project.resolve())
-    stamp = read_store(index_file)[top]["dirs"][pkg][0]
-    for content in (
-        b"{truncated",
-        _store([]),
-        _store({top: {"ancestors": ""}}),
-        _store({top: {"ancestors": "", "dirs": []}}),
-        _store({top: {"ancestors": "", "dirs": {pkg: [stamp, None]}}}),
-        _store({top: {"ancestors": "", "dirs": {pkg: [stamp, 1, [5], []]}}}),
-    ):
-        index_file.write_bytes(content)
-        assert _walk(project) == ["pkg/a.py"]
-        got = run_cli(".", *CONCISE, cwd=_without_snapshots(project))
-        assert (got.code, got.out, got.err) == (expected.code, expected.out, "")
-    # A well-typed entry whose file names are not strings gets past the shape check into the
-    # walk itself: the run drops the index and walks the tree again.
-    assert _walk(project) == ["pkg/a.py"]
-    stamp = read_store(index_file)[top]["dirs"][pkg][0]
-    index_file.write_bytes(
-        _store({top: {"ancestors": "", "dirs": {pkg: [stamp, None, [None], []]}}})
-    )
-    got = run_cli(".", *CONCISE, cwd=_without_snapshots(project))
-    assert (got.code, got.out, got.err) == (expected.code, expected.out, "")
 
 
 def test_stores_unused_for_two_weeks_are_pruned_on_save(tmp_path: Path) -> None:
