@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 from trio_lint.digest import digest
 
 if TYPE_CHECKING:
-
     from trio_lint.config import LintConfig
 
 

@@ -128,9 +128,7 @@ class Walker:
         match_relative = self.excludes.match_file
         ancestors = self._ancestor_ignores(top) if gitignore else []
         found: list[str] = []
-        stack: list[tuple[str, list[tuple[str, Patterns]]]] = [
-            (top, ancestors)
-        ]
+        stack: list[tuple[str, list[tuple[str, Patterns]]]] = [(top, ancestors)]
         while stack:
             directory, inherited = stack.pop()
             ignores = inherited
