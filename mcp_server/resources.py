@@ -12,11 +12,19 @@ from mcp.server.mcpserver.resources import FileResource
 from mcp_server.app import AppState
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+# A wheel has no repository root: it ships the skill's files in this package folder (setup.py).
+PACKAGED_SKILL = Path(__file__).resolve().parent / "skill"
 DOC_DIRS = ("references", "best-practices")
 
 
-def skill_documents(root: Path = REPO_ROOT) -> list[tuple[str, Path]]:
+def skill_root() -> Path:
+    """Where the skill's files are: inside the installed package, else the source checkout."""
+    return PACKAGED_SKILL if (PACKAGED_SKILL / "SKILL.md").is_file() else REPO_ROOT
+
+
+def skill_documents(root: Path | None = None) -> list[tuple[str, Path]]:
     """(uri, path) of SKILL.md and every Markdown file under references/ and best-practices/."""
+    root = skill_root() if root is None else root
     found: list[tuple[str, Path]] = []
     skill = root / "SKILL.md"
     if skill.is_file():
@@ -46,7 +54,8 @@ def run_summaries(app: AppState) -> list[dict[str, object]]:
     ]
 
 
-def register_resources(server: MCPServer, app: AppState, root: Path = REPO_ROOT) -> None:
+def register_resources(server: MCPServer, app: AppState, root: Path | None = None) -> None:
+    root = skill_root() if root is None else root
     for uri, path in skill_documents(root):
         server.add_resource(
             FileResource(
