@@ -7,15 +7,16 @@ from the root files) is shipped as the package data folder `mcp_server/skill/`.
 
 from setuptools import find_packages, setup
 
-SKILL_PACKAGE = "mcp_server.skill"
+SKILL = "mcp_server.skill"
+# Folders of the skill that Python sees as packages are listed as such (examples' .py files ship
+# as their modules); best-practices/ is not a package name, so it ships as data of SKILL.
+SKILL_PACKAGES = [SKILL, f"{SKILL}.references", f"{SKILL}.examples"]
 
 setup(
     packages=[
         *find_packages(include=["trio_lint*", "mcp_server*", "trio_local*", "pytrio_facts*"]),
-        SKILL_PACKAGE,
+        *SKILL_PACKAGES,
     ],
-    package_dir={SKILL_PACKAGE: "skills/pytrio"},
-    package_data={
-        SKILL_PACKAGE: ["SKILL.md", "references/*.md", "best-practices/*.md", "examples/*.py"]
-    },
+    package_dir={SKILL: "skills/pytrio"},
+    package_data={SKILL: ["SKILL.md", "best-practices/*.md"], f"{SKILL}.references": ["*.md"]},
 )
