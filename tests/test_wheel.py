@@ -43,9 +43,10 @@ def venv(tmp_path_factory) -> Path:
     """A fresh venv with the wheel of HEAD installed (base dependencies only)."""
     work = tmp_path_factory.mktemp("wheel")
     source, dist, venv = work / "source", work / "dist", work / "venv"
-    archive = run("git", "archive", "--format=tar", "HEAD", cwd=ROOT)
-    assert archive.returncode == 0, archive.stderr
-    with tarfile.open(fileobj=io.BytesIO(archive.stdout.encode("latin-1"))) as tar:
+    archive = subprocess.run(
+        ["git", "archive", "--format=tar", "HEAD"], cwd=ROOT, capture_output=True, check=True
+    ).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         tar.extractall(source, filter="data")
     built = run(
         sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
