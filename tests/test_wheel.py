@@ -101,6 +101,7 @@ async def test_trio_mcp_serves_the_skill_from_the_wheel(venv, tmp_path) -> None:
     where = run(
         venv / "bin" / "python", "-c",
         "import mcp_server.resources as r; print(r.skill_root()); print(r.__file__)",
+        cwd=tmp_path,  # not this checkout, which `python -c` would put first on sys.path
     )  # fmt: skip
     skill_root, module = map(Path, where.stdout.split())
     assert skill_root.name == "skill" and skill_root.parent == module.parent
