@@ -39,7 +39,8 @@ demo: $(STAMP)
 	$(BIN)/python demo/mcp_session.py
 
 # Render the generated docs (references/lint-rules.md, references/mcp-tools.md and the
-# <!-- BEGIN GENERATED: name --> blocks) from pytrio_facts, the rule registry and the MCP tools.
+# <!-- BEGIN GENERATED: name --> blocks) from pytrio_facts, the rule registry and the MCP tools,
+# and skills/pytrio/, the installable copy of the skill's root files.
 docs: $(STAMP)
 	$(BIN)/python -m docgen.render
 
