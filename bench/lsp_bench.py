@@ -6,8 +6,9 @@ that version, measured by a real LSP client (pygls) over stdio, printed as a tab
 The document is real PyTRIO code (examples/ and the demo's buggy script, repeated up to
 `--lines` lines), so every lint finds and reports pitfalls. Each edit changes one line
 (incremental sync, as editors send it), waits for the diagnostics of the new version, then
-pauses briefly as a typist would; the server's debounce (10 ms by default) is part of what is
-measured. Target: the median and the p95 of a 1,000-line file within 100 ms on this machine.
+pauses briefly as a typist would (so each edit is linted at once; the server's debounce
+gathers only changes that arrive while a lint runs). Target: the median and the p95 of a
+1,000-line file within 100 ms on this machine.
 Rows: the server's first diagnostics after didOpen (the lint of a cold document), edits of the
 1,000-line file, and of a 200-line file for scale; ratio = p95 / target. Wall latency counts the
 time the server waits for a CPU on a shared machine; "server CPU" is the CPU time the server's

@@ -27,7 +27,7 @@ def main(argv: Sequence[str]) -> int:
         "--debounce-ms",
         type=float,
         default=10.0,
-        help="wait this long after a change before linting (coalesces bursts; default 10)",
+        help="changes arriving while a lint runs are gathered this long into one lint (default 10)",
     )
     args = parser.parse_args(list(argv))
     if args.debounce_ms < 0:

@@ -3,7 +3,7 @@ modules that implement them (diagnostics, code_actions, hover, config_watch).
 
 Linting runs on a worker thread, so the event loop keeps reading messages; each document is
 linted by one task at a time, and changes that arrive meanwhile are coalesced into one more lint
-of the newest text (the debounce)."""
+of the newest text (the debounce, see `_lint_loop`)."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ from trio_lint.server.documents import (
     to_range,
 )
 
-DEFAULT_DEBOUNCE = 0.01  # seconds: gathers the didChange messages of one burst into one lint
+DEFAULT_DEBOUNCE = 0.01  # seconds: gathers the rest of a burst of didChange messages
 
 
 @dataclass
@@ -139,10 +139,14 @@ class TrioLintServer(LanguageServer):
             self._tasks[key] = asyncio.get_running_loop().create_task(self._lint_loop(key))
 
     async def _lint_loop(self, key: str) -> None:
+        """Lint at once after a quiet spell (the messages already read come along); changes
+        that arrive while a lint runs are gathered for `debounce` more seconds into one lint
+        of the newest text."""
+        delay = 0.0
         try:
             while key in self._pending:
-                if self.debounce:
-                    await asyncio.sleep(self.debounce)
+                await asyncio.sleep(delay)
+                delay = self.debounce
                 self._pending.discard(key)
                 try:
                     await self.lint_now(key)
