@@ -391,10 +391,20 @@ class _State:
 _STATES: WeakKeyDictionary[object, _State] = WeakKeyDictionary()
 
 
+# (model, state) of the unit being walked, read and replaced as one tuple (threads: the server).
+_LAST: tuple[object, _State | None] = (None, None)
+
+
 def _state(ctx: LintContext) -> _State:
-    state = _STATES.get(ctx.model)
+    global _LAST  # noqa: PLW0603 - a one-entry cache in front of the weak mapping
+    model = ctx.model
+    last_model, last_state = _LAST
+    if last_model is model and last_state is not None:
+        return last_state
+    state = _STATES.get(model)
     if state is None:
-        state = _STATES[ctx.model] = _State()
+        state = _STATES[model] = _State()
+    _LAST = (model, state)
     return state
 
 
