@@ -284,3 +284,34 @@ def test_target_versions_resolve_to_releases(spec: str) -> None:
     resolved = resolve_version(spec)
     assert resolved in RELEASES and resolved.startswith(spec)
     assert resolve_version("0.2") == "0.2.9" and resolve_version("0.1") == "0.1.13"
+
+
+def test_the_rules_advice_tables_agree_with_the_generated_data() -> None:
+    """The hand-written advice (what to write instead) must name things the data knows: a
+    removed 0.1 method really is in 0.1.13 and not in 0.2.9, an added one the other way round."""
+    from pytrio_facts.versions import ADDED_IN_0_2, ONE_LINE_KEYWORDS, REMOVED_METHODS
+
+    data = api_data()
+
+    def has(symbol: str, member: str, version: str, kind: str = "member") -> bool:
+        return data.present(symbol, member, kind=kind)[data.index(version)]
+
+    for fact in REMOVED_METHODS:
+        assert has(f"pytrio.{fact.owner}", fact.name, "0.1.13"), fact.name
+        assert not has(f"pytrio.{fact.owner}", fact.name, "0.2.9"), fact.name
+    for fact in ADDED_IN_0_2:
+        owner = "pytrio" if fact.owner == "pytrio" else f"pytrio.{fact.owner}"
+        assert not has(owner, fact.name, "0.1.13") and has(owner, fact.name, "0.2.9"), fact.name
+    methods = {"sample": "SamplingClient", "save_state": "TrainingClient"}
+    methods |= {"save_weights_for_sampler": "TrainingClient"}
+    methods |= {"forward_backward_custom": "TrainingClient"}
+    methods |= {"create_lora_training_client": "ServiceClient"}
+    for fact in ONE_LINE_KEYWORDS:
+        if fact.owner in ("AdamParams", "SamplingParams"):
+            symbol, member = f"pytrio.{fact.owner}", f":{fact.name}"
+        else:
+            symbol, member = f"pytrio.{methods[fact.owner]}", f"{fact.owner}:{fact.name}"
+        missing = "0.1.13" if fact.missing_on == "0.1" else "0.2.9"
+        other = "0.2.9" if fact.missing_on == "0.1" else "0.1.13"
+        assert not has(symbol, member, missing, "keyword"), fact
+        assert has(symbol, member, other, "keyword"), fact
