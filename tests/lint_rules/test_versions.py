@@ -209,3 +209,20 @@ def test_every_configure_rename_is_fixed_for_0_2_9_and_kept_for_0_2_8(old: str, 
     # The 0.2.9 name on a 0.2.8 pin: added in 0.2.9 (PTR007), or, for the three heartbeat and
     # event names 0.2.0 already used, removed in 0.2.1 (PTR004).
     assert after in (["PTR007"], ["PTR004"])
+
+
+def test_former_rule_names_still_select_and_ignore(tmp_path: Path) -> None:
+    """PTR003 and PTR007 were renamed when the API data replaced their lists; a configuration
+    that names them the old way keeps working."""
+    script = tmp_path / "a.py"
+    script.write_text(
+        "import pytrio as trio\nrest = trio.ServiceClient().create_rest_client()\n"
+        "rest.list_weights()\n"
+    )
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.trio-lint]\nignore = ["removed-rest-method", "newer-api-on-0-1"]\n'
+    )
+    assert findings(run("--output-format", "json", script.name, cwd=tmp_path)) == []
+    (tmp_path / "pyproject.toml").write_text('[tool.trio-lint]\nselect = ["removed-rest-method"]\n')
+    found = findings(run("--output-format", "json", script.name, cwd=tmp_path))
+    assert [item["code"] for item in found] == ["PTR003"]

@@ -43,10 +43,16 @@ def rules_by_code() -> dict[str, type[Rule]]:
     return {rule.code: rule for rule in all_rules()}
 
 
+def names_of(rule: type[Rule]) -> tuple[str, ...]:
+    """The rule's name and the names it had before (`former_names`), so a configuration or
+    command line written against an older trio-lint still selects or ignores it."""
+    return (rule.name, *getattr(rule, "former_names", ()))
+
+
 def get_rule(code_or_name: str) -> type[Rule] | None:
     key = code_or_name.strip()
     for rule in all_rules():
-        if key.upper() == rule.code or key == rule.name:
+        if key.upper() == rule.code or key in names_of(rule):
             return rule
     return None
 
@@ -55,7 +61,7 @@ def get_rule(code_or_name: str) -> type[Rule] | None:
 def known_selectors() -> list[str]:
     selectors = {"ALL", PREFIX}
     for rule in all_rules():
-        selectors.add(rule.name)
+        selectors.update(names_of(rule))
         for end in range(len(PREFIX) + 1, len(rule.code) + 1):
             selectors.add(rule.code[:end])
     return sorted(selectors)
@@ -66,7 +72,7 @@ def is_known_selector(selector: str) -> bool:
 
 
 def matches(rule: type[Rule], selector: str) -> bool:
-    return selector in ("ALL", rule.name) or rule.code.startswith(selector)
+    return selector == "ALL" or selector in names_of(rule) or rule.code.startswith(selector)
 
 
 def select_rules(config: LintConfig) -> tuple[type[Rule], ...]:
