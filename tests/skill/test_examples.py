@@ -267,6 +267,8 @@ def test_09_newest_checkpoint_names_ids_paths_and_download(service) -> None:
     assert "same name in two runs gives two checkpoints: True" in out
     assert re.search(r"duplicate name refused: \w+ code checkpoint_exists", out)
     assert "overwrite keeps the path: True" in out
+    assert "a sampler checkpoint may share the name: True" in out
+    assert "checkpoint_id as path refused: ControlAPIError" in out
     newest = re.search(r"newest checkpoint (\S+) of run (\S+)", out).groups()
     assert newest == (saved[1][1], saved[1][0])
     fields = (
@@ -279,7 +281,31 @@ def test_09_newest_checkpoint_names_ids_paths_and_download(service) -> None:
     assert "archive members ['step-10/adapter_config.json'" in out
     assert "a directory as destination fails: IsADirectoryError" in out
     assert "path as checkpoint_id refused: code control.request_failed status 404" in out
-    assert "deleted the 2 checkpoints this script saved" in out
+    assert "deleted the 3 checkpoints this script saved" in out
+
+
+def test_rl_iteration_without_advantage_sends_nothing_useful(service) -> None:
+    # best-practices/rl.md: an all-zero-advantage batch has no loss and no counted tokens, and
+    # an empty batch is refused by the SDK before anything is sent
+    code = """
+import pytrio as trio
+service = trio.ServiceClient()
+training = service.create_lora_training_client(base_model="Qwen/Qwen3-4B-Instruct-2507", rank=4)
+datum = trio.Datum(
+    model_input=trio.ModelInput.from_ints([9707, 1879, 11]),
+    loss_fn_inputs={"target_tokens": [1879, 11, 1879], "logprobs": [-1.0] * 3,
+                    "advantages": [0.0] * 3},
+)
+print("metrics", training.forward_backward([datum], "importance_sampling").result().metrics)
+try:
+    training.forward_backward([], "importance_sampling")
+except trio.PyTrioError as err:
+    print("empty", err.code)
+"""
+    process = run_python(service, "-c", code)
+    assert process.returncode == 0, process.stderr[-3000:]
+    assert "metrics {'loss_sum': 0.0, 'loss_mean': 0.0, 'token_count': 0" in process.stdout
+    assert "empty validation.empty_training_data" in process.stdout
 
 
 def test_trio_local_run_runs_an_example_unchanged(tmp_path) -> None:

@@ -70,6 +70,9 @@ def test_download_writes_one_file_and_creates_parents() -> None:
 
     source = inspect.getsource(Downloader.download)
     assert "destination_path.parent.mkdir(parents=True, exist_ok=True)" in source
+    # resume=True continues whatever file is already at the destination
+    assert "if resume and destination_path.exists()" in source
+    assert '{"Range": f"bytes={existing_size}-"}' in source
     assert "Local destination file" in trio.RestClient.download_checkpoint.__doc__
 
 

@@ -93,6 +93,9 @@ def main() -> None:
         print(f"duplicate name refused: {type(err).__name__} code {err.code}")
     replaced = training.save_state("step-10", overwrite=True).result()
     print(f"overwrite keeps the path: {replaced.path == paths[1]}")
+    weights = training.save_weights_for_sampler("step-10").result()  # the other kind: its own path
+    created.append((training.training_run_cuid, weights.path))
+    print(f"a sampler checkpoint may share the name: {weights.path not in paths}")
 
     run_id, checkpoint = newest_checkpoint(rest)
     print(f"newest checkpoint {checkpoint.path} of run {run_id}")
@@ -119,6 +122,11 @@ def main() -> None:
         rest.get_checkpoint_archive_url(checkpoint.path).result()
     except trio.PyTrioError as err:
         print(f"path as checkpoint_id refused: code {err.code} status {err.status_code}")
+
+    try:  # and the id where a path belongs
+        service.create_training_client_from_state(checkpoint.checkpoint_id)
+    except trio.PyTrioError as err:
+        print(f"checkpoint_id as path refused: {type(err).__name__}")
 
     # Housekeeping: delete by (training_run_id, checkpoint_id), never by path.
     for created_run, path in created:
