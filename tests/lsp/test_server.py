@@ -428,3 +428,13 @@ async def test_an_untitled_python_buffer_is_linted(client: LanguageClient):
         )
     )
     assert {"PTR201", "PTR202"} <= {d.code for d in await diagnostics(client, uri, since, 1)}
+
+
+async def test_sdk_modules_come_from_the_config(client: LanguageClient, workspace):
+    text = "import tinker\n\nadam = tinker.AdamParams(lr=1e-4)\n"
+    plain = project(workspace, "sdk_default")
+    assert await open_document(client, plain / "a.py", text) == []  # not an SDK module here
+    tinker = project(workspace, "sdk_tinker", '[tool.trio-lint]\nsdk-modules = ["tinker"]\n')
+    published = await open_document(client, tinker / "a.py", text)
+    assert [d.code for d in published] == ["PTR202"]
+    assert found(published) == cli_findings(tinker, "cli.py", text)
