@@ -92,7 +92,9 @@ async def test_diagnostics_match_the_cli_and_clear_when_fixed(client: LanguageCl
     lr = next(d for d in published if d.code == "PTR202")
     assert lr.source == "trio-lint"
     assert lr.severity == types.DiagnosticSeverity.Error
-    assert "learning_rate" in lr.message
+    assert lr.message.endswith("(hf-lr)\nhelp: Rename to `learning_rate`")
+    dropped = next(d for d in published if d.code == "PTR102")
+    assert dropped.message.endswith("(unsafe fix)")
     assert BUGGY.splitlines()[lr.range.start.line][lr.range.start.character :].startswith("lr=")
 
     fixed = cli_fixed(directory, "fixed.py", BUGGY, "--fix", "--unsafe-fixes")

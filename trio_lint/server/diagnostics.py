@@ -62,8 +62,13 @@ def internal_error(path: str, exc: BaseException) -> Diagnostic:
 
 def to_lsp(diagnostic: Diagnostic, lines: Sequence[str], encoding: str) -> types.Diagnostic:
     data = None
+    message = f"{diagnostic.message} ({diagnostic.name})"
     if diagnostic.fix is not None and diagnostic.fix.applicability is not Applicability.NONE:
         data = {"fix": diagnostic.fix.applicability.value, "fix_message": diagnostic.fix.message}
+        # Clients that show diagnostics but no code actions (an assistant reading them after an
+        # edit) still learn the fix, as the CLI's `help:` line tells it.
+        unsafe = " (unsafe fix)" if diagnostic.fix.applicability is Applicability.UNSAFE else ""
+        message += f"\nhelp: {diagnostic.fix.message}{unsafe}"
     return types.Diagnostic(
         range=to_range(
             lines,
@@ -71,7 +76,7 @@ def to_lsp(diagnostic: Diagnostic, lines: Sequence[str], encoding: str) -> types
             (diagnostic.end_line, diagnostic.end_column),
             encoding,
         ),
-        message=f"{diagnostic.message} ({diagnostic.name})",
+        message=message,
         severity=_SEVERITY.get(diagnostic.severity, types.DiagnosticSeverity.Warning),
         code=diagnostic.code,
         source=SOURCE,
