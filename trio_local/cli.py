@@ -44,6 +44,19 @@ def _service_options(parser: argparse.ArgumentParser) -> None:
         help="seconds without heartbeat or event before a run is ended (default 180)",
     )
     parser.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="check the data scripts send (unshifted targets, trained prompts, NaN, stale "
+        "samplers...) and print a report at the end (also on `trio-local stats`)",
+    )
+    parser.add_argument(
+        "--check-report",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="also write the check report to FILE as JSON (implies --check)",
+    )
     parser.add_argument("--log-level", default="warning", help="uvicorn log level")
 
 
@@ -83,6 +96,8 @@ def _config(args: argparse.Namespace, default_port: int) -> ServeConfig:
         heartbeat_timeout_s=args.heartbeat_timeout,
         threads=args.threads,
         log_level=args.log_level,
+        check=args.check or args.check_report is not None,
+        check_report=args.check_report,
     )
 
 
@@ -109,7 +124,16 @@ def serve(args: argparse.Namespace) -> int:
         signal.signal(signum, lambda *_: stop.set())
     stop.wait()
     server.stop()
+    _print_check_report(service)
     return 0
+
+
+def _print_check_report(service) -> None:  # service: trio_local.server.Service
+    report = service.finish_checks()
+    if report is not None:
+        print(report.render(), file=sys.stderr, flush=True)
+        if service.config.check_report is not None:
+            print(f"check report written to {service.config.check_report}", file=sys.stderr)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -134,7 +158,9 @@ def run(args: argparse.Namespace) -> int:
         # Ctrl-C reaches the child through the terminal; wait for it to finish its shutdown.
         signal.signal(signal.SIGINT, lambda *_: None)
         signal.signal(signal.SIGTERM, lambda *_: process.terminate())
-        return process.wait()
+        code = process.wait()
+        _print_check_report(server.service)
+        return code
     finally:
         server.stop()
 

@@ -47,6 +47,8 @@ class ServeConfig:
     control_body_limit: int = 2 * MIB
     actor_body_limit: int = 64 * MIB
     log_level: str = "warning"
+    check: bool = False  # runtime data checks (trio_local/checks), reported at the end
+    check_report: Path | None = None  # also write the report here as JSON (implies check)
 
     def validate(self) -> None:
         if not is_loopback(self.host) and not self.api_key:
@@ -69,6 +71,10 @@ class ServeConfig:
         if self.heartbeat_timeout_s < 3:
             raise ConfigError(
                 "--heartbeat-timeout must be >= 3 seconds (the SDK beats at most once a second)"
+            )
+        if self.check_report is not None and self.check_report.is_dir():
+            raise ConfigError(
+                f"--check-report {self.check_report} is a directory; give a file path"
             )
         if self.threads < 1:
             raise ConfigError("--threads must be >= 1")

@@ -16,6 +16,7 @@ from datetime import datetime
 from pathlib import Path
 
 from trio_local import catalogue
+from trio_local.checks import Checker, CheckReport
 from trio_local.config import ServeConfig, default_cache_dir
 from trio_local.engine.engine import Engine
 from trio_local.liveness import Liveness
@@ -104,6 +105,10 @@ class Service:
             ),
         )
         self.events = EventRegistry()
+        check = config.check or config.check_report is not None
+        self.checks = Checker(tokenizer_for=self._check_tokenizer) if check else None
+        self._check_tokenizers: dict[Path, object] = {}
+        self._final_report: CheckReport | None = None
         self.tokenizer_ready: Future = Future()
         self.closed = False
         self.telemetry_batches = 0  # SDK telemetry is accepted and counted, never stored
@@ -116,6 +121,8 @@ class Service:
         def build() -> None:
             try:
                 self.tokenizer_ready.set_result(_build_tokenizer(self.data_dir))
+                if self.checks is not None:
+                    self.checks.warm_up(catalogue.DEFAULT_MODEL)
             except BaseException as error:
                 logger.exception("building the tokenizer failed")
                 self.tokenizer_ready.set_exception(error)
@@ -125,8 +132,35 @@ class Service:
     def stop(self) -> None:
         self.liveness.stop()
         self.scheduler.stop()
+        self.finish_checks()
         self.store.close()
         self.lock.release()
+
+    def _check_tokenizer(self, model_id: str) -> object:
+        # The checker's own instance: the engine's belongs to the scheduler's worker thread.
+        from trio_local.engine.tokenizer import load_tokenizer
+
+        directory = self.tokenizer_ready.result(120)
+        if directory not in self._check_tokenizers:
+            self._check_tokenizers[directory] = load_tokenizer(directory)
+        return self._check_tokenizers[directory]
+
+    def finish_checks(self, timeout: float = 30.0) -> CheckReport | None:
+        """The final check report (None without --check), written to --check-report once."""
+        if self.checks is None:
+            return None
+        if self._final_report is None:
+            if not self.checks.drain(timeout):
+                logger.warning("trio-local check: the checker is still busy after %ss", timeout)
+            self._final_report = self.checks.report()
+            self.checks.close()
+            path = self.config.check_report
+            if path is not None:
+                try:
+                    self._final_report.write(path.expanduser())
+                except OSError as error:
+                    logger.error("trio-local check: cannot write %s: %s", path, error)
+        return self._final_report
 
     def sweep_expired(self) -> None:
         """Delete checkpoints whose TTL has passed (temporary sampler weights)."""

@@ -39,7 +39,12 @@ def stats_url(url: str | None) -> str:
 
 
 def fetch(url: str) -> dict[str, Any]:
-    with urllib.request.urlopen(url, timeout=10) as response:
+    request = urllib.request.Request(url)
+    # The key only unlocks the check report's examples (they quote the client's data).
+    key = os.environ.get("PYTRIO_API_KEY") or os.environ.get("TRIO_LOCAL_API_KEY")
+    if key:
+        request.add_header("X-API-Key", key)
+    with urllib.request.urlopen(request, timeout=10) as response:
         return json.load(response)
 
 
@@ -56,7 +61,12 @@ def render(stats: dict[str, Any]) -> str:
         "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
         for row in rows
     ]
-    return "\n".join([head, *(line.rstrip() for line in lines)])
+    text = "\n".join([head, *(line.rstrip() for line in lines)])
+    if "checks" in stats:
+        from trio_local.checks.report import CheckReport
+
+        text += "\n\n" + CheckReport.model_validate(stats["checks"]).render()
+    return text
 
 
 def show_stats(url: str | None, *, as_json: bool = False) -> int:

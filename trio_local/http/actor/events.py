@@ -48,9 +48,10 @@ async def submit(request: Request) -> Response:
             f"event index {envelope.metadata.index} of run {run_id} is not after {last}",
         )
     state.liveness.touch(run_id)
-    future = state.scheduler.submit(
-        run_id, envelope.type.value, lambda: state.engine.handle_event(envelope, payload)
-    )
+    work = lambda: state.engine.handle_event(envelope, payload)  # noqa: E731
+    if state.checks is not None:
+        work = state.checks.trainer_work(envelope, payload, work)
+    future = state.scheduler.submit(run_id, envelope.type.value, work)
     record = EventRecord(envelope=envelope, future=future)
     state.events.add(record)
     return _msgpack(record.response())

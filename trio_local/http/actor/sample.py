@@ -23,7 +23,10 @@ async def sample(request: Request) -> Response:
         raise not_found("sampling run", run_id)
     body = await read_model(request, SampleRequest)
     uri = row["source_checkpoint_uri"]
-    future = state.scheduler.submit(run_id, "sample", lambda: state.engine.sample(uri, body))
+    work = lambda: state.engine.sample(uri, body)  # noqa: E731
+    if state.checks is not None:
+        work = state.checks.sample_work(run_id, uri, body, work)
+    future = state.scheduler.submit(run_id, "sample", work)
     try:
         result = await asyncio.wrap_future(future)
     except EngineError as error:

@@ -1,0 +1,71 @@
+"""A policy loss whose prompt is "masked" with weights: policy losses ignore `weights`.
+
+pytrio 0.2.9 sends only target_tokens, logprobs and advantages for a policy loss and drops
+`weights` on the client, so the service sees the mistake as advantages on the prompt: on the
+chat template's system/user/header positions or, without a chat, on the leading positions that
+carry no sampler logprob (0.0, the usual placeholder for prompt tokens). Other clients may send
+`weights` on the wire; that is reported too.
+"""
+
+from __future__ import annotations
+
+from trio_local.checks.base import Check
+from trio_local.checks.chat import is_prompt
+from trio_local.checks.context import CheckContext, DatumView, excerpt
+from trio_local.checks.observations import FORWARD_BACKWARD, POLICY_LOSSES, TrainerEvent
+
+MIN_PROMPT = 2  # a single 0.0 logprob can be a sampled token the model was sure of
+
+
+class PolicyWeights(Check):
+    name = "policy-loss-prompt"
+    rule = "policy-loss-weights"
+    title = "policy loss trains the prompt (weights are ignored; advantages must be 0 there)"
+    fix = (
+        "mask the prompt with advantages: [0.0] * len(prompt) + [advantage] * len(completion); "
+        "policy losses never read weights"
+    )
+
+    def on_event(self, event: TrainerEvent, ctx: CheckContext) -> None:
+        if event.type != FORWARD_BACKWARD or event.loss not in POLICY_LOSSES:
+            return
+        chat = ctx.chat(event.run_id)
+        for index, datum in enumerate(event.payload.data):
+            view = DatumView(datum, event.payload.auto_shift)
+            example = {"run_id": event.run_id, "step": event.step, "datum": index}
+            if view.weights is not None:
+                problem = f"weights sent with {event.loss}"
+                self.tally.add(event.run_id, {**example, "problem": problem})
+                continue
+            if view.advantages is None:
+                continue
+            prompt = _prompt_positions(view, chat)
+            hits = [i for i in prompt if view.advantages[i] != 0 and view.targets[i] != -100]
+            if hits:
+                self.tally.add(
+                    event.run_id,
+                    {
+                        **example,
+                        "problem": f"{len(hits)} prompt positions carry a non-zero advantage",
+                        "advantages": excerpt(list(view.advantages), hits[0]),
+                    },
+                )
+
+
+def _prompt_positions(view: DatumView, chat) -> list[int]:
+    if chat is not None:
+        sequence, offset = view.sequence()
+        labels = chat.roles(sequence)
+        if labels is not None:
+            return [
+                i
+                for i in range(len(view.targets))
+                if i + offset < len(labels) and is_prompt(labels[i + offset])
+            ]
+    logprobs = view.logprobs or []
+    lead = 0
+    while lead < len(logprobs) and logprobs[lead] == 0.0:
+        lead += 1
+    if lead < MIN_PROMPT or lead == len(logprobs):  # no prompt, or nothing was sampled
+        return []
+    return list(range(lead))
