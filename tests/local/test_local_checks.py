@@ -159,6 +159,22 @@ def test_a_clean_on_policy_loop_reports_nothing(service, client, tokenizer) -> N
     assert findings(service, training.training_run_cuid) == {}
 
 
+def test_placeholder_targets_on_a_masked_prompt_report_nothing(service, client, tokenizer) -> None:
+    # pytrio-cookbook 0.1.0's GRPO datum: target 0 on prompt positions, advantage 0 there.
+    training = new_run(client)
+    prompt, sampled = chat_parts(tokenizer)
+    datum = trio.Datum(
+        model_input=trio.ModelInput.from_ints(prompt + sampled[:-1]),
+        loss_fn_inputs={
+            "target_tokens": [0] * (len(prompt) - 1) + sampled,
+            "logprobs": [0.0] * (len(prompt) - 1) + [-1.5] * len(sampled),
+            "advantages": [0.0] * (len(prompt) - 1) + [0.5] * len(sampled),
+        },
+    )
+    training.forward_backward([datum], "importance_sampling").result()
+    assert findings(service, training.training_run_cuid) == {}
+
+
 # one script per mistake
 
 

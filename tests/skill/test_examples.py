@@ -3,9 +3,11 @@
 One trio-local service (a thread of this process) serves all examples; each example runs as its
 own process with the environment `trio-local run` would give it, and one example also runs
 through the `trio-local run` console script itself. The outcome is parsed from what the example
-prints, which is what a user would look at.
+prints, which is what a user would look at. The services run with `--check`: the runtime data
+checks must find nothing in any example.
 """
 
+import json
 import os
 import re
 import runpy
@@ -13,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -31,7 +34,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def service() -> Iterator[LocalService]:
-    with serve_in_background(configure_sdk=False) as running:
+    with serve_in_background(configure_sdk=False, check=True) as running:
         yield running
 
 
@@ -50,7 +53,24 @@ def run_python(service: LocalService, *args: str) -> subprocess.CompletedProcess
 def run_example(service: LocalService, name: str, *args: str) -> str:
     process = run_python(service, str(EXAMPLES / name), *args)
     assert process.returncode == 0, f"{name} failed:\n{process.stdout}\n{process.stderr[-4000:]}"
+    assert_no_data_mistakes(service)
     return process.stdout
+
+
+def read_check_report(service: LocalService) -> dict:
+    request = urllib.request.Request(
+        service.env["TRIO_LOCAL_STATS_URL"], headers={"X-API-Key": service.api_key}
+    )
+    with urllib.request.urlopen(request, timeout=60) as response:
+        return json.load(response)["checks"]
+
+
+def assert_no_data_mistakes(service: LocalService) -> None:
+    """The service's --check report so far is clean (every example before this one was too)."""
+    report = read_check_report(service)
+    assert report["observed"]["events"] > 0
+    assert report["findings"] == [], json.dumps(report["findings"], indent=2)
+    assert report["check_errors"] == {} and report["dropped"] == 0, report
 
 
 def floats(pattern: str, text: str) -> list[float]:
@@ -136,6 +156,7 @@ def test_05_grpo_reward_rises_after_the_warm_start(service) -> None:
             "tokens), which the SDK rejects as training input; the sampler must mask them"
         )
     assert process.returncode == 0, process.stderr[-4000:]
+    assert_no_data_mistakes(service)
     out = process.stdout
     rewards = floats(r"step \d+ reward ([\d.]+)", out)
     assert len(rewards) == 6
@@ -145,7 +166,7 @@ def test_05_grpo_reward_rises_after_the_warm_start(service) -> None:
 
 def test_06_pipelined_updates_take_fewer_cycles_than_serial() -> None:
     # A clock with a real cycle length (trio-local run's default) so the patterns can differ.
-    with serve_in_background(configure_sdk=False, cycle_ms=200) as clocked:
+    with serve_in_background(configure_sdk=False, cycle_ms=200, check=True) as clocked:
         out = run_example(clocked, "06_async_pipeline.py", "--updates", "3")
     pattern = r"pattern ([\w-]+) seconds_per_update [\d.]+ cycles_per_update (\S+)"
     rows = dict(re.findall(pattern, out))
@@ -260,8 +281,15 @@ def test_08_multiturn_sft_learns_every_turn(service) -> None:
     assert stops == [expected] * 4, stops
 
 
-def test_09_newest_checkpoint_names_ids_paths_and_download(service) -> None:
-    out = run_example(service, "09_newest_checkpoint.py")
+def test_09_newest_checkpoint_names_ids_paths_and_download() -> None:
+    # Its own service: the example saves a name twice on purpose, which --check must report.
+    with serve_in_background(configure_sdk=False, check=True) as own:
+        process = run_python(own, str(EXAMPLES / "09_newest_checkpoint.py"))
+        assert process.returncode == 0, process.stderr[-4000:]
+        report = read_check_report(own)
+    assert [f["check"] for f in report["findings"]] == ["checkpoint-name-reused"], report
+    assert report["findings"][0]["example"]["outcome"] == "failed"  # refused, as printed below
+    out = process.stdout
     saved = re.findall(r"^attempt \d run (\S+) saved (\S+)$", out, re.M)
     assert len(saved) == 2 and saved[0][1] != saved[1][1]  # a re-run's step-10 is a new path
     assert "same name in two runs gives two checkpoints: True" in out
@@ -311,7 +339,9 @@ except trio.PyTrioError as err:
 def test_trio_local_run_runs_an_example_unchanged(tmp_path) -> None:
     trio_local = shutil.which("trio-local", path=str(Path(sys.executable).parent))
     assert trio_local, "the trio-local console script is not installed"
-    command = [trio_local, "run", "--data-dir", str(tmp_path), sys.executable]
+    report = tmp_path / "check.json"
+    command = [trio_local, "run", "--data-dir", str(tmp_path), "--check-report", str(report)]
+    command.append(sys.executable)
     process = subprocess.run(
         [*command, str(EXAMPLES / "01_train_sft.py"), "--steps", "3"],
         capture_output=True,
@@ -322,6 +352,8 @@ def test_trio_local_run_runs_an_example_unchanged(tmp_path) -> None:
     assert process.returncode == 0, process.stderr[-4000:]
     assert len(re.findall(r"^step \d+ loss", process.stdout, re.M)) == 3
     assert re.search(r"^saved \S+", process.stdout, re.M)
+    assert "no data mistakes found" in process.stderr
+    assert json.loads(report.read_text(encoding="utf-8"))["findings"] == []
 
 
 def skill_scripts() -> list[str]:

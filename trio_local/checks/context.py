@@ -100,15 +100,25 @@ class DatumView:
 
     @cached_property
     def shifted(self) -> bool:
-        """Whether targets[i] is the token after tokens[i] (the manual shift)."""
+        """Whether targets[i] is the token after tokens[i] (the manual shift).
+
+        Judged on the positions the loss uses: masked positions may hold any placeholder
+        target (pytrio-cookbook's GRPO puts 0 there).
+        """
         if self.auto_shift or not self.aligned:
             return False
-        pairs = [
-            (self.targets[i], self.tokens[i + 1])
-            for i in range(len(self.targets) - 1)
-            if self.targets[i] != -100
-        ]
-        return bool(pairs) and sum(a == b for a, b in pairs) * 2 >= len(pairs)
+        active = [i for i in range(len(self.targets) - 1) if self._active(i)]
+        if not active:
+            active = [i for i in range(len(self.targets) - 1) if self.targets[i] != -100]
+        same = sum(self.targets[i] == self.tokens[i + 1] for i in active)
+        return bool(active) and same * 2 >= len(active)
+
+    def _active(self, i: int) -> bool:
+        if self.targets[i] == -100:
+            return False
+        if self.advantages is not None:
+            return self.advantages[i] != 0 or bool(self.logprobs and self.logprobs[i] != 0)
+        return self.weights is None or self.weights[i] != 0
 
     def sequence(self) -> tuple[list[int], int]:
         """The whole token sequence and the offset of target i in it (i + offset)."""

@@ -2,15 +2,14 @@
 
 pytrio 0.2.9 sends only target_tokens, logprobs and advantages for a policy loss and drops
 `weights` on the client, so the service sees the mistake as advantages on the prompt: on the
-chat template's system/user/header positions or, without a chat, on the leading positions that
-carry no sampler logprob (0.0, the usual placeholder for prompt tokens). Other clients may send
+leading positions that carry no sampler logprob (0.0, the placeholder every RL recipe puts on
+prompt tokens, since the sampler only scores what it generated). Other clients may send
 `weights` on the wire; that is reported too.
 """
 
 from __future__ import annotations
 
 from trio_local.checks.base import Check
-from trio_local.checks.chat import is_prompt
 from trio_local.checks.context import CheckContext, DatumView, excerpt
 from trio_local.checks.observations import FORWARD_BACKWARD, POLICY_LOSSES, TrainerEvent
 
@@ -29,7 +28,6 @@ class PolicyWeights(Check):
     def on_event(self, event: TrainerEvent, ctx: CheckContext) -> None:
         if event.type != FORWARD_BACKWARD or event.loss not in POLICY_LOSSES:
             return
-        chat = ctx.chat(event.run_id)
         for index, datum in enumerate(event.payload.data):
             view = DatumView(datum, event.payload.auto_shift)
             example = {"run_id": event.run_id, "step": event.step, "datum": index}
@@ -39,7 +37,7 @@ class PolicyWeights(Check):
                 continue
             if view.advantages is None:
                 continue
-            prompt = _prompt_positions(view, chat)
+            prompt = _prompt_positions(view)
             hits = [i for i in prompt if view.advantages[i] != 0 and view.targets[i] != -100]
             if hits:
                 self.tally.add(
@@ -52,16 +50,9 @@ class PolicyWeights(Check):
                 )
 
 
-def _prompt_positions(view: DatumView, chat) -> list[int]:
-    if chat is not None:
-        sequence, offset = view.sequence()
-        labels = chat.roles(sequence)
-        if labels is not None:
-            return [
-                i
-                for i in range(len(view.targets))
-                if i + offset < len(labels) and is_prompt(labels[i + offset])
-            ]
+def _prompt_positions(view: DatumView) -> list[int]:
+    """The leading positions without a sampler logprob. Chat labels are not used: a sampled
+    completion may itself contain turn tokens, which would read as a prompt."""
     logprobs = view.logprobs or []
     lead = 0
     while lead < len(logprobs) and logprobs[lead] == 0.0:
