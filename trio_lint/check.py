@@ -18,8 +18,6 @@ from trio_lint.semantics.names import Binding
 if TYPE_CHECKING:
     from trio_lint.rules.base import Rule
 
-INTERNAL_ERROR = "PTR903"
-
 
 @cache
 def _node_classes() -> dict[str, type[ast.AST]]:
@@ -168,10 +166,13 @@ def check_tree(
 
 
 def _internal_error(code: str, node: ast.AST, exc: Exception) -> Finding:
+    from trio_lint.rules.internal_error import InternalErrorRule
+
     span = Span.of(node) if hasattr(node, "lineno") else Span(1, 0, 1, 0)
     return Finding(
-        INTERNAL_ERROR,
+        InternalErrorRule.code,
         span,
         f"internal error in rule {code}: {type(exc).__name__}: {exc} (please report)",
         Severity.ERROR,
+        name=InternalErrorRule.name,
     )

@@ -10,9 +10,9 @@ from trio_lint import noqa
 from trio_lint.config import LintConfig
 from trio_lint.diagnostics import Applicability, Diagnostic, Edit, FixInfo, Location, Severity
 from trio_lint.findings import Finding, Span
-from trio_lint.fixes import FixError, apply_fixes
+from trio_lint.fixes import FixError, TextEdit, apply_fixes, fix_edits
 from trio_lint.parse import LineIndex, SourceError, parse
-from trio_lint.rules import rules_by_code
+from trio_lint.prefilter import mentions_sdk
 from trio_lint.semantics.names import Binding
 from trio_lint.sources import Document, Unit, load_document
 
@@ -31,8 +31,13 @@ class FileOutcome:
     skipped: bool = False  # the prefilter found no SDK module name
 
 
-def mentions_sdk(data: bytes, config: LintConfig) -> bool:
-    return config.force_sdk or any(module.encode() in data for module in config.sdk_modules)
+def _engine_names() -> dict[str, str]:
+    """Names of the codes the engine itself reports (the rule modules document them)."""
+    from trio_lint.rules.internal_error import InternalErrorRule
+    from trio_lint.rules.io_error import IoErrorRule
+    from trio_lint.rules.syntax_error import SyntaxErrorRule
+
+    return {rule.code: rule.name for rule in (SyntaxErrorRule, IoErrorRule, InternalErrorRule)}
 
 
 # --- one unit ---------------------------------------------------------------------------------
@@ -62,7 +67,9 @@ def check_unit(
     except SourceError as error:
         byte_col = len(index.line_text(error.line)[: max(error.column - 1, 0)].encode())
         span = Span(error.line, byte_col, error.line, byte_col)
-        finding = Finding(error.code, span, error.message, Severity.ERROR)
+        finding = Finding(
+            error.code, span, error.message, Severity.ERROR, name=_engine_names()[error.code]
+        )
         return UnitCheck([finding], dict(seed or {}), index)
     findings, model = check_tree(tree, code, config, rules, seed)
     bindings = model.module_imports()
@@ -113,47 +120,14 @@ def fix_unit(
 # --- whole documents ----------------------------------------------------------------------------
 
 
-def _edits_for(code: str, finding: Finding, document: Document, unit: Unit) -> tuple[Edit, ...]:
-    """The one text edit `finding`'s fix makes (common prefix/suffix of before and after)."""
-    try:
-        after, applied = apply_fixes(code, [finding])
-    except FixError:
-        return ()
-    if not applied:
-        return ()
-    start = 0
-    limit = min(len(code), len(after))
-    while start < limit and code[start] == after[start]:
-        start += 1
-    end_before, end_after = len(code), len(after)
-    while end_before > start and end_after > start and code[end_before - 1] == after[end_after - 1]:
-        end_before -= 1
-        end_after -= 1
-
-    # Widen to whole identifiers: `lr` -> `learning_rate`, not `r` -> `earning_rate`.
-    while start > 0 and _is_word(code[start - 1]):
-        start -= 1
-    while end_before < len(code) and end_after < len(after) and _is_word(code[end_before]):
-        end_before += 1
-        end_after += 1
-
-    def location(offset: int) -> Location:
-        line = code.count("\n", 0, offset) + 1
-        column = offset - (code.rfind("\n", 0, offset) + 1) + 1
-        shown_line, shown_column, _ = document.display(unit, line, column)
-        return Location(row=shown_line, column=shown_column)
-
-    return (
-        Edit(
-            content=after[start:end_after],
-            location=location(start),
-            end_location=location(end_before),
-        ),
+def _edit(edit: TextEdit, document: Document, unit: Unit) -> Edit:
+    line, column, _ = document.display(unit, edit.line, edit.column + 1)
+    end_line, end_column, _ = document.display(unit, edit.end_line, edit.end_column + 1)
+    return Edit(
+        content=edit.content,
+        location=Location(row=line, column=column),
+        end_location=Location(row=end_line, column=end_column),
     )
-
-
-def _is_word(char: str) -> bool:
-    return char.isalnum() or char == "_"
 
 
 def to_diagnostics(
@@ -164,9 +138,10 @@ def to_diagnostics(
     *,
     want_edits: bool = False,
 ) -> list[Diagnostic]:
-    known = rules_by_code()
     diagnostics = []
-    for finding in check.findings:
+    # Every finding's edits from one libcst parse of the unit (only JSON and SARIF show them).
+    all_edits = fix_edits(unit.code, check.findings) if want_edits else []
+    for number, finding in enumerate(check.findings):
         span = finding.span
         column = check.index.char_column(span.line, span.col) + 1
         end_column = check.index.char_column(span.end_line, span.end_col) + 1
@@ -174,15 +149,18 @@ def to_diagnostics(
         end_line, end_column, _ = document.display(unit, span.end_line, end_column)
         fix_info = None
         if finding.fix is not None:
-            edits = _edits_for(unit.code, finding, document, unit) if want_edits else ()
+            edits = (
+                tuple(_edit(edit, document, unit) for edit in all_edits[number])
+                if want_edits
+                else ()
+            )
             fix_info = FixInfo(
                 applicability=finding.fix.applicability, message=finding.fix.message, edits=edits
             )
-        rule = known.get(finding.code)
         diagnostics.append(
             Diagnostic(
                 code=finding.code,
-                name=rule.name if rule else finding.code,
+                name=finding.name or finding.code,
                 message=finding.message,
                 severity=finding.severity,
                 path=path,
@@ -207,10 +185,12 @@ def lint_document(
     fix: str | None = None,  # None | "safe" | "unsafe"
     want_edits: bool = False,
     add_noqa: bool = False,
+    prefiltered: bool = False,
 ) -> FileOutcome:
-    """Everything for one file; bad input never raises (it becomes a PTR900/PTR901 finding)."""
+    """Everything for one file; bad input never raises (it becomes a PTR900/PTR901 finding).
+    `prefiltered`: the caller already checked that the file names an SDK module."""
     outcome = FileOutcome()
-    if not mentions_sdk(data, config):
+    if not prefiltered and not mentions_sdk(data, config):
         outcome.skipped = True
         return outcome
     selected = {rule.code for rule in rules}
@@ -269,11 +249,9 @@ def lint_document(
 
 
 def _file_error(path: str, error: SourceError) -> Diagnostic:
-    known = rules_by_code()
-    rule = known.get(error.code)
     return Diagnostic(
         code=error.code,
-        name=rule.name if rule else error.code,
+        name=_engine_names().get(error.code, error.code),
         message=error.message,
         severity=Severity.ERROR,
         path=path,

@@ -11,6 +11,7 @@ import ast
 import difflib
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from trio_lint.findings import CstTransform, Finding
 from trio_lint.parse import LineIndex
@@ -89,13 +90,21 @@ def _transplant(original: str, roundtrip: str, fixed: str) -> str:
     return "".join(out)
 
 
-def apply_fixes(code: str, findings: Iterable[Finding]) -> tuple[str, list[Finding]]:
-    """Apply every edit of the given findings' fixes. Returns (new code, findings fully applied).
+@dataclass(frozen=True, slots=True)
+class TextEdit:
+    """Replace the text from (line, column) to (end_line, end_column) of the fixed code with
+    `content`; lines 1-based, columns 0-based in characters."""
 
-    Raises FixError when libcst cannot parse `code` or the result is not valid Python."""
-    findings = [finding for finding in findings if finding.fix is not None]
-    if not findings:
-        return code, []
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    content: str
+
+
+def _locate(code: str, findings: list[Finding]):
+    """One libcst parse of `code` and, per finding, the (node, range, transform) of each of its
+    edits that found its node. Raises FixError when libcst cannot parse `code`."""
     import libcst as cst
     from libcst.metadata import MetadataWrapper, PositionProvider
 
@@ -108,7 +117,7 @@ def apply_fixes(code: str, findings: Iterable[Finding]) -> tuple[str, list[Findi
     index = LineIndex(code)
     wanted: dict[SpanKey, list[tuple[type, CstTransform, int]]] = {}
     for number, finding in enumerate(findings):
-        for node_edit in finding.fix.edits:  # type: ignore[union-attr]
+        for node_edit in finding.fix.edits if finding.fix is not None else ():
             line, col, end_line, end_col = _char_span(index, node_edit.span)
             key = (line, col - shift.get(line, 0), end_line, end_col - shift.get(end_line, 0))
             kind = (
@@ -116,8 +125,7 @@ def apply_fixes(code: str, findings: Iterable[Finding]) -> tuple[str, list[Findi
             )
             wanted.setdefault(key, []).append((kind, node_edit.transform, number))
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-    targets: dict[int, list[CstTransform]] = {}
-    matched_edits: dict[int, int] = {}
+    located: list[list[tuple[object, object, CstTransform]]] = [[] for _ in findings]
     for node, code_range in positions.items():
         key = (
             code_range.start.line,
@@ -127,8 +135,109 @@ def apply_fixes(code: str, findings: Iterable[Finding]) -> tuple[str, list[Findi
         )
         for kind, transform, number in wanted.get(key, ()):
             if isinstance(node, kind):
-                targets.setdefault(id(node), []).append(transform)
-                matched_edits[number] = matched_edits.get(number, 0) + 1
+                located[number].append((node, code_range, transform))
+    return module, roundtrip, shift, located
+
+
+def fix_edits(code: str, findings: list[Finding]) -> list[tuple[TextEdit, ...]]:
+    """For each finding (in order), the text edits its fix makes, from one libcst parse of
+    `code` for all of them: each edited node's text before and after its transform, trimmed to
+    the part that changes (widened to whole identifiers: `lr` -> `learning_rate`, not `r` ->
+    `earning_rate`). A fix whose edits do not all find their node gets no edits."""
+    if not any(f.fix is not None for f in findings):
+        return [() for _ in findings]
+    try:
+        module, roundtrip, shift, located = _locate(code, findings)
+    except FixError:
+        return [() for _ in findings]
+    lines = _lines(code)
+    if roundtrip != code and len(_lines(roundtrip)) != len(lines):
+        return [() for _ in findings]
+    lines.append("")  # a range may end at the start of the line after the last
+    result: list[tuple[TextEdit, ...]] = []
+    for finding, found in zip(findings, located, strict=True):
+        if finding.fix is None or len(found) != len(finding.fix.edits):
+            result.append(())
+            continue
+        edits: list[TextEdit] | None = []
+        for node, code_range, transform in found:
+            before = module.code_for_node(node)  # type: ignore[arg-type]
+            if not before.startswith(_text_at(lines, code_range, shift)):
+                edits = None  # the node's code starts before its range (leading lines)
+                break
+            after_node = transform(node)  # type: ignore[arg-type]
+            after = "" if _is_removal(after_node) else module.code_for_node(after_node)
+            start = code_range.start  # type: ignore[attr-defined]
+            edit = _trimmed(before, after, start.line, start.column + shift.get(start.line, 0))
+            if edit is not None:
+                edits.append(edit)
+        result.append(tuple(edits) if edits is not None else ())
+    return result
+
+
+def _text_at(lines: list[str], code_range, shift: dict[int, int]) -> str:
+    start, end = code_range.start, code_range.end
+    first = start.column + shift.get(start.line, 0)
+    last = end.column + shift.get(end.line, 0)
+    if start.line == end.line:
+        return lines[start.line - 1][first:last]
+    middle = lines[start.line : end.line - 1]
+    return lines[start.line - 1][first:] + "".join(middle) + lines[end.line - 1][:last]
+
+
+def _is_removal(node: object) -> bool:
+    import libcst as cst
+
+    return isinstance(node, cst.RemovalSentinel)
+
+
+def _trimmed(before: str, after: str, line: int, column: int) -> TextEdit | None:
+    start = 0
+    limit = min(len(before), len(after))
+    while start < limit and before[start] == after[start]:
+        start += 1
+    end_before, end_after = len(before), len(after)
+    while (
+        end_before > start and end_after > start and before[end_before - 1] == after[end_after - 1]
+    ):
+        end_before -= 1
+        end_after -= 1
+    while start > 0 and _is_word(before[start - 1]):
+        start -= 1
+    while end_before < len(before) and end_after < len(after) and _is_word(before[end_before]):
+        end_before += 1
+        end_after += 1
+    if start == end_before and start == end_after:
+        return None
+
+    def position(offset: int) -> tuple[int, int]:
+        lines_before = before.count("\n", 0, offset)
+        if lines_before == 0:
+            return line, column + offset
+        return line + lines_before, offset - (before.rfind("\n", 0, offset) + 1)
+
+    (l1, c1), (l2, c2) = position(start), position(end_before)
+    return TextEdit(l1, c1, l2, c2, after[start:end_after])
+
+
+def _is_word(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+def apply_fixes(code: str, findings: Iterable[Finding]) -> tuple[str, list[Finding]]:
+    """Apply every edit of the given findings' fixes. Returns (new code, findings fully applied).
+
+    Raises FixError when libcst cannot parse `code` or the result is not valid Python."""
+    findings = [finding for finding in findings if finding.fix is not None]
+    if not findings:
+        return code, []
+    module, roundtrip, _shift, located = _locate(code, findings)
+    targets: dict[int, list[CstTransform]] = {}
+    matched_edits: dict[int, int] = {}
+    for number, found in enumerate(located):
+        for node, _range, transform in found:
+            targets.setdefault(id(node), []).append(transform)
+            matched_edits[number] = matched_edits.get(number, 0) + 1
     applied = [
         finding
         for number, finding in enumerate(findings)

@@ -13,6 +13,7 @@ from trio_lint.cache import MISS, Cache, content_hash
 from trio_lint.cache_keys import settings_key
 from trio_lint.config import LintConfig
 from trio_lint.diagnostics import Diagnostic, Severity
+from trio_lint.prefilter import mentions_sdk
 
 if TYPE_CHECKING:
     from trio_lint.cache import Cached
@@ -141,6 +142,7 @@ def _lint_one(job: tuple[str, str]) -> tuple[str, FileOutcome, str | None]:
             fix=fix_mode,
             want_edits=options.want_edits,
             add_noqa=options.add_noqa,
+            prefiltered=True,  # run() read the file and checked it before queueing it
         )
     except Exception as exc:  # an engine bug: report it on the file, keep the run going
         diagnostic = read_error(shown, OSError(f"internal error: {type(exc).__name__}: {exc}"))
@@ -151,11 +153,6 @@ def _lint_one(job: tuple[str, str]) -> tuple[str, FileOutcome, str | None]:
     if outcome.new_bytes is not None and options.diff:
         original = data.decode("utf-8", "replace")
     return path_text, outcome, original
-
-
-def _mentions_sdk(data: bytes, config: LintConfig) -> bool:
-    """engine.mentions_sdk without importing the engine on the warm path."""
-    return config.force_sdk or any(module.encode() in data for module in config.sdk_modules)
 
 
 def _use_cached(result: RunResult, cached: Cached | object, path: str, cwd: str) -> None:
@@ -254,7 +251,7 @@ def run(
                 cache.put(path, digest, stat, cached)  # refresh the stamp for the next run
                 _use_cached(result, cached, path, cwd)
                 continue
-        if not _mentions_sdk(data, config):
+        if not mentions_sdk(data, config):
             if cache is not None and stat is not None:
                 cache.put(path, digest, stat, None)
             continue
