@@ -18,5 +18,9 @@ setup(
         *SKILL_PACKAGES,
     ],
     package_dir={SKILL: "skills/pytrio"},
-    package_data={SKILL: ["SKILL.md", "best-practices/*.md"], f"{SKILL}.references": ["*.md"]},
+    package_data={
+        SKILL: ["SKILL.md", "best-practices/*.md"],
+        f"{SKILL}.references": ["*.md"],
+        "pytrio_facts": ["*.json"],  # the API of every pytrio release (generate_api.py)
+    },
 )

@@ -67,6 +67,14 @@ def test_trio_lint_runs_from_the_wheel(venv, tmp_path) -> None:
     process = run(venv / "bin" / "trio-lint", "--no-cache", script, cwd=tmp_path)
     assert process.returncode == 1, process.stderr
     assert "PTR202" in process.stdout
+    # The API data of every release ships in the wheel: target-version and the version rules.
+    script.write_text("import pytrio as trio\ntrio.configure(timeout=600)\n")
+    process = run(venv / "bin" / "trio-lint", "--no-cache", script, cwd=tmp_path)
+    assert process.returncode == 1 and "request_timeout_seconds" in process.stdout, process.stderr
+    process = run(
+        venv / "bin" / "trio-lint", "--no-cache", "--target-version", "0.2.8", script, cwd=tmp_path
+    )
+    assert process.returncode == 0, process.stdout + process.stderr
 
 
 @pytest.mark.parametrize(("command", "extra"), [("trio-mcp", "mcp"), ("trio-local", "local")])
