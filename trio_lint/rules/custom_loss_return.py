@@ -131,12 +131,7 @@ nothing.
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self._defs: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
-        self._used: list[str] = []
-        self._lambdas: list[ast.Lambda] = []
-
-    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
-        self._defs[node.name] = node
+        self._checked: set[int] = set()
 
     def visit_Call(self, node: ast.Call) -> None:
         found = self.model.client_call(node)
@@ -144,20 +139,22 @@ nothing.
             return
         loss = argument(node, 1, "loss_fn")
         if isinstance(loss, ast.Name):
-            self._used.append(loss.id)
+            func = self.model.function_of(loss)
+            if func is not None and id(func) not in self._checked:
+                self._checked.add(id(func))
+                self._check_returns(func)
         elif isinstance(loss, ast.Lambda) and _not_a_pair(loss.body):
             fix = safe_fix("Return `(loss, {})`", edit(loss, cst.Lambda, _lambda_pair))
             self.report(loss.body, self.message.format(value=ast.unparse(loss.body)), fix=fix)
 
-    def finish(self) -> None:
-        for name in dict.fromkeys(self._used):
-            func = self._defs.get(name)
-            if func is None:
-                continue
-            for node in ast.walk(func):
-                if isinstance(node, ast.Return) and _not_a_pair(node.value):
-                    fix = safe_fix(
-                        "Return `(loss, {})`", edit(node, cst.Return, _add_empty_metrics)
-                    )
-                    value = ast.unparse(node.value)  # type: ignore[arg-type]
-                    self.report(node.value, self.message.format(value=value), fix=fix)  # type: ignore[arg-type]
+    def _check_returns(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        returned = {id(value) for value in self.model.returns(func)}  # not nested functions'
+        for node in ast.walk(func):
+            if (
+                isinstance(node, ast.Return)
+                and id(node.value) in returned
+                and _not_a_pair(node.value)  # type: ignore[arg-type]
+            ):
+                fix = safe_fix("Return `(loss, {})`", edit(node, cst.Return, _add_empty_metrics))
+                value = ast.unparse(node.value)  # type: ignore[arg-type]
+                self.report(node.value, self.message.format(value=value), fix=fix)  # type: ignore[arg-type]

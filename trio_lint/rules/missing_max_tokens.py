@@ -48,6 +48,18 @@ built from `**kwargs` is not reported.
     VALID = (
         Valid(
             "import pytrio as trio\n"
+            "def make_params():\n"
+            "    params = trio.SamplingParams(temperature=0.7)\n"
+            "    params.max_tokens = 64\n"
+            "    return params\n"
+            "class Evaluator:\n"
+            "    def __init__(self):\n        self.params = trio.SamplingParams(max_tokens=32)\n"
+            "    def run(self, sampler: trio.SamplingClient, p):\n"
+            "        a = sampler.sample(p, 1, self.params).result()\n"
+            "        return a, sampler.sample(p, 1, make_params()).result()\n"
+        ),
+        Valid(
+            "import pytrio as trio\n"
             "sampler = trio.ServiceClient().create_sampling_client(base_model='m')\n"
             "params = trio.SamplingParams(max_tokens=64)\n"
             "sampler.sample(prompt=p, sampling_params=params).result()\n"
@@ -93,13 +105,20 @@ built from `**kwargs` is not reported.
             config={"target-version": "0.1"},
             message_contains="ignore_eos",
         ),
+        Invalid(
+            "import pytrio as trio\n"
+            "class Evaluator:\n"
+            "    def __init__(self):\n        self.params = trio.SamplingParams(temperature=0.7)\n"
+            "    def run(self, sampler: trio.SamplingClient, p):\n"
+            "        return sampler.sample(p, 1, self.params).result()\n",
+            line=4,
+            message_contains="used by `sample`",
+        ),
     )
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self._params: dict[str, ast.Call] = {}  # name -> SamplingParams(...) lacking max_tokens
-        self._later: set[str] = set()  # names whose max_tokens is set after construction
-        self._used: list[tuple[str, ast.Call]] = []
+        self._reported: set[int] = set()
 
     def _lacks(self, call: ast.Call) -> str | None:
         """Why this SamplingParams(...) has no usable max_tokens (None if it has one)."""
@@ -153,33 +172,20 @@ built from `**kwargs` is not reported.
             reason = self._lacks(params)
             if reason is not None:
                 self.report(params, self.message.format(detail=reason))
-        elif isinstance(params, ast.Name):
-            self._used.append((params.id, node))
+        else:
+            self._check_bound(params)
 
-    def leave_Assign(self, node: ast.Assign) -> None:
-        for target in node.targets:
-            if isinstance(target, ast.Name):
-                value = node.value
-                if isinstance(value, ast.Call) and self.model.is_sdk(value.func, "SamplingParams"):
-                    self._params[target.id] = value
-                else:
-                    self._params.pop(target.id, None)
-            elif (
-                isinstance(target, ast.Attribute)
-                and target.attr == "max_tokens"
-                and isinstance(target.value, ast.Name)
-            ):
-                self._later.add(target.value.id)
-
-    def finish(self) -> None:
-        if sdk_line(self.ctx) == "0.1":
+    def _check_bound(self, params: ast.expr) -> None:
+        """`sampling_params=p` where the model shows `p` is a `SamplingParams(...)` built
+        elsewhere (a name, `self.p`, a helper's return) whose `max_tokens` is never set later."""
+        bound = self.model.value_of(params)
+        if not (isinstance(bound, ast.Call) and self.model.is_sdk(bound.func, "SamplingParams")):
             return
-        reported: set[int] = set()
-        for name, _call in self._used:
-            params = self._params.get(name)
-            if params is None or name in self._later or id(params) in reported:
-                continue
-            reason = self._lacks(params)
-            if reason is not None:
-                reported.add(id(params))
-                self.report(params, self.message.format(detail=f"{reason} (used by `sample`)"))
+        if isinstance(params, ast.Name) and any(
+            how == "attr" and key == "max_tokens" for how, key, _ in self.model.mutations(params)
+        ):
+            return  # `p.max_tokens = 64` after construction
+        reason = self._lacks(bound)
+        if reason is not None and id(bound) not in self._reported:
+            self._reported.add(id(bound))
+            self.report(bound, self.message.format(detail=f"{reason} (used by `sample`)"))

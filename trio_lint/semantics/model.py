@@ -34,7 +34,10 @@ Values (where the value of an expression was bound; all flow-sensitive inside a 
 - `dict_entries(expr)` -> `{key: value expr}` for a dict value: `{...}` (with `**a` merged),
   `dict(a, k=v)`, names/attributes/calls bound to one, and `d["k"] = v` / `d.update(...)` later;
   None when the value is not known to be a dict.
-- `returns(function_node)`: the expressions its `return` statements give.
+- `mutations(name)`: what was done to the object after binding (`append`, `extend`, `+=`,
+  `x[k] = e`, `x.attr = e`).
+- `function_of(name)`: the `def` a name refers to; `returns(function_node)`: the expressions its
+  `return` statements give (not those of nested functions).
 
 Unknown never matches: every query answers None / empty rather than guess.
 """
@@ -88,7 +91,8 @@ class _Binding:
     # from the module's call sites of that function when they all pass the same kind.
     param: tuple[str, int | None, str] | None = None
     annotation: ast.expr | None = None
-    parts: list[tuple[str, ast.expr | None, ast.expr]] | None = None  # (how, key, value)
+    function: ast.FunctionDef | ast.AsyncFunctionDef | None = None  # `def name(...)`
+    parts: list[tuple[str, Any, ast.expr]] | None = None  # (how, key, value)
 
 
 _UNKNOWN = _Binding()
@@ -342,6 +346,21 @@ class SemanticModel:
             return [expr.value]
         return []
 
+    def mutations(self, name: ast.Name) -> list[tuple[str, Any, ast.expr]]:
+        """What was done to the object a name holds after it was bound, as (how, key, value):
+        ("item", None, e) for `x.append(e)`, ("items", None, e) for `x.extend(e)` / `x += e` /
+        `x.update(e)`, ("set", index or slice, e) for `x[k] = e`, ("attr", name, e) for
+        `x.name = e`."""
+        found: list[tuple[str, Any, ast.expr]] = []
+        for binding in self._name_bindings(name):
+            found += binding.parts or ()
+        return found
+
+    def function_of(self, name: ast.Name) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The `def` a name read refers to (the binding that reaches the read), else None."""
+        binding = self._resolve(name)
+        return binding.function if binding is not None else None
+
     def returns(self, function: ast.AST) -> list[ast.expr]:
         return self._returns.get(id(function), [])
 
@@ -362,8 +381,9 @@ class SemanticModel:
                 for binding in self._name_bindings(node):
                     if binding.expr is not None:
                         stack.append(binding.expr)
-                    for _how, _key, part in binding.parts or ():
-                        stack.append(part)
+                    for how, _key, part in binding.parts or ():
+                        if how != "attr":
+                            stack.append(part)
             elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Mult):
                 stack += (node.right, node.left)
             elif isinstance(node, ast.IfExp):
@@ -814,7 +834,7 @@ class _Pass(ast.NodeVisitor):
         outer = self.scope
         plain = not isinstance(node, ast.Lambda) and outer.kind != "class"
         if not isinstance(node, ast.Lambda):
-            outer.bind(node.name, _UNKNOWN)
+            outer.bind(node.name, _Binding(function=node))
             if plain:
                 self.m._defs.setdefault(node.name, []).append(node)
             elif outer.kind == "class":
@@ -992,6 +1012,12 @@ class _Pass(ast.NodeVisitor):
                 owner = self._method_class()
                 if owner is not None:
                     owner.attributes.setdefault(target.attr, []).append(binding)
+            elif isinstance(target.value, ast.Name) and value is not None:
+                held = self.scope.lookup_now(target.value.id)  # `params.max_tokens = 64`
+                if held is not None and held is not _UNKNOWN:
+                    if held.parts is None:
+                        held.parts = []
+                    held.parts.append(("attr", target.attr, value))
         else:  # subscripts: the container is read, and (for a name) mutated
             self.visit(target)
             if (
