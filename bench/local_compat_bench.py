@@ -183,7 +183,9 @@ def summarise(report_path: Path) -> str:
         f"{finding['rule'] or '-'} {finding['check']} x{finding['count']}"
         for finding in report["findings"]
     ]
-    return "; ".join(parts) or "none"
+    seen = report["observed"]
+    cost = f" ({seen['events']} events, checker {seen['checker_cpu_s']:.2f} s CPU)"
+    return ("; ".join(parts) or "none") + cost
 
 
 def run_entry(

@@ -384,3 +384,4 @@ def test_trio_local_run_check_prints_and_writes_the_report(tmp_path: Path) -> No
     assert [f["check"] for f in written["findings"]] == ["unshifted-targets"]
     assert written["findings"][0]["count"] == 1
     assert written["observed"]["data"] == 1
+    assert 0 < written["observed"]["checker_cpu_s"] < 30

@@ -96,7 +96,11 @@ class DatumView:
 
     @property
     def aligned(self) -> bool:
-        return len(self.tokens) == len(self.targets)
+        """Every per-token list is as long as the input (the engine refuses the datum if not,
+        but the wire does not require it, and a check must not trip over it)."""
+        n = len(self.tokens)
+        lists = (self.targets, self.weights, self.logprobs, self.advantages)
+        return all(values is None or len(values) == n for values in lists)
 
     @cached_property
     def shifted(self) -> bool:

@@ -24,6 +24,8 @@ class EosUntrained(Check):
         first_label = 1 if event.payload.auto_shift else 0
         for index, datum in enumerate(event.payload.data):
             view = DatumView(datum, event.payload.auto_shift)
+            if not view.aligned:
+                continue
             trained = view.trained()
             if not trained:
                 continue

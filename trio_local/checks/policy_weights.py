@@ -30,6 +30,8 @@ class PolicyWeights(Check):
             return
         for index, datum in enumerate(event.payload.data):
             view = DatumView(datum, event.payload.auto_shift)
+            if not view.aligned:
+                continue
             example = {"run_id": event.run_id, "step": event.step, "datum": index}
             if view.weights is not None:
                 problem = f"weights sent with {event.loss}"

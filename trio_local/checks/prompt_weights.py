@@ -27,6 +27,8 @@ class PromptWeights(Check):
             return
         for index, datum in enumerate(event.payload.data):
             view = DatumView(datum, event.payload.auto_shift)
+            if not view.aligned:
+                continue
             sequence, offset = view.sequence()
             labels = chat.roles(sequence)
             if labels is None:

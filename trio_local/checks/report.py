@@ -38,6 +38,7 @@ class Observed(BaseModel):
     events: int = 0
     samples: int = 0
     data: int = 0
+    checker_cpu_s: float = Field(0.0, description="CPU time the checker thread spent, in s")
 
 
 class CheckReport(BaseModel):
@@ -56,7 +57,7 @@ class CheckReport(BaseModel):
         seen = self.observed
         head = (
             f"trio-local check: {seen.events} trainer events ({seen.data} data) and "
-            f"{seen.samples} sample requests checked"
+            f"{seen.samples} sample requests checked ({seen.checker_cpu_s:.2f} s of checker CPU)"
         )
         lines = [head]
         if not self.findings:

@@ -12,6 +12,7 @@ import contextlib
 import logging
 import queue
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -135,9 +136,11 @@ class Checker:
             observation = self._queue.get()
             if observation is None:
                 return
+            started = time.thread_time()
             try:
                 with self._lock:
                     self._observe(observation)
+                    self.observed.checker_cpu_s += time.thread_time() - started
             finally:
                 with self._idle:
                     self._pending -= 1
