@@ -122,6 +122,17 @@ SAMPLING_PARAMS: tuple[FieldFact, ...] = (
     FieldFact("top_k", -1),
     FieldFact("top_p", 1),
 )
+# The keys of a sample request's `sampling_params` on the wire: SamplingParams' fields, with a
+# list of int `stop` sent as `stop_token_ids` (client/builders/sampling.py).
+SAMPLING_WIRE_KEYS: tuple[str, ...] = (
+    "max_tokens",
+    "seed",
+    "stop",
+    "stop_token_ids",
+    "temperature",
+    "top_k",
+    "top_p",
+)
 DATUM_FIELDS: tuple[str, ...] = ("model_input", "loss_fn_inputs")
 
 # Hugging Face / PyTorch spellings and their PyTRIO names (types forbid extra fields).
@@ -146,6 +157,12 @@ class Limits:
     training_event_max_in_flight: int = 16
     # Requests are retried with backoff for up to 15 minutes before an error surfaces.
     retry_window_seconds: int = 900
+    # SampleRequest's own bounds (protocol/actor/sampling_run/sample.py): max_tokens > 0,
+    # num_samples >= 1, topk_prompt_logprobs >= 0; SamplingParams.top_k = -1 means no limit.
+    sample_max_tokens_min: int = 1
+    sample_num_samples_min: int = 1
+    sample_topk_prompt_logprobs_min: int = 0
+    sample_top_k_unlimited: int = -1
 
 
 LIMITS = Limits()

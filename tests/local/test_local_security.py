@@ -92,7 +92,7 @@ def test_an_event_for_an_uninitialised_run_fails_readably(service, client) -> No
     url = f"{service.base_url}/actor/v1/events"
     auth = {"Authorization": f"Bearer {token}", "Content-Type": "application/msgpack"}
     event_id = "event_0123456789ac"
-    envelope = _event(run_id, 1, event_id, "trainer.save_state", {"name": "bad name!"})
+    envelope = _event(run_id, 1, event_id, "trainer.save_state", {"name": "never-initialised"})
     accepted = msgpack.unpackb(httpx.post(url, content=envelope, headers=auth).content)
     assert accepted["status"] in {"accepted", "running", "failed"}
     again = httpx.post(url, content=envelope, headers=auth)
@@ -199,16 +199,12 @@ def test_the_server_enforces_checkpoint_names_too(service, client) -> None:
     httpx.post(
         url, content=_event(run_id, 1, "event_0000000000a1", "trainer.init_run", init), headers=auth
     )
-    httpx.post(
+    refused = httpx.post(
         url,
         content=_event(run_id, 2, "event_0000000000a2", "trainer.save_state", save),
         headers=auth,
     )
-    polled = msgpack.unpackb(
-        httpx.get(
-            f"{url}/event_0000000000a2", headers={**auth, "Prefer": "wait=50"}, timeout=60
-        ).content
-    )
-    assert polled["status"] == "failed"
-    assert polled["error"]["code"] == "invalid_checkpoint_name"
+    # refused at the edge, before it is queued: a 400 naming the field and the SDK's pattern
+    assert refused.status_code == 400
+    assert "payload.name" in refused.json()["message"]
     assert not any(service.data_dir.rglob("escape"))

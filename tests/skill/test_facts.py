@@ -107,6 +107,44 @@ def test_limits() -> None:
     assert facts.LIMITS.lora_rank_default == facts.LORA_DEFAULTS["rank"]
 
 
+def test_sampling_bounds_and_wire_keys() -> None:
+    from pytrio.client.builders import sampling as sampling_builders
+    from pytrio.protocol.actor.sampling_run.sample import SampleRequest
+    from pytrio.types.sample.sampling_params import SamplingParams
+
+    limits = facts.LIMITS
+    prompt = {"chunks": [{"type": "encoded_text", "tokens": [1]}]}
+
+    def valid(**fields: object) -> bool:
+        base = {"request_id": "r", "prompt": prompt, "sampling_params": {"max_tokens": 1}}
+        try:
+            SampleRequest.model_validate({**base, **fields})
+        except pydantic.ValidationError:
+            return False
+        return True
+
+    low = limits.sample_max_tokens_min
+    assert valid(sampling_params={"max_tokens": low})
+    assert not valid(sampling_params={"max_tokens": low - 1})
+    assert valid(num_samples=limits.sample_num_samples_min)
+    assert not valid(num_samples=limits.sample_num_samples_min - 1)
+    assert valid(topk_prompt_logprobs=limits.sample_topk_prompt_logprobs_min)
+    assert not valid(topk_prompt_logprobs=limits.sample_topk_prompt_logprobs_min - 1)
+    assert SamplingParams().top_k == limits.sample_top_k_unlimited
+    sent = sampling_builders.build_sample_request(
+        trio.ModelInput.from_ints([1]),
+        num_samples=1,
+        sampling_params=SamplingParams(max_tokens=1, seed=1, stop=[7]),
+        include_prompt_logprobs=False,
+        topk_prompt_logprobs=0,
+        return_text=True,
+        return_token_logprobs=True,
+    ).sampling_params
+    assert set(sent) <= set(facts.SAMPLING_WIRE_KEYS)
+    assert "stop_token_ids" in sent
+    assert set(SamplingParams.model_fields) | {"stop_token_ids"} == set(facts.SAMPLING_WIRE_KEYS)
+
+
 def _return_kind(function: object) -> str:
     annotation = inspect.signature(function).return_annotation
     origin = typing.get_origin(annotation) or annotation

@@ -5,7 +5,6 @@ Only the scheduler's worker thread calls it, so model state needs no locks.
 
 from __future__ import annotations
 
-import re
 from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import timedelta
@@ -22,11 +21,10 @@ from trio_local.engine import sampling, trainer
 from trio_local.engine.errors import EngineError
 from trio_local.engine.model import BASE_ADAPTER, LoraSpec, ModelHost
 from trio_local.engine.trainer import TrainerRun
+from trio_local.protocol.bounds import CHECKPOINT_NAME, CHECKPOINT_NAME_MAX
 from trio_local.storage import checkpoints as ckpt_files
 from trio_local.storage.db import Store, iso, new_cuid, now
 
-# The SDK's own rule for checkpoint names (client/builders/training.py), enforced here too.
-CHECKPOINT_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9_-])?$")
 SAMPLER_CACHE_SIZE = 8
 EOS_IDS = (151645, 151643)  # <|im_end|>, <|endoftext|>
 
@@ -163,11 +161,11 @@ class Engine:
 
     def _save(self, run: TrainerRun, payload: TrainerSavePayload, kind: str) -> dict[str, Any]:
         name = payload.name
-        if len(name) > 200 or not CHECKPOINT_NAME.match(name):
+        if len(name) > CHECKPOINT_NAME_MAX or CHECKPOINT_NAME.fullmatch(name) is None:
             raise EngineError(
                 "invalid_checkpoint_name",
                 f"checkpoint name '{name}' must match {CHECKPOINT_NAME.pattern} and be at most "
-                "200 characters",
+                f"{CHECKPOINT_NAME_MAX} characters",
             )
         uri = checkpoint_uri(run.run_id, kind, name)
         existing = self.store.checkpoint_by_uri(uri)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -9,6 +10,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from trio_local.errors import ApiError
+from trio_local.protocol.bounds import INT64_MAX, check_finite
 from trio_local.protocol.events import describe
 from trio_local.server import Service
 
@@ -23,6 +25,13 @@ def origin(request: Request) -> str:
     return str(request.base_url).rstrip("/")
 
 
+def encode_json(data: dict[str, Any]) -> bytes:
+    """JSON exactly as JSONResponse writes it (NaN and inf are refused, not sent)."""
+    return json.dumps(
+        data, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")
+    ).encode()
+
+
 def reply(data: dict[str, Any], status: int = 200) -> JSONResponse:
     return JSONResponse(data, status_code=status)
 
@@ -30,9 +39,11 @@ def reply(data: dict[str, Any], status: int = 200) -> JSONResponse:
 async def read_model(request: Request, model: type[Model]) -> Model:
     body = await request.body()
     try:
-        return model.model_validate_json(body or b"{}")
+        parsed = model.model_validate_json(body or b"{}")
     except ValidationError as error:
         raise ApiError(400, "invalid_request_body", describe(error)) from None
+    check_finite(parsed, "")
+    return parsed
 
 
 def paging(request: Request, default_limit: int) -> tuple[int, int]:
@@ -41,6 +52,8 @@ def paging(request: Request, default_limit: int) -> tuple[int, int]:
         offset = int(request.query_params.get("offset", 0))
     except ValueError:
         raise ApiError(400, "invalid_query_params", "limit and offset must be integers") from None
-    if not 1 <= limit <= 1000 or offset < 0:
-        raise ApiError(400, "invalid_query_params", "limit must be in [1, 1000] and offset >= 0")
+    if not 1 <= limit <= 1000 or not 0 <= offset <= INT64_MAX:
+        raise ApiError(
+            400, "invalid_query_params", "limit must be in [1, 1000] and offset in [0, 2**63-1]"
+        )
     return limit, offset

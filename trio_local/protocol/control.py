@@ -10,7 +10,22 @@ from pytrio.protocol.control.actor.credentials import ActorConnectionInfo, Actor
 from pytrio.protocol.control.checkpoint.list import CheckpointResponse
 from pytrio.protocol.control.common import ControlCursor
 from pytrio.protocol.control.model.list import ModelInfo, ModelRunnerCapability
+from pytrio.protocol.control.sampling_run.create import (
+    SamplingRunCreateResponse,
+    SamplingRunnerCapability,
+)
+from pytrio.protocol.control.sampling_run.get import SamplingRunGetResponse
+from pytrio.protocol.control.sampling_run.renew import SamplingRunRenewResponse
+from pytrio.protocol.control.training_run.create import (
+    TrainingRunCreateResponse,
+    TrainingRunnerCapability,
+)
+from pytrio.protocol.control.training_run.find_by_checkpoint_uri import (
+    TrainingRunFindByCheckpointURIResponse,
+)
 from pytrio.protocol.control.training_run.get import TrainingRunGetResponse
+from pytrio.protocol.control.training_run.renew import TrainingRunRenewResponse
+from pytrio.protocol.control.training_run.update import TrainingRunUpdateResponse
 
 from trio_local import catalogue
 
@@ -36,6 +51,7 @@ def limits(limit: catalogue.RunnerLimits) -> dict[str, int]:
 
 
 def actor(origin: str, token: str, expires: float) -> dict[str, Any]:
+    """The `actor` and `actor_jwt` fields of every response that hands out an actor."""
     info = ActorConnectionInfo(
         actor_cuid="actor_local",
         endpoint=f"{origin}/actor",
@@ -43,7 +59,108 @@ def actor(origin: str, token: str, expires: float) -> dict[str, Any]:
         tls_enabled=False,
     )
     jwt = ActorJWT(token=token, expires_at=datetime.fromtimestamp(expires, UTC))
-    return {"actor": dump(info), "actor_jwt": dump(jwt)}
+    return {"actor": info, "actor_jwt": jwt}
+
+
+def training_run_created(
+    row: dict[str, Any], model_id: str, access: dict[str, Any]
+) -> dict[str, Any]:
+    return dump(
+        TrainingRunCreateResponse(
+            training_run_cuid=row["cuid"],
+            service_session_cuid=row["session_cuid"],
+            workspace_cuid=WORKSPACE,
+            status=row["status"],
+            run_index=row["run_index"],
+            model_spec_cuid=MODEL_SPEC,
+            model_alias=model_id,
+            model_id=model_id,
+            trainer=TrainingRunnerCapability(**limits(catalogue.TRAINER_LIMITS)),
+            created_at=parse_time(row["created_at"]),
+            **access,
+        )
+    )
+
+
+def training_run_updated(uri: str, restore_optimizer: bool, access: dict[str, Any]) -> dict:
+    return dump(
+        TrainingRunUpdateResponse(
+            source_checkpoint_uri=uri,
+            restore_optimizer=restore_optimizer,
+            trainer=TrainingRunnerCapability(**limits(catalogue.TRAINER_LIMITS)),
+            **access,
+        )
+    )
+
+
+def found_by_checkpoint(checkpoint_row: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
+    return dump(
+        TrainingRunFindByCheckpointURIResponse(
+            base_model=checkpoint_row["model_id"],
+            lora_rank=run["lora_rank"],
+            seed=run["seed"],
+            train_mlp=bool(run["train_mlp"]),
+            train_attn=bool(run["train_attn"]),
+            train_unembed=bool(run["train_unembed"]),
+        )
+    )
+
+
+def training_run_renewed(row: dict[str, Any], access: dict[str, Any]) -> dict[str, Any]:
+    return dump(
+        TrainingRunRenewResponse(
+            training_run_cuid=row["cuid"],
+            service_session_cuid=row["session_cuid"],
+            workspace_cuid=WORKSPACE,
+            **access,
+        )
+    )
+
+
+def sampling_run_created(row: dict[str, Any], access: dict[str, Any]) -> dict[str, Any]:
+    return dump(
+        SamplingRunCreateResponse(
+            sampling_run_cuid=row["cuid"],
+            service_session_cuid=row["session_cuid"],
+            workspace_cuid=WORKSPACE,
+            status=row["status"],
+            run_index=row["run_index"],
+            model_spec_cuid=MODEL_SPEC,
+            model_alias=row["model_id"],
+            model_id=row["model_id"],
+            sampler=SamplingRunnerCapability(**limits(catalogue.SAMPLER_LIMITS)),
+            created_at=parse_time(row["created_at"]),
+            **access,
+        )
+    )
+
+
+def sampling_run_renewed(row: dict[str, Any], access: dict[str, Any]) -> dict[str, Any]:
+    return dump(
+        SamplingRunRenewResponse(
+            sampling_run_cuid=row["cuid"],
+            service_session_cuid=row["session_cuid"],
+            workspace_cuid=WORKSPACE,
+            **access,
+        )
+    )
+
+
+def sampling_run(row: dict[str, Any]) -> dict[str, Any]:
+    return dump(
+        SamplingRunGetResponse(
+            sampling_run_cuid=row["cuid"],
+            service_session_cuid=row["session_cuid"],
+            workspace_cuid=WORKSPACE,
+            status=row["status"],
+            base_model=row["model_id"],
+            model_id=row["model_id"],
+            alias=row["model_id"],
+            source_checkpoint_uri=row["source_checkpoint_uri"],
+            created_at=parse_time(row["created_at"]),
+            updated_at=parse_time(row["updated_at"]),
+        )
+    )
 
 
 def cursor(offset: int, limit: int, total: int) -> dict[str, Any]:

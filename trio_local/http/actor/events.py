@@ -9,12 +9,14 @@ from __future__ import annotations
 import re
 
 from pytrio.protocol.actor.events.event import EventType
+from pytrio.protocol.actor.events.trainer.init_run import TrainerInitRunPayload
 from starlette.requests import Request
 from starlette.responses import Response
 
 from trio_local.errors import ApiError, not_found
 from trio_local.http.common import service
 from trio_local.liveness import ENDED
+from trio_local.protocol import bounds
 from trio_local.protocol.events import EventRecord, decode_envelope, pack
 from trio_local.server import Service
 
@@ -40,12 +42,17 @@ async def submit(request: Request) -> Response:
     existing = state.events.get(envelope.event_id)
     if existing is not None:
         raise ApiError(409, "event_exists", f"event {envelope.event_id} was already submitted")
-    last = state.events.last_index.get(run_id)
-    if last is not None and envelope.metadata.index <= last:
+    bounds.check_event(envelope, payload)
+    if isinstance(payload, TrainerInitRunPayload):
+        _check_lora_matches(row, payload)
+    # The SDK numbers a run's events 1, 2, 3, ... and moves on only once one is accepted, so
+    # the next index is known: a jump (say to 2**64-1) would otherwise block every later event.
+    expected = state.events.last_index.get(run_id, 0) + 1
+    if envelope.metadata.index != expected:
         raise ApiError(
             409,
             "event_out_of_order",
-            f"event index {envelope.metadata.index} of run {run_id} is not after {last}",
+            f"metadata.index is {envelope.metadata.index}; run {run_id} expects {expected} next",
         )
     state.liveness.touch(run_id)
     work = lambda: state.engine.handle_event(envelope, payload)  # noqa: E731
@@ -55,6 +62,20 @@ async def submit(request: Request) -> Response:
     record = EventRecord(envelope=envelope, future=future)
     state.events.add(record)
     return _msgpack(record.response())
+
+
+def _check_lora_matches(row: dict, payload: TrainerInitRunPayload) -> None:
+    """init_run carries the LoRA settings the run was created with; nothing else is trained."""
+    lora = payload.lora_config
+    flags = ("train_mlp", "train_attn", "train_unembed")
+    recorded = (row["lora_rank"], *(bool(row[flag]) for flag in flags))
+    if (lora.rank, *(getattr(lora, flag) for flag in flags)) != recorded:
+        raise ApiError(
+            400,
+            "lora_config_mismatch",
+            f"payload.lora_config (rank {lora.rank}) differs from the settings training run "
+            f"{row['cuid']} was created with (rank {row['lora_rank']}); create a new run",
+        )
 
 
 def _reopen_or_refuse(state: Service, row: dict, kind: EventType) -> None:

@@ -10,7 +10,8 @@ from starlette.responses import Response
 
 from trio_local.engine.errors import EngineError
 from trio_local.errors import ApiError, not_found
-from trio_local.http.common import read_model, reply, service
+from trio_local.http.common import encode_json, read_model, service
+from trio_local.protocol import bounds
 
 
 async def sample(request: Request) -> Response:
@@ -22,6 +23,12 @@ async def sample(request: Request) -> Response:
     if row is None:
         raise not_found("sampling run", run_id)
     body = await read_model(request, SampleRequest)
+    bounds.check_sample(body)
+    prompt_tokens = sum(
+        len(chunk.tokens) if chunk.type == "encoded_text" else chunk.expected_tokens or 1
+        for chunk in body.prompt.chunks
+    )
+    bounds.check_sample_size(body, prompt_tokens)
     uri = row["source_checkpoint_uri"]
     work = lambda: state.engine.sample(uri, body)  # noqa: E731
     if state.checks is not None:
@@ -32,4 +39,6 @@ async def sample(request: Request) -> Response:
     except EngineError as error:
         raise ApiError(400, error.code, error.message) from None
     result["sampling_run"] = run_id
-    return reply(result)
+    # Encoding a large answer takes a while; off the event loop, every other request (and
+    # every heartbeat) keeps being answered meanwhile.
+    return Response(await asyncio.to_thread(encode_json, result), media_type="application/json")

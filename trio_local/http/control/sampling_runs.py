@@ -10,7 +10,12 @@ from starlette.routing import Route
 from trio_local import catalogue
 from trio_local.errors import ApiError, not_found
 from trio_local.http.common import origin, read_model, reply, service
-from trio_local.protocol.control import MODEL_SPEC, WORKSPACE, actor, limits
+from trio_local.protocol.control import (
+    actor,
+    sampling_run,
+    sampling_run_created,
+    sampling_run_renewed,
+)
 from trio_local.security import issue_actor_token
 
 
@@ -55,51 +60,16 @@ async def create(request: Request) -> Response:
             )
         model_id = entry.model_id
     row = state.store.create_sampling_run(session, model_id, body.source_checkpoint_uri)
-    return reply(
-        {
-            "sampling_run_cuid": row["cuid"],
-            "service_session_cuid": session,
-            "workspace_cuid": WORKSPACE,
-            "status": row["status"],
-            "run_index": row["run_index"],
-            "model_spec_cuid": MODEL_SPEC,
-            "model_alias": model_id,
-            "model_id": model_id,
-            "sampler": limits(catalogue.SAMPLER_LIMITS),
-            "created_at": row["created_at"],
-            **_actor(request, row["cuid"]),
-        }
-    )
+    return reply(sampling_run_created(row, _actor(request, row["cuid"])))
 
 
 async def renew(request: Request) -> Response:
     row = _run(request)
-    return reply(
-        {
-            "sampling_run_cuid": row["cuid"],
-            "service_session_cuid": row["session_cuid"],
-            "workspace_cuid": WORKSPACE,
-            **_actor(request, row["cuid"]),
-        }
-    )
+    return reply(sampling_run_renewed(row, _actor(request, row["cuid"])))
 
 
 async def get(request: Request) -> Response:
-    row = _run(request)
-    return reply(
-        {
-            "sampling_run_cuid": row["cuid"],
-            "service_session_cuid": row["session_cuid"],
-            "workspace_cuid": WORKSPACE,
-            "status": row["status"],
-            "base_model": row["model_id"],
-            "model_id": row["model_id"],
-            "alias": row["model_id"],
-            "source_checkpoint_uri": row["source_checkpoint_uri"],
-            "created_at": row["created_at"],
-            "updated_at": row["updated_at"],
-        }
-    )
+    return reply(sampling_run(_run(request)))
 
 
 def routes(v1: str) -> list[Route]:

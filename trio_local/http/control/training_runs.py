@@ -14,18 +14,18 @@ from starlette.routing import Route
 from trio_local import catalogue
 from trio_local.errors import ApiError, not_found
 from trio_local.http.common import origin, paging, read_model, reply, service
+from trio_local.protocol import bounds
 from trio_local.protocol.control import (
-    MODEL_SPEC,
-    WORKSPACE,
     actor,
     checkpoint,
     cursor,
-    limits,
+    found_by_checkpoint,
     training_run,
+    training_run_created,
+    training_run_renewed,
+    training_run_updated,
 )
 from trio_local.security import issue_actor_token
-
-MIN_RANK, MAX_RANK = 1, 64
 
 
 def _run(request: Request) -> dict:
@@ -78,8 +78,7 @@ async def create(request: Request) -> Response:
                 f"{', '.join(catalogue.known_ids())} (see get_supported_models())",
             )
         model_id = entry.model_id
-    if not MIN_RANK <= body.lora_rank <= MAX_RANK:
-        raise ApiError(400, "validation_failed", f"lora_rank must be in [{MIN_RANK}, {MAX_RANK}]")
+    bounds.check_rank(body.lora_rank)
     if not (body.train_mlp or body.train_attn or body.train_unembed):
         raise ApiError(
             400,
@@ -90,21 +89,7 @@ async def create(request: Request) -> Response:
     state.liveness.admit()  # no await between the capacity check and the insert
     row = state.store.create_training_run(session, {**body.model_dump(), "model_id": model_id})
     state.liveness.touch(row["cuid"])
-    return reply(
-        {
-            "training_run_cuid": row["cuid"],
-            "service_session_cuid": session,
-            "workspace_cuid": WORKSPACE,
-            "status": row["status"],
-            "run_index": row["run_index"],
-            "model_spec_cuid": MODEL_SPEC,
-            "model_alias": model_id,
-            "model_id": model_id,
-            "trainer": limits(catalogue.TRAINER_LIMITS),
-            "created_at": row["created_at"],
-            **_actor(request, row["cuid"]),
-        }
-    )
+    return reply(training_run_created(row, model_id, _actor(request, row["cuid"])))
 
 
 async def update(request: Request) -> Response:
@@ -116,14 +101,8 @@ async def update(request: Request) -> Response:
         source_checkpoint_uri=body.source_checkpoint_uri,
         restore_optimizer=int(body.restore_optimizer),
     )
-    return reply(
-        {
-            "source_checkpoint_uri": body.source_checkpoint_uri,
-            "restore_optimizer": body.restore_optimizer,
-            "trainer": limits(catalogue.TRAINER_LIMITS),
-            **_actor(request, row["cuid"]),
-        }
-    )
+    access = _actor(request, row["cuid"])
+    return reply(training_run_updated(body.source_checkpoint_uri, body.restore_optimizer, access))
 
 
 async def by_checkpoint_uri(request: Request) -> Response:
@@ -134,28 +113,12 @@ async def by_checkpoint_uri(request: Request) -> Response:
     run = service(request).store.training_run(ckpt["run_cuid"])
     if run is None:
         raise not_found("training run", ckpt["run_cuid"])
-    return reply(
-        {
-            "base_model": ckpt["model_id"],
-            "lora_rank": run["lora_rank"],
-            "seed": run["seed"],
-            "train_mlp": bool(run["train_mlp"]),
-            "train_attn": bool(run["train_attn"]),
-            "train_unembed": bool(run["train_unembed"]),
-        }
-    )
+    return reply(found_by_checkpoint(ckpt, run))
 
 
 async def renew(request: Request) -> Response:
     row = _run(request)
-    return reply(
-        {
-            "training_run_cuid": row["cuid"],
-            "service_session_cuid": row["session_cuid"],
-            "workspace_cuid": WORKSPACE,
-            **_actor(request, row["cuid"]),
-        }
-    )
+    return reply(training_run_renewed(row, _actor(request, row["cuid"])))
 
 
 async def get(request: Request) -> Response:
