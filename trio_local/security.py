@@ -79,6 +79,16 @@ def load_or_create_secret(data_dir: Path) -> bytes:
     return secret
 
 
+def _is_number(text: str) -> bool:
+    # ASCII digits only: str.isdigit() also admits "²", which int() then refuses.
+    return text.isascii() and text.isdigit() and len(text) <= 20
+
+
+def _same(given: str, expected: str) -> bool:
+    # Bytes: compare_digest raises on non-ASCII str, and a forged token may hold any text.
+    return hmac.compare_digest(given.encode("utf-8", "surrogatepass"), expected.encode())
+
+
 def keys_match(given: str | None, expected: str) -> bool:
     return given is not None and hmac.compare_digest(given.encode(), expected.encode())
 
@@ -100,9 +110,9 @@ def verify_actor_token(secret: bytes, token: str) -> str | None:
         run_id, expires, signature = token.rsplit(".", 2)
     except ValueError:
         return None
-    if not hmac.compare_digest(signature, _sign(secret, f"{run_id}.{expires}")):
+    if not _same(signature, _sign(secret, f"{run_id}.{expires}")):
         return None
-    if not expires.isdigit() or int(expires) < time.time():
+    if not _is_number(expires) or int(expires) < time.time():
         return None
     return run_id
 
@@ -112,6 +122,6 @@ def sign_download(secret: bytes, checkpoint_id: str, expires: int) -> str:
 
 
 def verify_download(secret: bytes, checkpoint_id: str, expires: str, signature: str) -> bool:
-    if not expires.isdigit() or int(expires) < time.time():
+    if not _is_number(expires) or int(expires) < time.time():
         return False
-    return hmac.compare_digest(signature, sign_download(secret, checkpoint_id, int(expires)))
+    return _same(signature, sign_download(secret, checkpoint_id, int(expires)))

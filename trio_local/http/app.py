@@ -166,5 +166,11 @@ def build_app(service: Service) -> Any:
         ],
         exception_handlers={ApiError: api_error, Exception: unexpected},
     )
+    # No slash redirects: a hostile id such as "/" would otherwise earn a 307 to another
+    # route; every path either matches exactly or is a 404.
+    app.router.redirect_slashes = False
+    for route in app.router.routes:
+        if isinstance(route, Mount):
+            route.app.redirect_slashes = False  # type: ignore[attr-defined]
     app.state.service = service
     return GuardMiddleware(app, service)
