@@ -14,7 +14,6 @@ import trio_local
 from pytrio_facts import LIMITS, LOSS_NAMES
 from trio_local.background import LocalService
 from trio_local.engine.losses import LOSSES
-from trio_local.protocol.bounds import MAX_TOPK_PROMPT_LOGPROBS
 
 
 @pytest.fixture(scope="module")
@@ -166,6 +165,8 @@ def test_the_largest_prompt_logprobs_request_answers_and_never_stalls_others(
 ) -> None:
     """The issue's stall: a long prompt with a huge top-k. Now the largest allowed one runs
     while the control plane keeps answering."""
+    from trio_local.protocol.bounds import MAX_TOPK_PROMPT_LOGPROBS
+
     sampler = wire.sampling_run(wire.session())
     started = time.monotonic()
     refused(wire.sample(sampler, sample_body(list(range(1, 200)), topk_prompt_logprobs=151936)), "")

@@ -14,7 +14,6 @@ import pytrio as trio
 
 import trio_local
 from trio_local.storage.db import Store
-from trio_local.storage.lock import DataDirInUse
 
 MODEL = "Qwen/Qwen3-4B-Instruct-2507"
 
@@ -100,6 +99,8 @@ def test_unrecognised_directories_are_quarantined_and_logged_never_deleted(
 
 
 def test_a_second_service_on_the_same_data_dir_is_refused(tmp_path: Path) -> None:
+    from trio_local.storage.lock import DataDirInUse
+
     with trio_local.serve_in_background(data_dir=tmp_path, configure_sdk=False):
         with (
             pytest.raises(DataDirInUse, match="in use by another trio-local"),

@@ -44,7 +44,7 @@ def _row(name: str, cuid: str) -> dict:
         "name": name,
         "kind": "TRAINING",
         "uri": f"trio://tr_kill/weights/{name}",
-        "path": ckpt.relative_dir("tr_kill", "TRAINING", name),
+        "path": f"checkpoints/tr_kill/weights/{name}",
         "step": 0,
         "lora_rank": 4,
         "model_id": "Qwen/Qwen3-4B-Instruct-2507",
@@ -219,7 +219,9 @@ def test_a_delete_killed_at_any_step_leaves_the_checkpoint_whole_or_gone(tmp_pat
 
 def test_a_row_replacement_killed_between_delete_and_insert_keeps_the_row(tmp_path: Path) -> None:
     """The overwrite's DELETE and INSERT commit together: a kill between them loses nothing."""
-    _prepare(tmp_path, "kept")
+    store = Store(tmp_path / DB)
+    store.add_checkpoint({**_row("kept", "ck_0"), "size_bytes": 1})
+    store.close()
 
     def action(store: Store) -> None:
         existing = store.checkpoint_by_uri("trio://tr_kill/weights/kept")

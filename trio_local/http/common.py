@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -15,6 +16,7 @@ from trio_local.protocol.events import describe
 from trio_local.server import Service
 
 Model = TypeVar("Model", bound=BaseModel)
+DIGITS = re.compile(r"[0-9]{1,20}")
 
 
 def service(request: Request) -> Service:
@@ -46,12 +48,19 @@ async def read_model(request: Request, model: type[Model]) -> Model:
     return parsed
 
 
+def _query_int(request: Request, name: str, default: int) -> int:
+    text = request.query_params.get(name)
+    if text is None:
+        return default
+    # ASCII digits only: int() also reads "٣" and "+3", and "1e3" is not an integer.
+    if DIGITS.fullmatch(text) is None:
+        raise ApiError(400, "invalid_query_params", f"{name} must be a non-negative integer")
+    return int(text)
+
+
 def paging(request: Request, default_limit: int) -> tuple[int, int]:
-    try:
-        limit = int(request.query_params.get("limit", default_limit))
-        offset = int(request.query_params.get("offset", 0))
-    except ValueError:
-        raise ApiError(400, "invalid_query_params", "limit and offset must be integers") from None
+    limit = _query_int(request, "limit", default_limit)
+    offset = _query_int(request, "offset", 0)
     if not 1 <= limit <= 1000 or not 0 <= offset <= INT64_MAX:
         raise ApiError(
             400, "invalid_query_params", "limit must be in [1, 1000] and offset in [0, 2**63-1]"

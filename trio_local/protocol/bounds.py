@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel
-from pytrio.protocol.actor.events.event import EventEnvelope, EventType
+from pytrio.protocol.actor.events.event import EVENT_PROTOCOL_VERSION, EventEnvelope, EventType
 from pytrio.protocol.actor.events.trainer.forward import TrainerForwardBackwardPayload
 from pytrio.protocol.actor.events.trainer.init_run import TrainerInitRunPayload
 from pytrio.protocol.actor.events.trainer.optimize_step import TrainerOptimizeStepPayload
@@ -115,6 +115,8 @@ def _check_save(payload: TrainerSavePayload) -> None:
 
 def check_event(envelope: EventEnvelope, payload: Any) -> None:
     """Range checks of an envelope and its payload, already parsed by the SDK's models."""
+    if envelope.version != EVENT_PROTOCOL_VERSION:
+        raise refuse("version", f"{EVENT_PROTOCOL_VERSION}, the protocol pytrio 0.2.9 speaks")
     check_finite(envelope.metadata, "metadata")
     check_int(envelope.metadata.step, "metadata.step", 0, INT64_MAX)
     check_finite(payload, "payload")
