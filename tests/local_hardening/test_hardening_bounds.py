@@ -13,7 +13,6 @@ from wire import ADAM, MODEL, V1, Wire, body_of, datum, forward_payload, lora, s
 import trio_local
 from pytrio_facts import LIMITS, LOSS_NAMES
 from trio_local.background import LocalService
-from trio_local.engine.losses import LOSSES
 
 
 @pytest.fixture(scope="module")
@@ -41,10 +40,6 @@ def refused(answer, field: str) -> str:
     body = body_of(answer)
     assert field in body["message"], body
     return body["message"]
-
-
-def test_the_loss_registry_is_the_sdk_loss_names() -> None:
-    assert sorted(LOSSES) == sorted(LOSS_NAMES)
 
 
 @pytest.mark.parametrize("field", ["weights", "logprobs", "advantages"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from typing import Any, TypeVar
@@ -17,6 +18,7 @@ from trio_local.server import Service
 
 Model = TypeVar("Model", bound=BaseModel)
 DIGITS = re.compile(r"[0-9]{1,20}")
+OFF_LOOP_BYTES = 256 * 1024
 
 
 def service(request: Request) -> Service:
@@ -38,14 +40,21 @@ def reply(data: dict[str, Any], status: int = 200) -> JSONResponse:
     return JSONResponse(data, status_code=status)
 
 
-async def read_model(request: Request, model: type[Model]) -> Model:
-    body = await request.body()
+def _parse(body: bytes, model: type[Model]) -> Model:
     try:
         parsed = model.model_validate_json(body or b"{}")
     except ValidationError as error:
         raise ApiError(400, "invalid_request_body", describe(error)) from None
     check_finite(parsed, "")
     return parsed
+
+
+async def read_model(request: Request, model: type[Model]) -> Model:
+    body = await request.body()
+    if len(body) < OFF_LOOP_BYTES:
+        return _parse(body, model)
+    # A body of megabytes takes a while to parse and check; meanwhile the loop serves others.
+    return await asyncio.to_thread(_parse, body, model)
 
 
 def _query_int(request: Request, name: str, default: int) -> int:

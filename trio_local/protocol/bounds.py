@@ -134,7 +134,8 @@ def check_event(envelope: EventEnvelope, payload: Any) -> None:
 
 def check_sample(request: SampleRequest) -> None:
     check_finite(request, "")
-    check_int(request.topk_prompt_logprobs, "topk_prompt_logprobs", 0, MAX_TOPK_PROMPT_LOGPROBS)
+    low = LIMITS.sample_topk_prompt_logprobs_min
+    check_int(request.topk_prompt_logprobs, "topk_prompt_logprobs", low, MAX_TOPK_PROMPT_LOGPROBS)
     params = request.sampling_params
     unknown = sorted(set(params) - set(SAMPLING_WIRE_KEYS))
     if unknown:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from trio_local.engine.losses.base import LossInputs, LossTerms
+from trio_local.engine.losses.base import LossInputs, LossTerms, read_config
 
 
 def cross_entropy(inputs: LossInputs) -> LossTerms:
@@ -14,6 +14,7 @@ def cross_entropy(inputs: LossInputs) -> LossTerms:
     `forward_backward_custom` arrives here too: the SDK sends the gradient of the user's loss as
     `weights = -dL/dlogprob`, so this linear loss reproduces it up to that denominator.
     """
+    read_config(inputs, {})  # it takes no settings: a key given here is a mistake, not ignored
     mask = inputs.valid & (inputs.weights != 0)
     elementwise = -(inputs.target_logprobs * inputs.weights) * mask
     denominator = max(inputs.total_active_tokens, 1)

@@ -6,9 +6,11 @@ with `Prefer: wait=N`, and the poll returns as soon as the event completes.
 
 from __future__ import annotations
 
+import asyncio
 import re
+from typing import Any
 
-from pytrio.protocol.actor.events.event import EventType
+from pytrio.protocol.actor.events.event import EventEnvelope, EventType
 from pytrio.protocol.actor.events.trainer.init_run import TrainerInitRunPayload
 from starlette.requests import Request
 from starlette.responses import Response
@@ -30,19 +32,21 @@ def _msgpack(data: dict, status: int = 200) -> Response:
 
 async def submit(request: Request) -> Response:
     state = service(request)
-    envelope, payload = decode_envelope(await request.body())
+    # Parsing and range checks run off the event loop (an event may carry 64 MiB); every
+    # check of shared state below runs on it with no await in between, so none interleave.
+    envelope, payload = await asyncio.to_thread(_decode_and_check, await request.body())
     run_id = envelope.metadata.run_id
     if request.state.actor_run != run_id:
         raise ApiError(403, "forbidden", "the actor token was issued for another run")
     row = state.store.training_run(run_id)
     if row is None:
         raise not_found("training run", run_id)
-    if row["status"] == ENDED:
-        _reopen_or_refuse(state, row, envelope.type)
+    reopen = row["status"] == ENDED
+    if reopen:
+        _check_reopenable(state, row, envelope.type)
     existing = state.events.get(envelope.event_id)
     if existing is not None:
         raise ApiError(409, "event_exists", f"event {envelope.event_id} was already submitted")
-    bounds.check_event(envelope, payload)
     if isinstance(payload, TrainerInitRunPayload):
         _check_lora_matches(row, payload)
     # The SDK numbers a run's events 1, 2, 3, ... and moves on only once one is accepted, so
@@ -54,6 +58,8 @@ async def submit(request: Request) -> Response:
             "event_out_of_order",
             f"metadata.index is {envelope.metadata.index}; run {run_id} expects {expected} next",
         )
+    if reopen and not state.store.reopen_training_run(run_id):
+        raise _ended(run_id)
     state.liveness.touch(run_id)
     work = lambda: state.engine.handle_event(envelope, payload)  # noqa: E731
     if state.checks is not None:
@@ -62,6 +68,12 @@ async def submit(request: Request) -> Response:
     record = EventRecord(envelope=envelope, future=future)
     state.events.add(record)
     return _msgpack(record.response())
+
+
+def _decode_and_check(body: bytes) -> tuple[EventEnvelope, Any]:
+    envelope, payload = decode_envelope(body)
+    bounds.check_event(envelope, payload)
+    return envelope, payload
 
 
 def _check_lora_matches(row: dict, payload: TrainerInitRunPayload) -> None:
@@ -78,21 +90,23 @@ def _check_lora_matches(row: dict, payload: TrainerInitRunPayload) -> None:
         )
 
 
-def _reopen_or_refuse(state: Service, row: dict, kind: EventType) -> None:
+def _ended(run_id: str) -> ApiError:
+    return ApiError(
+        410,
+        "training_run_ended",
+        f"training run {run_id} has ended (its client went silent, its session closed or the "
+        "service restarted); create a new training client, or resume from a checkpoint with "
+        "create_training_client_from_state",
+    )
+
+
+def _check_reopenable(state: Service, row: dict, kind: EventType) -> None:
     """An ended run takes no more events; one that never started may start late, but only
     through the capacity check every new run passes (it must not hold a slot past --max-runs).
     """
-    if kind == EventType.TRAINER_INIT_RUN and row["started_at"] is None:
-        state.liveness.admit()  # the SDK's capacity 429: it retries until a slot frees
-        if state.store.reopen_training_run(row["cuid"]):  # no await since the check
-            return
-    raise ApiError(
-        410,
-        "training_run_ended",
-        f"training run {row['cuid']} has ended (its client went silent, its session closed or "
-        "the service restarted); create a new training client, or resume from a checkpoint "
-        "with create_training_client_from_state",
-    )
+    if kind != EventType.TRAINER_INIT_RUN or row["started_at"] is not None:
+        raise _ended(row["cuid"])
+    state.liveness.admit()  # the SDK's capacity 429: it retries until a slot frees
 
 
 def _wait_seconds(request: Request) -> float:
