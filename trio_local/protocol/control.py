@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel
 from pytrio.protocol.control.actor.credentials import ActorConnectionInfo, ActorJWT
+from pytrio.protocol.control.checkpoint.download import CheckpointDownloadResponse
 from pytrio.protocol.control.checkpoint.list import CheckpointResponse
 from pytrio.protocol.control.common import ControlCursor
 from pytrio.protocol.control.model.list import ModelInfo, ModelRunnerCapability
@@ -16,6 +17,11 @@ from pytrio.protocol.control.sampling_run.create import (
 )
 from pytrio.protocol.control.sampling_run.get import SamplingRunGetResponse
 from pytrio.protocol.control.sampling_run.renew import SamplingRunRenewResponse
+from pytrio.protocol.control.service_session.get import (
+    ServiceSessionGetResponse,
+    ServiceSessionListItemResponse,
+)
+from pytrio.protocol.control.service_session.renew import ServiceSessionRenewResponse
 from pytrio.protocol.control.training_run.create import (
     TrainingRunCreateResponse,
     TrainingRunnerCapability,
@@ -249,5 +255,58 @@ def checkpoint(row: dict[str, Any]) -> dict[str, Any]:
             lora_rank=row["lora_rank"],
             is_uploaded=False,
             expired_at=parse_time(row["expires_at"]),
+        )
+    )
+
+
+def session_item(row: dict[str, Any]) -> dict[str, Any]:
+    """A session as create and list answer it (create's fields plus sdk_version, updated_at)."""
+    return dump(
+        ServiceSessionListItemResponse(
+            service_session_cuid=row["cuid"],
+            workspace_cuid=WORKSPACE,
+            status=row["status"],
+            sdk_version=row["sdk_version"],
+            created_at=parse_time(row["created_at"]),
+            updated_at=parse_time(row["updated_at"]),
+        )
+    )
+
+
+def session_renewed(row: dict[str, Any]) -> dict[str, Any]:
+    return dump(
+        ServiceSessionRenewResponse(
+            service_session_cuid=row["cuid"],
+            workspace_cuid=WORKSPACE,
+            status=row["status"],
+            updated_at=parse_time(row["updated_at"]),
+        )
+    )
+
+
+def session(row: dict[str, Any], training_runs: list[str], sampling_runs: list[str]) -> dict:
+    return dump(
+        ServiceSessionGetResponse(
+            service_session_cuid=row["cuid"],
+            workspace_cuid=WORKSPACE,
+            status=row["status"],
+            sdk_version=row["sdk_version"],
+            training_run_cuids=training_runs,
+            sampling_run_cuids=sampling_runs,
+            created_at=parse_time(row["created_at"]),
+            updated_at=parse_time(row["updated_at"]),
+        )
+    )
+
+
+def download(url: str, expires: datetime) -> dict[str, Any]:
+    return dump(
+        CheckpointDownloadResponse(
+            url=url,
+            expires_at=expires,
+            source="actor",
+            checkpoint_status="READY",
+            tls_cert_pem=None,
+            tls_not_after=None,
         )
     )

@@ -11,7 +11,7 @@ from starlette.routing import Route
 
 from trio_local.errors import ApiError
 from trio_local.http.common import origin, paging, reply, service
-from trio_local.protocol.control import checkpoint, cursor
+from trio_local.protocol.control import checkpoint, cursor, download
 from trio_local.security import sign_download
 
 DOWNLOAD_TTL_S = 3600
@@ -49,16 +49,7 @@ async def download_url(request: Request) -> Response:
     expires = int(time.time()) + DOWNLOAD_TTL_S
     signature = sign_download(service(request).secret, row["cuid"], expires)
     url = f"{origin(request)}/files/checkpoints/{row['cuid']}.tar?expires={expires}&sig={signature}"
-    return reply(
-        {
-            "url": url,
-            "expires_at": datetime.fromtimestamp(expires, UTC).isoformat(),
-            "source": "actor",
-            "checkpoint_status": "READY",
-            "tls_cert_pem": None,
-            "tls_not_after": None,
-        }
-    )
+    return reply(download(url, datetime.fromtimestamp(expires, UTC)))
 
 
 async def delete(request: Request) -> Response:

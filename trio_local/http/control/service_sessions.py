@@ -10,7 +10,7 @@ from starlette.routing import Route
 
 from trio_local.errors import not_found
 from trio_local.http.common import paging, read_model, reply, service
-from trio_local.protocol.control import WORKSPACE, cursor
+from trio_local.protocol.control import cursor, session, session_item, session_renewed
 
 
 def _session(request: Request) -> dict:
@@ -21,21 +21,10 @@ def _session(request: Request) -> dict:
     return row
 
 
-def _item(row: dict) -> dict:
-    return {
-        "service_session_cuid": row["cuid"],
-        "workspace_cuid": WORKSPACE,
-        "status": row["status"],
-        "sdk_version": row["sdk_version"],
-        "created_at": row["created_at"],
-        "updated_at": row["updated_at"],
-    }
-
-
 async def create(request: Request) -> Response:
     body = await read_model(request, ServiceSessionCreateRequest)
     row = service(request).store.create_session(body.sdk_version)
-    return reply(_item(row))
+    return reply(session_item(row))
 
 
 async def close(request: Request) -> Response:
@@ -47,18 +36,18 @@ async def close(request: Request) -> Response:
 
 
 async def renew(request: Request) -> Response:
-    return reply(_item(_session(request)))
+    return reply(session_renewed(_session(request)))
 
 
 async def get(request: Request) -> Response:
     row = _session(request)
     store = service(request).store
     return reply(
-        {
-            **_item(row),
-            "training_run_cuids": store.session_run_ids(row["cuid"], "training_runs"),
-            "sampling_run_cuids": store.session_run_ids(row["cuid"], "sampling_runs"),
-        }
+        session(
+            row,
+            store.session_run_ids(row["cuid"], "training_runs"),
+            store.session_run_ids(row["cuid"], "sampling_runs"),
+        )
     )
 
 
@@ -67,7 +56,7 @@ async def list_sessions(request: Request) -> Response:
     page = service(request).store.sessions(limit, offset)
     return reply(
         {
-            "service_sessions": [_item(row) for row in page.rows],
+            "service_sessions": [session_item(row) for row in page.rows],
             "cursor": cursor(offset, limit, page.total),
         }
     )
