@@ -15,6 +15,10 @@ from pygls.protocol import default_converter
 from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
+# Markers that make tests/lsp/faulty_server.py's trio-lint fail on a document.
+ENGINE_FAULT = "inject-engine-fault"
+RULE_FAULT = "inject-rule-fault"
+
 BIN = Path(sys.executable).parent
 TRIO_LINT = str(BIN / "trio-lint")
 HERE = Path(__file__).resolve().parent

@@ -13,11 +13,12 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from tests.lsp.faulty_server import ENGINE_FAULT, RULE_FAULT
 from tests.lsp.lsp_helpers import (
     BUGGY,
     CLEAN,
+    ENGINE_FAULT,
     HERE,
+    RULE_FAULT,
     apply,
     capabilities,
     cli_fixed,

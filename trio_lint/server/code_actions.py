@@ -1,10 +1,10 @@
 """Code actions: one finding's fix, every safe fix of the document, a `# noqa: PTRxxx` comment.
 
 Each edit comes from trio-lint itself, so the text changes exactly as on the command line: a
-finding's fix is the edit `lint_source(..., edits=True)` reports for it, "fix all" is
-`fix_source` (the CLI's `--fix`, safe fixes only, repeated until they converge), and the comment
-is written by the code that writes `--add-noqa`'s comments. Unsafe fixes are offered one by one
-under their own title and are never part of "fix all"."""
+finding's fix is applied by the function `--fix` applies fixes with (to that finding alone),
+"fix all" is `fix_source` (the CLI's `--fix`, safe fixes only, repeated until they converge),
+and the comment is written by the code that writes `--add-noqa`'s comments. Unsafe fixes are
+offered one by one under their own title and are never part of "fix all"."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from trio_lint import fix_source, lint_source, noqa
+from trio_lint import fix_source, noqa
 from trio_lint.diagnostics import Applicability, Diagnostic
 from trio_lint.server.config_watch import Settings
 from trio_lint.server.documents import (
@@ -43,38 +43,77 @@ def _same(a: Diagnostic, b: Diagnostic) -> bool:
     )
 
 
+def fix_one(source: str, path: str, settings: Settings, diagnostic: Diagnostic) -> str | None:
+    """The document after applying this one finding's fix, as `--fix` applies a fix (a libcst
+    transformation of the module, so removed statements take their line with them); None when
+    the finding or its fix is gone. Per-node edits (`lint_source(..., edits=True)`) would be
+    cheaper but only approximate a removal."""
+    from trio_lint.engine import check_unit, to_diagnostics
+    from trio_lint.fixes import FixError, apply_fixes
+    from trio_lint.parse import SourceError
+    from trio_lint.rules import select_rules
+    from trio_lint.sources import load_document
+
+    config = settings.config
+    if config is None:
+        return None
+    unused_noqa = diagnostic.code == noqa.UNUSED_NOQA
+    if not unused_noqa:  # only the finding's own rule needs to run
+        config = replace(config, select=(diagnostic.code,), extend_select=())
+    rules = select_rules(config)
+    try:
+        document = load_document(path, source.encode("utf-8"))
+    except SourceError:
+        return None
+    seed: dict = {}
+    codes: list[str] = []
+    done = False
+    for unit in document.units:
+        check = check_unit(
+            unit.code, config, rules, seed if unit.inherit_imports else None,
+            report_unused_noqa=unused_noqa,
+        )  # fmt: skip
+        code = unit.code
+        if not done:
+            shown = to_diagnostics(path, document, unit, check)
+            for finding, candidate in zip(check.findings, shown, strict=True):
+                if _same(candidate, diagnostic) and finding.fix is not None:
+                    try:
+                        code, applied = apply_fixes(unit.code, [finding])
+                    except FixError:
+                        return None
+                    done = bool(applied)
+                    break
+        codes.append(code)
+        if unit.inherit_imports:
+            seed = check.bindings
+    if not done:
+        return None
+    try:
+        return document.rebuild(codes).decode("utf-8-sig")
+    except SourceError:
+        return None
+
+
+def _changes(target: Target, new_source: str, encoding: str) -> Edits:
+    """The edits that turn the target's text into `new_source` (per cell for a notebook)."""
+    if target.cells is None:
+        edit = replace_all(target.source, new_source, encoding)
+        return {target.key: [edit]} if edit is not None else {}
+    edits: Edits = {}
+    for cell, new_text in zip(target.cells, cell_sources(new_source), strict=True):
+        edit = replace_all(cell.text, new_text, encoding)
+        if edit is not None:
+            edits[cell.uri] = [edit]
+    return edits
+
+
 def fix_edits(target: Target, settings: Settings, diagnostic: Diagnostic, encoding: str) -> Edits:
     """The edit of this one finding's fix (empty when it no longer applies)."""
-    if settings.config is None or diagnostic.fix is None:
+    if diagnostic.fix is None:
         return {}
-    config = settings.config
-    if diagnostic.code != noqa.UNUSED_NOQA:
-        # Only the finding's own rule runs (and computes edits); an unused-noqa finding needs
-        # every rule, to know which codes are used.
-        config = replace(config, select=(diagnostic.code,), extend_select=())
-    found = lint_source(target.source, target.path, config, root=settings.root, edits=True)
-    for candidate in found:
-        if _same(candidate, diagnostic) and candidate.fix is not None and candidate.fix.edits:
-            located = target.text_of(candidate.cell)
-            if located is None:
-                return {}
-            uri, text = located
-            lines = split_lines(text)
-            return {
-                uri: [
-                    types.TextEdit(
-                        range=to_range(
-                            lines,
-                            (edit.location.row, edit.location.column),
-                            (edit.end_location.row, edit.end_location.column),
-                            encoding,
-                        ),
-                        new_text=edit.content,
-                    )
-                    for edit in candidate.fix.edits
-                ]
-            }
-    return {}
+    new_source = fix_one(target.source, target.path, settings, diagnostic)
+    return _changes(target, new_source, encoding) if new_source is not None else {}
 
 
 def fix_all_edits(target: Target, settings: Settings, encoding: str, *, unsafe: bool) -> Edits:
@@ -84,17 +123,7 @@ def fix_all_edits(target: Target, settings: Settings, encoding: str, *, unsafe: 
     result = fix_source(
         target.source, target.path, settings.config, unsafe=unsafe, root=settings.root
     )
-    if not result.changed:
-        return {}
-    if target.cells is None:
-        edit = replace_all(target.source, result.source, encoding)
-        return {target.key: [edit]} if edit is not None else {}
-    edits: Edits = {}
-    for cell, new_text in zip(target.cells, cell_sources(result.source), strict=True):
-        edit = replace_all(cell.text, new_text, encoding)
-        if edit is not None:
-            edits[cell.uri] = [edit]
-    return edits
+    return _changes(target, result.source, encoding) if result.changed else {}
 
 
 def _parses(text: str) -> bool:
