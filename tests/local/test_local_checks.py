@@ -12,6 +12,7 @@ import contextlib
 import json
 import math
 import os
+import signal
 import subprocess
 import sys
 import urllib.request
@@ -385,3 +386,18 @@ def test_trio_local_run_check_prints_and_writes_the_report(tmp_path: Path) -> No
     assert written["findings"][0]["count"] == 1
     assert written["observed"]["data"] == 1
     assert 0 < written["observed"]["checker_cpu_s"] < 30
+
+
+def test_trio_local_serve_check_reports_when_stopped(tmp_path: Path) -> None:
+    out = tmp_path / "serve-report.json"
+    command = [sys.executable, "-m", "trio_local.cli", "serve", "--port", "0", "--check"]
+    command += ["--data-dir", str(tmp_path / "d"), "--check-report", str(out)]
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as process:
+        assert "trio-local serving PyTRIO at http://127.0.0.1:" in process.stdout.readline()
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 0, stderr
+    assert "no data mistakes found" in stderr
+    assert json.loads(out.read_text(encoding="utf-8"))["findings"] == []

@@ -120,7 +120,8 @@ class Checker:
                 if self._queue.full():
                     self.dropped += 1
                     return
-                self._pending += 1
+                # A warm-up is not waited for: a report never needs it (shutdown stays quick).
+                self._pending += not isinstance(observation, WarmUp)
                 self._queue.put_nowait(observation)  # only this method puts: room is certain
                 if self._thread is None:
                     self._thread = threading.Thread(
@@ -136,6 +137,11 @@ class Checker:
             observation = self._queue.get()
             if observation is None:
                 return
+            if isinstance(observation, WarmUp):
+                # Outside the lock, so report() does not wait for a tokenizer to load; only
+                # this thread touches the chat cache.
+                self._warm(observation.model_id)
+                continue
             started = time.thread_time()
             try:
                 with self._lock:
@@ -146,10 +152,15 @@ class Checker:
                     self._pending -= 1
                     self._idle.notify_all()
 
+    def _warm(self, model_id: str) -> None:
+        started = time.thread_time()
+        try:
+            self.context.chat_of_model(model_id)
+        except Exception:  # chat_of_model logs its own failures; this is belt and braces
+            logger.warning("trio-local check warm-up failed", exc_info=True)
+        self.observed.checker_cpu_s += time.thread_time() - started
+
     def _observe(self, observation: Observation) -> None:
-        if isinstance(observation, WarmUp):
-            self.context.chat_of_model(observation.model_id)
-            return
         try:
             self.context.update(observation)
         except Exception:
