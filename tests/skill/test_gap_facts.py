@@ -4,6 +4,7 @@ tests (examples 06, 08 and 09); what only the real service can settle is marked 
 """
 
 import ast
+import concurrent.futures
 import datetime
 import inspect
 import re
@@ -79,6 +80,8 @@ def test_download_writes_one_file_and_creates_parents() -> None:
 def test_wrong_guesses_do_not_exist_and_skill_md_answers_them() -> None:
     assert not hasattr(APIFuture, "result_async")
     assert hasattr(APIFuture, "__await__")  # `await future` is the async way
+    assert not hasattr(concurrent.futures.Future, "__await__")  # RestClient's sync results
+    assert hasattr(trio.RestClient, "list_checkpoints_async")
     assert not hasattr(trio.RestClient, "get_archive_url")
     assert hasattr(trio.RestClient, "get_checkpoint_archive_url")
     for guess in ("result_async()", "get_archive_url", "trio_path", "checkpoint_id", "newest"):
