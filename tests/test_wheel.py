@@ -1,5 +1,5 @@
-"""`pip install pytrio-skill` (not editable) works: a wheel built from the committed files, in a
-fresh venv.
+"""`pip install pytrio-skill` (not editable) works: a wheel built from the sdist of the committed
+files, in a fresh venv.
 
 - The base install runs trio-lint, and `trio-mcp` / `trio-local` name the extra to install
   instead of failing with a traceback.
@@ -48,9 +48,17 @@ def venv(tmp_path_factory) -> Path:
     ).stdout
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         tar.extractall(source, filter="data")
+    # sdist first, then the wheel from it, as `python -m build` does: both must carry the skill
+    sdist = run(
+        sys.executable, "-c",
+        f"from setuptools import build_meta; build_meta.build_sdist({str(work / 'sdist')!r})",
+        cwd=source,
+    )  # fmt: skip
+    assert sdist.returncode == 0, sdist.stderr[-3000:]
+    (tarball,) = (work / "sdist").glob("pytrio_skill-*.tar.gz")
     built = run(
         sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-        "-w", dist, source,
+        "-w", dist, tarball,
     )  # fmt: skip
     assert built.returncode == 0, built.stderr[-3000:]
     (wheel,) = dist.glob("pytrio_skill-*.whl")
@@ -127,3 +135,7 @@ async def test_trio_mcp_serves_the_skill_from_the_wheel(venv, tmp_path) -> None:
         text = skill.contents[0].text
     assert text == (ROOT / "skills" / "pytrio" / "SKILL.md").read_text(encoding="utf-8")
     assert text.startswith("---\nname: pytrio\n")
+    shipped = {p.relative_to(skill_root).as_posix() for p in skill_root.rglob("*.*")}
+    shipped = {p for p in shipped if "__pycache__" not in p}
+    copy = ROOT / "skills" / "pytrio"
+    assert shipped == {p.relative_to(copy).as_posix() for p in copy.rglob("*.*")}
