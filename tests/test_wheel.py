@@ -135,7 +135,13 @@ async def test_trio_mcp_serves_the_skill_from_the_wheel(venv, tmp_path) -> None:
         text = skill.contents[0].text
     assert text == (ROOT / "skills" / "pytrio" / "SKILL.md").read_text(encoding="utf-8")
     assert text.startswith("---\nname: pytrio\n")
-    shipped = {p.relative_to(skill_root).as_posix() for p in skill_root.rglob("*.*")}
-    shipped = {p for p in shipped if "__pycache__" not in p}
     copy = ROOT / "skills" / "pytrio"
-    assert shipped == {p.relative_to(copy).as_posix() for p in copy.rglob("*.*")}
+    assert files(skill_root) == files(copy)
+
+
+def files(folder: Path) -> set[str]:
+    return {
+        path.relative_to(folder).as_posix()
+        for path in folder.rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts
+    }
