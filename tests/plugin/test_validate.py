@@ -1,0 +1,118 @@
+"""`claude plugin validate` (Claude Code 2.1.332, from npm, on Node 22) accepts the plugin.
+
+npm installs node@22 and @anthropic-ai/claude-code into a cache directory (reused across runs:
+$PYTRIO_SKILL_TEST_CACHE, else ~/.cache/pytrio-skill-tests); the CLI runs offline with a
+temporary HOME on a copy of the repository's files (tracked and new, never .venv or caches).
+Skipped, with the reason, only when npm cannot install it.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("node@22", "@anthropic-ai/claude-code@2.1.332")
+TIMEOUT = 900
+
+pytestmark = pytest.mark.slow
+
+
+def cache_dir() -> Path:
+    base = (
+        os.environ.get("PYTRIO_SKILL_TEST_CACHE") or Path.home() / ".cache" / "pytrio-skill-tests"
+    )
+    return Path(base) / "claude-code-2.1.332"
+
+
+@pytest.fixture(scope="module")
+def claude() -> Path:
+    prefix = cache_dir()
+    binary = prefix / "node_modules" / ".bin" / "claude"
+    if binary.exists():
+        return binary
+    npm = shutil.which("npm")
+    if npm is None:
+        pytest.skip("npm is not installed: Claude Code cannot be installed to validate the plugin")
+    prefix.mkdir(parents=True, exist_ok=True)
+    process = subprocess.run(
+        [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", *PACKAGES],
+        env={**os.environ, "npm_config_cache": str(prefix / "npm-cache")},
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    if process.returncode != 0 or not binary.exists():
+        pytest.skip(f"npm could not install {' '.join(PACKAGES)}: {process.stderr[-800:]}")
+    return binary
+
+
+@pytest.fixture(scope="module")
+def plugin_copy(tmp_path_factory) -> Path:
+    listing = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    ).stdout.decode()
+    destination = tmp_path_factory.mktemp("plugin")
+    for name in filter(None, listing.split("\0")):
+        source = ROOT / name
+        if source.is_file():
+            target = destination / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+    return destination
+
+
+def validate(claude: Path, target: Path, tmp_path: Path, *options: str) -> dict:
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    env = {
+        "PATH": f"{claude.parent}{os.pathsep}{os.environ['PATH']}",
+        "HOME": str(home),
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_AUTOUPDATER": "1",
+    }
+    process = subprocess.run(
+        [str(claude), "plugin", "validate", "--json", *options, str(target)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    report = json.loads(process.stdout)
+    assert process.returncode == 0, json.dumps(report, indent=2)[-3000:]
+    return report
+
+
+def test_marketplace_and_plugin_pass_strict_validation(claude, plugin_copy, tmp_path):
+    report = validate(claude, plugin_copy, tmp_path, "--strict")
+    assert report["success"] is True
+    assert report["manifest"]["type"] == "marketplace"
+    assert report["manifest"]["errors"] == [] and report["manifest"]["warnings"] == []
+    provides = report["provides"]
+    assert provides["skills"] == ["pytrio:pytrio"]
+    assert [server["name"] for server in provides["mcpServers"]] == ["trio-mcp"]
+    assert [server["name"] for server in provides["lspServers"]] == ["trio-lint"]
+    (hook,) = provides["hooks"]
+    assert (hook["event"], hook["matcher"]) == ("PostToolUse", "Write|Edit|MultiEdit|NotebookEdit")
+
+    manifest = validate(
+        claude, plugin_copy / ".claude-plugin" / "plugin.json", tmp_path, "--strict"
+    )
+    assert manifest["manifest"]["type"] == "plugin"
+    assert manifest["manifest"]["errors"] == [] and manifest["manifest"]["warnings"] == []
+
+
+def test_plugin_directory_profile_accepts_the_plugin(claude, plugin_copy, tmp_path):
+    report = validate(claude, plugin_copy, tmp_path, "--strict", "--profile", "directory")
+    directory = report["directory"]
+    assert directory["findings"] == [] and directory["failure"] is None
+    # The README carries the one-step install line the directory asks for.
+    assert report["advice"] == []
