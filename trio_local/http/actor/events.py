@@ -34,10 +34,14 @@ async def submit(request: Request) -> Response:
     state = service(request)
     # Parsing and range checks run off the event loop (an event may carry 64 MiB); every
     # check of shared state below runs on it with no await in between, so none interleave.
-    envelope, payload = await asyncio.to_thread(_decode_and_check, await request.body())
+    envelope, payload, refusal = await asyncio.to_thread(_decode_and_check, await request.body())
     run_id = envelope.metadata.run_id
     if request.state.actor_run != run_id:
         raise ApiError(403, "forbidden", "the actor token was issued for another run")
+    if refusal is not None:
+        if state.checks is not None:  # --check still reports the bad value it refused
+            state.checks.trainer_work(envelope, payload, lambda: None)()
+        raise refusal
     row = state.store.training_run(run_id)
     if row is None:
         raise not_found("training run", run_id)
@@ -70,10 +74,14 @@ async def submit(request: Request) -> Response:
     return _msgpack(record.response())
 
 
-def _decode_and_check(body: bytes) -> tuple[EventEnvelope, Any]:
+def _decode_and_check(body: bytes) -> tuple[EventEnvelope, Any, ApiError | None]:
+    """The parsed event and, when a value is out of range, the refusal to answer it with."""
     envelope, payload = decode_envelope(body)
-    bounds.check_event(envelope, payload)
-    return envelope, payload
+    try:
+        bounds.check_event(envelope, payload)
+    except ApiError as refusal:
+        return envelope, payload, refusal
+    return envelope, payload, None
 
 
 def _check_lora_matches(row: dict, payload: TrainerInitRunPayload) -> None:
