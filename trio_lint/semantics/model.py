@@ -45,9 +45,10 @@ Unknown never matches: every query answers None / empty rather than guess.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trio_lint.semantics.names import CANONICAL_ROOT, Binding, bindings_of_import, normalize
 from trio_lint.semantics.receivers import (
@@ -185,6 +186,7 @@ class SemanticModel:
         self._arg_defaults: dict[str, list[ast.expr]] = {}  # argparse dest -> defaults
         self._method_of: dict[int, _Scope] = {}  # id(`self.m` Attribute) -> class scope
         self._origins: set[str] = set()  # SDK roots imported at module level (and by the seed)
+        self._other_only = False
         self._views: dict[bool, ModelView] = {}
         self._qualnames: dict[int, tuple[str, str] | None] = {}
         self._client_calls: dict[int, tuple[Kind, str] | None] = {}
@@ -207,7 +209,10 @@ class SemanticModel:
     def other_sdk_only(self) -> bool:
         """Code that imports another SDK module (tinker) and not pytrio is not PyTRIO code; code
         that imports no SDK at all (a helper handed its clients) counts as PyTRIO code."""
-        return bool(self._origins) and CANONICAL_ROOT not in self._origins
+        return self._other_only
+
+    def _finish(self) -> None:
+        self._other_only = bool(self._origins) and CANONICAL_ROOT not in self._origins
 
     def module_imports(self) -> dict[str, Binding]:
         """Module-level SDK names at the end of the unit (seed for the next notebook cell)."""
@@ -277,7 +282,7 @@ class SemanticModel:
     # ---- receivers -------------------------------------------------------------------------
 
     def _hidden(self, pytrio_only: bool) -> bool:
-        return pytrio_only and self.other_sdk_only
+        return pytrio_only and self._other_only
 
     def type_of(self, expr: ast.AST | None, *, pytrio_only: bool = False) -> SdkType | None:
         if expr is None or self._hidden(pytrio_only):
@@ -764,35 +769,40 @@ def converted_argument(call: ast.Call) -> ast.expr | None:
 
 class ModelView:
     """The model as one rule sees it: every query gets the rule's `pytrio_only`; the rest of the
-    model's attributes pass through."""
+    model's attributes pass through. (The queries are bound once, as partials: rules ask a lot.)"""
 
     def __init__(self, model: SemanticModel, pytrio_only: bool) -> None:
         self.model = model
         self.pytrio_only = pytrio_only
+        for name in _FILTERED_QUERIES:
+            query = getattr(model, name)
+            setattr(
+                self, name, functools.partial(query, pytrio_only=True) if pytrio_only else query
+            )
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.model, name)
 
-    def qualified_name(self, expr: ast.AST | None) -> str | None:
-        return self.model.qualified_name(expr, pytrio_only=self.pytrio_only)
+    if TYPE_CHECKING:  # what the partials above look like to a type checker
 
-    def is_sdk(self, expr: ast.AST, *names: str) -> bool:
-        return self.model.is_sdk(expr, *names, pytrio_only=self.pytrio_only)
+        def qualified_name(self, expr: ast.AST | None) -> str | None: ...
+        def is_sdk(self, expr: ast.AST, *names: str) -> bool: ...
+        def sdk_symbol(self, expr: ast.AST) -> str | None: ...
+        def import_binding(self, name: ast.Name) -> Binding | None: ...
+        def type_of(self, expr: ast.AST | None) -> SdkType | None: ...
+        def kind_of(self, expr: ast.AST | None) -> Kind | None: ...
+        def client_call(self, call: ast.Call) -> tuple[Kind, str] | None: ...
 
-    def sdk_symbol(self, expr: ast.AST) -> str | None:
-        return self.model.sdk_symbol(expr, pytrio_only=self.pytrio_only)
 
-    def import_binding(self, name: ast.Name) -> Binding | None:
-        return self.model.import_binding(name, pytrio_only=self.pytrio_only)
-
-    def type_of(self, expr: ast.AST | None) -> SdkType | None:
-        return self.model.type_of(expr, pytrio_only=self.pytrio_only)
-
-    def kind_of(self, expr: ast.AST | None) -> Kind | None:
-        return self.model.kind_of(expr, pytrio_only=self.pytrio_only)
-
-    def client_call(self, call: ast.Call) -> tuple[Kind, str] | None:
-        return self.model.client_call(call, pytrio_only=self.pytrio_only)
+_FILTERED_QUERIES = (
+    "qualified_name",
+    "is_sdk",
+    "sdk_symbol",
+    "import_binding",
+    "type_of",
+    "kind_of",
+    "client_call",
+)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1144,4 +1154,5 @@ def build_model(
         model.module_scope.bind(name, _Binding(qualname=bound.qualname, origin=bound.origin))
         model._origins.add(bound.origin)
     inference.visit(tree)
+    model._finish()
     return model
