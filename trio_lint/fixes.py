@@ -166,13 +166,29 @@ def fix_edits(code: str, findings: list[Finding]) -> list[tuple[TextEdit, ...]]:
                 edits = None  # the node's code starts before its range (leading lines)
                 break
             after_node = transform(node)  # type: ignore[arg-type]
-            after = "" if _is_removal(after_node) else module.code_for_node(after_node)
+            if _is_removal(after_node):
+                edits = None  # a removed statement takes its line along: diff the whole file
+                break
+            after = module.code_for_node(after_node)
             start = code_range.start  # type: ignore[attr-defined]
             edit = _trimmed(before, after, start.line, start.column + shift.get(start.line, 0))
             if edit is not None:
                 edits.append(edit)
-        result.append(tuple(edits) if edits is not None else ())
+        result.append(tuple(edits) if edits is not None else _whole_file_edit(code, finding))
     return result
+
+
+def _whole_file_edit(code: str, finding: Finding) -> tuple[TextEdit, ...]:
+    """The one edit a fix makes, from applying it alone and diffing the text (for the fixes a
+    node's own text cannot describe: removed statements, nodes with leading lines)."""
+    try:
+        after, applied = apply_fixes(code, [finding])
+    except FixError:
+        return ()
+    if not applied:
+        return ()
+    edit = _trimmed(code, after, 1, 0)
+    return (edit,) if edit is not None else ()
 
 
 def _text_at(lines: list[str], code_range, shift: dict[int, int]) -> str:
