@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import sys
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -1136,6 +1137,9 @@ class _Pass(ast.NodeVisitor):
     visit_Nonlocal = visit_Global
 
 
+_PASS_RECURSION_LIMIT = 20_000
+
+
 def build_model(
     tree: ast.Module,
     sdk_modules: Sequence[str] = ("pytrio",),
@@ -1153,6 +1157,12 @@ def build_model(
         bound = Binding(given, given.partition(".")[0]) if isinstance(given, str) else given
         model.module_scope.bind(name, _Binding(qualname=bound.qualname, origin=bound.origin))
         model._origins.add(bound.origin)
+    # The pass recurses once or twice per AST level, and generated tables nest deeper than the
+    # default 1,000 frames allow (sympy's resolvent_lookup.py: 568 levels). Python-to-Python
+    # calls do not grow the C stack on 3.11+, so a higher limit is safe; it is only ever raised,
+    # never put back, because other threads may be deep in a pass of their own.
+    if sys.getrecursionlimit() < _PASS_RECURSION_LIMIT:
+        sys.setrecursionlimit(_PASS_RECURSION_LIMIT)
     inference.visit(tree)
     model._finish()
     return model
