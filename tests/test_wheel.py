@@ -48,19 +48,10 @@ def venv(tmp_path_factory) -> Path:
     ).stdout
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         tar.extractall(source, filter="data")
-    # sdist first, then the wheel from it, as `python -m build` does: both must carry the skill
-    sdist = run(
-        sys.executable, "-c",
-        f"from setuptools import build_meta; build_meta.build_sdist({str(work / 'sdist')!r})",
-        cwd=source,
-    )  # fmt: skip
-    assert sdist.returncode == 0, sdist.stderr[-3000:]
-    (tarball,) = (work / "sdist").glob("pytrio_skill-*.tar.gz")
-    built = run(
-        sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-        "-w", dist, tarball,
-    )  # fmt: skip
-    assert built.returncode == 0, built.stderr[-3000:]
+    # `python -m build`: the sdist, then the wheel from it, each in an isolated build env with
+    # the build-system requirements of pyproject.toml (a fresh venv's own setuptools is too old)
+    built = run(sys.executable, "-m", "build", "--outdir", dist, source)
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
     (wheel,) = dist.glob("pytrio_skill-*.whl")
     created = run(sys.executable, "-m", "venv", venv)
     assert created.returncode == 0, created.stderr
