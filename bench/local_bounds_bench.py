@@ -70,10 +70,15 @@ def measure(server: subprocess.Popen, base: str, sampler: dict, body: dict) -> d
     done = threading.Event()
     slowest = [0.0]
 
+    failed = [0]
+
     def poll() -> None:
         while not done.is_set():
             asked = time.monotonic()
-            http.get(f"{base}/api/models")
+            try:
+                http.get(f"{base}/api/models").raise_for_status()
+            except httpx.HTTPError:
+                failed[0] += 1
             slowest[0] = max(slowest[0], time.monotonic() - asked)
             done.wait(0.05)
 
@@ -94,6 +99,7 @@ def measure(server: subprocess.Popen, base: str, sampler: dict, body: dict) -> d
         "rss_before_mb": before / 1024,
         "peak_growth_mb": (peak - before) / 1024,
         "slowest_models_s": slowest[0],
+        "failed_polls": failed[0],
     }
 
 
@@ -140,7 +146,16 @@ def main() -> None:
                 },
             }
             print(f"response bound: {MAX_SAMPLE_RESPONSE_BYTES // 2**20} MiB (refused past it)")
-            header = ("request", "status", "s", "resp MB", "RSS MB", "peak +MB", "max /models s")
+            header = (
+                "request",
+                "status",
+                "s",
+                "resp MB",
+                "RSS MB",
+                "peak +MB",
+                "max /models s",
+                "failed",
+            )
             print("| " + " | ".join(header) + " |")
             print("|" + "---|" * len(header))
             for name, request in cases.items():
@@ -148,7 +163,8 @@ def main() -> None:
                 print(
                     f"| {name} | {row['status']} | {row['seconds']:.2f} | "
                     f"{row['response_mb']:.2f} | {row['rss_before_mb']:.0f} | "
-                    f"{row['peak_growth_mb']:.0f} | {row['slowest_models_s']:.3f} |",
+                    f"{row['peak_growth_mb']:.0f} | {row['slowest_models_s']:.3f} | "
+                    f"{row['failed_polls']} |",
                     flush=True,
                 )
         finally:
