@@ -83,16 +83,7 @@ class Checker:
                 outcome = execute()
                 return outcome
             finally:
-                self.offer(
-                    TrainerEvent(
-                        run_id=envelope.metadata.run_id,
-                        type=envelope.type.value,
-                        step=envelope.metadata.step,
-                        index=envelope.metadata.index,
-                        payload=payload,
-                        result=getattr(outcome, "result", None),
-                    )
-                )
+                self.offer(_trainer_event(envelope, payload, getattr(outcome, "result", None)))
 
         return run
 
@@ -108,6 +99,13 @@ class Checker:
                 self.offer(SampleCall(sampling_run, source_uri, request, result))
 
         return run
+
+    def refused_event(self, envelope: Any, payload: Any) -> None:
+        """An event the service refused before scheduling it (e.g. a NaN): observed as failed."""
+        self.offer(_trainer_event(envelope, payload, None))
+
+    def refused_sample(self, sampling_run: str, source_uri: str | None, request: Any) -> None:
+        self.offer(SampleCall(sampling_run, source_uri, request, None))
 
     def warm_up(self, model_id: str) -> None:
         """Prepare `model_id`'s chat tokens on the checker thread before data arrives."""
@@ -231,3 +229,14 @@ class Checker:
             # When full, the daemon thread simply dies with the process.
             with contextlib.suppress(queue.Full):
                 self._queue.put_nowait(None)
+
+
+def _trainer_event(envelope: Any, payload: Any, result: dict[str, Any] | None) -> TrainerEvent:
+    return TrainerEvent(
+        run_id=envelope.metadata.run_id,
+        type=envelope.type.value,
+        step=envelope.metadata.step,
+        index=envelope.metadata.index,
+        payload=payload,
+        result=result,
+    )

@@ -40,7 +40,7 @@ async def submit(request: Request) -> Response:
         raise ApiError(403, "forbidden", "the actor token was issued for another run")
     if refusal is not None:
         if state.checks is not None:  # --check still reports the bad value it refused
-            state.checks.trainer_work(envelope, payload, lambda: None)()
+            state.checks.refused_event(envelope, payload)
         raise refusal
     row = state.store.training_run(run_id)
     if row is None:

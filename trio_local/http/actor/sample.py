@@ -23,7 +23,12 @@ async def sample(request: Request) -> Response:
     if row is None:
         raise not_found("sampling run", run_id)
     body = await read_model(request, SampleRequest)
-    bounds.check_sample(body)
+    try:
+        bounds.check_sample(body)
+    except ApiError:
+        if state.checks is not None:  # --check reports what a script sent, refused or not
+            state.checks.refused_sample(run_id, row["source_checkpoint_uri"], body)
+        raise
     prompt_tokens = sum(
         len(chunk.tokens) if chunk.type == "encoded_text" else chunk.expected_tokens or 1
         for chunk in body.prompt.chunks
