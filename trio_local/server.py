@@ -121,8 +121,6 @@ class Service:
         def build() -> None:
             try:
                 self.tokenizer_ready.set_result(_build_tokenizer(self.data_dir))
-                if self.checks is not None:
-                    self.checks.warm_up(catalogue.DEFAULT_MODEL)
             except BaseException as error:
                 logger.exception("building the tokenizer failed")
                 self.tokenizer_ready.set_exception(error)

@@ -52,11 +52,4 @@ class SampleCall:
         return params if isinstance(params, dict) else params.model_dump()
 
 
-@dataclass(frozen=True)
-class WarmUp:
-    """Load the chat tokens of `model_id` ahead of the first datum (the tokenizer takes s)."""
-
-    model_id: str
-
-
-Observation = TrainerEvent | SampleCall | WarmUp
+Observation = TrainerEvent | SampleCall

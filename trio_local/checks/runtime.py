@@ -29,7 +29,6 @@ from trio_local.checks.observations import (
     Observation,
     SampleCall,
     TrainerEvent,
-    WarmUp,
 )
 from trio_local.checks.policy_weights import PolicyWeights
 from trio_local.checks.prompt_weights import PromptWeights
@@ -107,10 +106,6 @@ class Checker:
     def refused_sample(self, sampling_run: str, source_uri: str | None, request: Any) -> None:
         self.offer(SampleCall(sampling_run, source_uri, request, None))
 
-    def warm_up(self, model_id: str) -> None:
-        """Prepare `model_id`'s chat tokens on the checker thread before data arrives."""
-        self.offer(WarmUp(model_id))
-
     def offer(self, observation: Observation) -> None:
         """Queue `observation` without blocking; never raises into the request path."""
         try:
@@ -118,8 +113,7 @@ class Checker:
                 if self._queue.full():
                     self.dropped += 1
                     return
-                # A warm-up is not waited for: a report never needs it (shutdown stays quick).
-                self._pending += not isinstance(observation, WarmUp)
+                self._pending += 1
                 self._queue.put_nowait(observation)  # only this method puts: room is certain
                 if self._thread is None:
                     self._thread = threading.Thread(
@@ -135,11 +129,6 @@ class Checker:
             observation = self._queue.get()
             if observation is None:
                 return
-            if isinstance(observation, WarmUp):
-                # Outside the lock, so report() does not wait for a tokenizer to load; only
-                # this thread touches the chat cache.
-                self._warm(observation.model_id)
-                continue
             started = time.thread_time()
             try:
                 with self._lock:
@@ -149,14 +138,6 @@ class Checker:
                 with self._idle:
                     self._pending -= 1
                     self._idle.notify_all()
-
-    def _warm(self, model_id: str) -> None:
-        started = time.thread_time()
-        try:
-            self.context.chat_of_model(model_id)
-        except Exception:  # chat_of_model logs its own failures; this is belt and braces
-            logger.warning("trio-local check warm-up failed", exc_info=True)
-        self.observed.checker_cpu_s += time.thread_time() - started
 
     def _observe(self, observation: Observation) -> None:
         try:

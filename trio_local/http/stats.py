@@ -18,7 +18,7 @@ from trio_local.http.common import reply, service
 from trio_local.security import keys_match
 
 STATS_PATH = "/trio-local/stats"
-DRAIN_S = 30.0  # the checker's first datum may wait for its tokenizer to load
+DRAIN_S = 30.0  # the first chat datum makes the checker load its tokenizer (seconds)
 
 
 async def stats(request: Request) -> Response:
