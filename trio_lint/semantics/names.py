@@ -65,20 +65,3 @@ def bindings_of_import(node: ast.Import | ast.ImportFrom, sdk_modules: tuple[str
         binding = canonicalize(f"{node.module}.{alias.name}", sdk_modules)
         if binding:
             yield alias.asname or alias.name, binding
-
-
-def prescan_module_imports(tree: ast.Module, sdk_modules: tuple[str, ...]) -> dict[str, Binding]:
-    """Module-level SDK imports (also inside top-level if/try/with blocks), so a function defined
-    above an import still resolves names; function-local imports are bound during the walk."""
-    found: dict[str, Binding] = {}
-    stack: list[ast.stmt] = list(reversed(tree.body))
-    while stack:
-        stmt = stack.pop()
-        if isinstance(stmt, ast.Import | ast.ImportFrom):
-            found.update(bindings_of_import(stmt, sdk_modules))
-        elif isinstance(stmt, ast.If | ast.Try | ast.With | ast.TryStar):
-            for block in ("body", "orelse", "finalbody"):
-                stack.extend(reversed(getattr(stmt, block, [])))
-            for handler in getattr(stmt, "handlers", []):
-                stack.extend(reversed(handler.body))
-    return found
