@@ -6,6 +6,7 @@ registry renders as empty, and the stale-doc test then fails once it exists and 
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import json
 import re
@@ -222,6 +223,32 @@ def configure_options() -> list[ConfigureOption]:
     return options
 
 
+def trio_local_options() -> list[dict[str, str]]:
+    """`trio-local run`'s options and their help, from the command's own argparse parser."""
+    try:
+        cli = importlib.import_module("trio_local.cli")
+        config = importlib.import_module("trio_local.config")
+    except ModuleNotFoundError:
+        return []
+    commands = next(
+        action
+        for action in cli.build_parser()._actions
+        if isinstance(action, argparse._SubParsersAction)
+    )
+    # The data directory's default depends on the environment; the docs name the rule instead.
+    here = str(config.default_data_dir())
+    options = []
+    for action in commands.choices["run"]._actions:
+        if isinstance(action, argparse._HelpAction) or action.help in (None, argparse.SUPPRESS):
+            continue
+        name = max(action.option_strings, key=len)
+        if action.nargs != 0:
+            name += f" {action.metavar or action.dest.upper()}"
+        text = action.help.replace(here, "`~/.local/share/trio-local`, or `$TRIO_LOCAL_DATA_DIR`")
+        options.append({"option": name, "help": text})
+    return options
+
+
 def context() -> dict[str, Any]:
     return {
         "facts": pytrio_facts,
@@ -229,5 +256,6 @@ def context() -> dict[str, Any]:
         "rules": lint_rules(),
         "tools": mcp_tools(),
         "mcp_settings": mcp_settings(),
+        "trio_local_options": trio_local_options(),
         "configure_options": configure_options(),
     }
