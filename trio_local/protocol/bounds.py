@@ -113,6 +113,31 @@ def _check_save(payload: TrainerSavePayload) -> None:
     check_int(payload.ttl_seconds, "payload.ttl_seconds", 1, MAX_TTL_SECONDS)
 
 
+def _check_shapes(payload: TrainerForwardBackwardPayload) -> None:
+    """Every per-token list of a datum has one entry per input token."""
+    for index, datum in enumerate(payload.data):
+        length = 0
+        for chunk in datum.model_input.chunks:
+            if chunk.type == "encoded_text":
+                length += len(chunk.tokens)
+            elif chunk.expected_tokens is None:
+                length = -1  # the trainer infers an image's length from the targets
+                break
+            else:
+                length += chunk.expected_tokens
+        if length < 0:
+            continue
+        lists = {"target_ids": datum.target_ids}
+        lists |= {"weights": datum.weights, "logprobs": datum.logprobs}
+        lists["advantages"] = datum.advantages
+        for name, values in lists.items():
+            if values is not None and len(values) != length:
+                raise refuse(
+                    f"payload.data[{index}].{name}",
+                    f"{length} entries, one per input token (got {len(values)})",
+                )
+
+
 def check_event(envelope: EventEnvelope, payload: Any) -> None:
     """Range checks of an envelope and its payload, already parsed by the SDK's models."""
     if envelope.version != EVENT_PROTOCOL_VERSION:
@@ -124,6 +149,7 @@ def check_event(envelope: EventEnvelope, payload: Any) -> None:
         check_rank(payload.lora_config.rank, "payload.lora_config.rank")
     elif isinstance(payload, TrainerForwardBackwardPayload):
         check_loss_name(payload.loss.type)
+        _check_shapes(payload)
     elif isinstance(payload, TrainerOptimizeStepPayload):
         _check_adam(payload)
     elif isinstance(payload, TrainerSavePayload):
