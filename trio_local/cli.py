@@ -110,6 +110,11 @@ def _start(config: ServeConfig):  # -> RunningServer
 def serve(args: argparse.Namespace) -> int:
     server = _start(_config(args, default_port=8765))
     service = server.service
+    # Before the first line is printed: whoever reads it may signal at once, and a SIGTERM
+    # without the handler would skip the shutdown (and the --check report).
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
     print(f"trio-local serving PyTRIO at {server.base_url}", flush=True)
     if service.key_created:
         print(f"API key (shown once; stored 0600 in {service.data_dir}): {service.api_key}")
@@ -119,9 +124,6 @@ def serve(args: argparse.Namespace) -> int:
         f"export MODELSCOPE_CACHE={service.environment(server.base_url)['MODELSCOPE_CACHE']}",
         flush=True,
     )
-    stop = threading.Event()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, lambda *_: stop.set())
     stop.wait()
     server.stop()
     _print_check_report(service)
