@@ -116,3 +116,74 @@ def test_plugin_directory_profile_accepts_the_plugin(claude, plugin_copy, tmp_pa
     assert directory["findings"] == [] and directory["failure"] is None
     # The README carries the one-step install line the directory asks for.
     assert report["advice"] == []
+
+
+CASES = sorted(path.parent.name for path in (ROOT / "evals").glob("*/prompt.md"))
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_claude_plugin_eval_reads_each_case_as_the_offline_graders_do(
+    claude, plugin_copy, tmp_path, case
+):
+    """The CLI loads the case with no credentials (so no model is ever called: the run stops at
+    the login check) and reports how it parsed the prompt and graders; the offline tests'
+    reading of the same grader files must agree field by field."""
+    from tests.evals.graders import load_graders
+
+    home = tmp_path / "home"
+    home.mkdir()
+    result = tmp_path / "result.json"
+    env = {"PATH": f"{claude.parent}{os.pathsep}/usr/bin:/bin", "HOME": str(home)}
+    env["DISABLE_TELEMETRY"] = "1"
+    env["TMPDIR"] = str(tmp_path)  # the runs' kept sandboxes stay in the test's directory
+    process = subprocess.run(
+        [
+            str(claude),
+            "plugin",
+            "eval",
+            str(plugin_copy),
+            "--case",
+            case,
+            "--runs",
+            "1",
+            "--ablation",
+            "none",
+            "--trust-plugin",
+            "--no-publish",
+            "--max-cost-usd",
+            "0.01",
+            "--output-dir",
+            str(tmp_path / "out"),
+            "--json",
+            str(result),
+        ],
+        env=env,
+        cwd=plugin_copy,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    report = json.loads(result.read_text())
+    assert report["partialReason"] == "auth_failed", process.stdout[-2000:]
+    assert report["costUsd"] == 0
+    (parsed,) = report["cases"]
+    assert parsed["name"] == case
+    assert "trio-local run --check-report check.json -- " in parsed["promptMarkdown"]
+    cli = {grader["name"]: grader for grader in parsed["graders"]}
+    ours = {grader.name: grader for grader in load_graders(plugin_copy / "evals" / case)}
+    assert set(cli) == set(ours)
+    for name, grader in ours.items():
+        config = cli[name]["config"]
+        assert cli[name]["type"] == grader.kind, name
+        if grader.kind == "regex":
+            assert config["target"] == grader.meta["target"], name
+            assert config["pattern"] == grader.meta["pattern"], name
+            assert config["flags"] == grader.meta.get("flags", ""), name
+            assert config["match"] == grader.meta.get("match", "contains"), name
+        elif grader.kind == "file_exists":
+            assert config == {"path": grader.meta["path"], "exists": True}, name
+        elif grader.kind == "tool_used":
+            assert config == {k: v for k, v in grader.meta.items() if k != "type"}, name
+        else:
+            assert config["criteria"] == grader.body, name
