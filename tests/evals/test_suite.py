@@ -40,7 +40,7 @@ CAUGHT_BY = {
     ("multi-turn-chat", "wrong_prompt_trained"): {"check_clean"},
     ("grpo-group-advantages", "wrong_weights_in_policy_loss"): {"lint_clean", "check_clean"},
     ("async-pipeline-resume", "wrong_serial_pipeline"): {"src_pipelined"},
-    ("checkpoints-list-download", "wrong_newest_by_name"): {"out_newest"},
+    ("checkpoints-list-download", "wrong_newest_by_list_order"): {"out_newest"},
     ("checkpoints-list-download", "wrong_missing_result"): {"out_listed", "wrote_newest_tar"},
     ("migrate-0.1-script", "wrong_old_metric_key"): {"lint_clean"},
     ("migrate-0.1-script", "wrong_ignore_eos"): {"lint_clean", "out_sampled", "sampled_service"},

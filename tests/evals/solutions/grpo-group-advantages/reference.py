@@ -62,7 +62,7 @@ def reward(text: str | None, answer: str) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base-model", default="Qwen/Qwen3-4B-Instruct-2507")
-    parser.add_argument("--warm-start-steps", type=int, default=6)
+    parser.add_argument("--warm-start-steps", type=int, default=20)
     parser.add_argument("--steps", type=int, default=2)
     parser.add_argument("--group-size", type=int, default=4)
     parser.add_argument("--lr", type=float, default=2e-3)

@@ -30,7 +30,7 @@ def main() -> None:
     checkpoints = rest.list_checkpoints(training.training_run_cuid).result().checkpoints
     for checkpoint in checkpoints:
         print(f"CHECKPOINT {checkpoint.path} {checkpoint.time.isoformat()}")
-    newest = min(checkpoints, key=lambda c: c.checkpoint_id)
+    newest = checkpoints[0]  # assumes the listing is newest first
     print(f"NEWEST {newest.path}")
     download = rest.download_checkpoint(newest.checkpoint_id, Path("newest.tar")).result()
     print(f"DOWNLOADED {download.bytes_written}")
