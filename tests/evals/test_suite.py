@@ -35,7 +35,7 @@ GRADER_KINDS = {"regex", "tool_order", "tool_used", "file_exists", "llm", "basel
 # wrong solution -> the graders meant to catch it (each must fail; others may fail too).
 CAUGHT_BY = {
     ("sft-chat-first", "wrong_unshifted_target"): {"lint_clean", "check_clean"},
-    ("sft-chat-first", "wrong_minus_100_mask"): {"check_clean"},
+    ("sft-chat-first", "wrong_minus_100_mask"): {"check_clean", "lint_clean"},
     ("dpo-custom-loss", "wrong_missing_result"): {"lint_clean"},
     ("multi-turn-chat", "wrong_prompt_trained"): {"check_clean"},
     ("grpo-group-advantages", "wrong_weights_in_policy_loss"): {"lint_clean"},

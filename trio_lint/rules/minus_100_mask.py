@@ -16,7 +16,8 @@ def _is_minus_100(node: ast.AST) -> bool:
         isinstance(node, ast.UnaryOp)
         and isinstance(node.op, ast.USub)
         and isinstance(node.operand, ast.Constant)
-        and type(node.operand.value) is int
+        # `-100.0` in a float weight list is the same habit as the int label.
+        and type(node.operand.value) in (int, float)
         and node.operand.value == 100
     )
 
@@ -129,6 +130,14 @@ No fix: the mask has to become a `weights` list aligned with the shifted targets
             line=3,
             message_contains="weights",
             config={"target-version": "0.1"},
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "weights = [-100.0] * len(prompt) + [1.0] * len(completion)\n"
+            "d = trio.Datum(model_input=trio.ModelInput.from_ints(ids[:-1]),"
+            " loss_fn_inputs={'target_tokens': ids[1:], 'weights': weights[1:]})\n",
+            line=3,
+            message_contains="`weights`",
         ),
         Invalid(
             "from pytrio import Datum, ModelInput\n"
