@@ -10,6 +10,7 @@ import sys
 import threading
 from pathlib import Path
 
+from trio_local import catalogue
 from trio_local.config import ConfigError, ServeConfig, default_data_dir
 
 # Long enough that a client's next request, sent as soon as a result arrives, misses the next
@@ -57,6 +58,27 @@ def _service_options(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="also write the check report to FILE as JSON (implies --check)",
     )
+    parser.add_argument(
+        "--models",
+        default=None,
+        metavar="ID[,ID...]",
+        help="announce and serve only these model ids (default: announce the catalogue, serve "
+        "any Qwen Org/Name id); other ids get model_not_found",
+    )
+    parser.add_argument(
+        "--max-seq-len",
+        type=int,
+        default=catalogue.DEFAULT_TRAIN_MAX_SEQ_LEN,
+        help="longest training sequence, also the tokens per trainer event "
+        f"(default {catalogue.DEFAULT_TRAIN_MAX_SEQ_LEN})",
+    )
+    parser.add_argument(
+        "--max-sample-len",
+        type=int,
+        default=catalogue.DEFAULT_SAMPLE_MAX_SEQ_LEN,
+        help="longest prompt + max_tokens of a sample request "
+        f"(default {catalogue.DEFAULT_SAMPLE_MAX_SEQ_LEN})",
+    )
     parser.add_argument("--log-level", default="warning", help="uvicorn log level")
 
 
@@ -98,6 +120,9 @@ def _config(args: argparse.Namespace, default_port: int) -> ServeConfig:
         log_level=args.log_level,
         check=args.check or args.check_report is not None,
         check_report=args.check_report,
+        models=tuple(m.strip() for m in (args.models or "").split(",") if m.strip()),
+        train_max_seq_len=args.max_seq_len,
+        sample_max_seq_len=args.max_sample_len,
     )
 
 

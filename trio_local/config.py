@@ -7,6 +7,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from trio_local import catalogue
+
 MIB = 1024 * 1024
 MIN_API_KEY_LENGTH = 8
 
@@ -49,6 +51,20 @@ class ServeConfig:
     log_level: str = "warning"
     check: bool = False  # runtime data checks (trio_local/checks), reported at the end
     check_report: Path | None = None  # also write the report here as JSON (implies check)
+    # Announced and served model ids; empty: announce MODEL_CATALOGUE, serve any Qwen id.
+    models: tuple[str, ...] = ()
+    # Longest training sequence (also the tokens per trainer event) and longest prompt +
+    # max_tokens a sampler accepts.
+    train_max_seq_len: int = catalogue.DEFAULT_TRAIN_MAX_SEQ_LEN
+    sample_max_seq_len: int = catalogue.DEFAULT_SAMPLE_MAX_SEQ_LEN
+
+    @property
+    def trainer_limits(self) -> catalogue.RunnerLimits:
+        return catalogue.trainer_limits(self.train_max_seq_len)
+
+    @property
+    def sampler_limits(self) -> catalogue.RunnerLimits:
+        return catalogue.sampler_limits(self.sample_max_seq_len)
 
     def validate(self) -> None:
         if not is_loopback(self.host) and not self.api_key:
@@ -78,3 +94,16 @@ class ServeConfig:
             )
         if self.threads < 1:
             raise ConfigError("--threads must be >= 1")
+        for option, value in (
+            ("--max-seq-len", self.train_max_seq_len),
+            ("--max-sample-len", self.sample_max_seq_len),
+        ):
+            if not 16 <= value <= catalogue.MAX_POSITIONS:
+                raise ConfigError(
+                    f"{option} {value} must be between 16 and {catalogue.MAX_POSITIONS} tokens"
+                )
+        for model_id in self.models:
+            try:
+                catalogue.resolve(model_id)
+            except catalogue.ModelNotServed as error:
+                raise ConfigError(f"--models: {error}") from None

@@ -7,17 +7,14 @@ seconds; the tokenizer is built in a background thread and the model on the firs
 from __future__ import annotations
 
 import logging
-import os
-import shutil
 import socket
 import threading
-from concurrent.futures import Future
 from datetime import datetime
 from pathlib import Path
 
 from trio_local import catalogue
 from trio_local.checks import Checker, CheckReport
-from trio_local.config import ServeConfig, default_cache_dir
+from trio_local.config import ServeConfig
 from trio_local.engine.engine import Engine
 from trio_local.liveness import Liveness
 from trio_local.protocol.events import EventRegistry
@@ -27,47 +24,11 @@ from trio_local.storage import checkpoints as ckpt_files
 from trio_local.storage.db import Store, now
 from trio_local.storage.lock import DataDirLock
 from trio_local.storage.recovery import recover_checkpoints
+from trio_local.tokenizers import Tokenizers, modelscope_cache, modelscope_snapshot
+
+__all__ = ["RunningServer", "Service", "modelscope_cache", "modelscope_snapshot"]
 
 logger = logging.getLogger("trio_local")
-
-
-def modelscope_snapshot(cache_root: Path, model_id: str) -> Path:
-    """Where modelscope (the SDK's tokenizer loader) looks for a cached model."""
-    org, name = model_id.split("/", 1)
-    return cache_root / "models" / f"{org}--{name}" / "snapshots" / "master"
-
-
-def modelscope_cache() -> Path:
-    """A modelscope cache root holding only trio-local's tokenizer, one for every service.
-
-    modelscope resolves its cache root once per process, so in-process services must all share
-    one root; it lives in trio-local's own cache, never in the user's modelscope cache.
-    """
-    return default_cache_dir() / "modelscope"
-
-
-def _build_tokenizer(data_dir: Path) -> Path:
-    from trio_local.engine.tokenizer import BUILD_VERSION, ensure_tokenizer_dir
-
-    # The ~5 s build is shared between data directories through trio-local's cache.
-    cached = ensure_tokenizer_dir(default_cache_dir() / f"tokenizer-v{BUILD_VERSION}")
-    target = data_dir / "tokenizer" / "qwen3"
-    if not (target / "tokenizer.json").is_file():
-        staging = target.with_name(".qwen3.copy")
-        shutil.rmtree(staging, ignore_errors=True)
-        shutil.copytree(cached, staging)
-        shutil.rmtree(target, ignore_errors=True)
-        staging.rename(target)
-    # Seed the modelscope cache so the SDK finds each catalogue id offline under its real name.
-    for model_id in catalogue.known_ids():
-        snapshot = modelscope_snapshot(modelscope_cache(), model_id)
-        if snapshot.resolve() != cached.resolve():
-            snapshot.parent.mkdir(parents=True, exist_ok=True)
-            link = snapshot.with_name(f".master.{os.getpid()}")
-            link.unlink(missing_ok=True)
-            link.symlink_to(cached.resolve(), target_is_directory=True)
-            link.replace(snapshot)
-    return target
 
 
 class Service:
@@ -93,9 +54,8 @@ class Service:
         self.store = Store(self.data_dir / "trio-local.sqlite3")
         recover_checkpoints(self.store, self.data_dir)
         self.scheduler = Scheduler(cycle_ms=config.cycle_ms)
-        self.engine = Engine(
-            self.store, self.data_dir, self.data_dir / "tokenizer" / "qwen3", config.threads
-        )
+        self.tokenizers = Tokenizers(self.data_dir, config.models)
+        self.engine = Engine(self.store, self.data_dir, self.tokenizers, config)
         self.liveness = Liveness(
             self.store,
             max_training_runs=config.max_training_runs,
@@ -109,7 +69,8 @@ class Service:
         self.checks = Checker(tokenizer_for=self._check_tokenizer) if check else None
         self._check_tokenizers: dict[Path, object] = {}
         self._final_report: CheckReport | None = None
-        self.tokenizer_ready: Future = Future()
+        # The default family's build: `trio-local run` starts its command once it is done.
+        self.tokenizer_ready = self.tokenizers.ready(catalogue.QWEN3)
         self.closed = False
         self.telemetry_batches = 0  # SDK telemetry is accepted and counted, never stored
         self.sweep_expired()
@@ -117,15 +78,8 @@ class Service:
     def start_background_work(self) -> None:
         self.scheduler.start()
         self.liveness.start()
-
-        def build() -> None:
-            try:
-                self.tokenizer_ready.set_result(_build_tokenizer(self.data_dir))
-            except BaseException as error:
-                logger.exception("building the tokenizer failed")
-                self.tokenizer_ready.set_exception(error)
-
-        threading.Thread(target=build, name="trio-local-tokenizer", daemon=True).start()
+        self.tokenizers.start()
+        self.engine.warm_up()
 
     def stop(self) -> None:
         self.liveness.stop()
@@ -138,7 +92,11 @@ class Service:
         # The checker's own instance: the engine's belongs to the scheduler's worker thread.
         from trio_local.engine.tokenizer import load_tokenizer
 
-        directory = self.tokenizer_ready.result(120)
+        try:
+            family = catalogue.resolve(model_id).family
+        except catalogue.ModelNotServed:
+            family = catalogue.QWEN3
+        directory = self.tokenizers.ready(family).result(120)
         if directory not in self._check_tokenizers:
             self._check_tokenizers[directory] = load_tokenizer(directory)
         return self._check_tokenizers[directory]

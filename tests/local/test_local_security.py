@@ -11,6 +11,7 @@ import pytrio as trio
 from local_helpers import MODEL
 from pytrio.errors.base import PyTrioError
 
+from trio_local.catalogue import SAMPLER_LIMITS
 from trio_local.config import ConfigError, ServeConfig
 
 
@@ -32,7 +33,7 @@ def test_wrong_key_gets_the_sdks_unauthorized_error(service) -> None:
 
 def test_unknown_model_and_unknown_run_are_readable_404s(client) -> None:
     with pytest.raises(PyTrioError) as error:
-        client.create_lora_training_client(base_model="Qwen/Qwen9-1B", rank=8)
+        client.create_lora_training_client(base_model="meta-llama/Llama-9-1B", rank=8)
     assert error.value.code == "model_not_found"
     assert MODEL in str(error.value)
     with pytest.raises(PyTrioError) as error:
@@ -116,7 +117,7 @@ def test_over_long_sample_is_refused_with_the_limit_named(client) -> None:
     with pytest.raises(PyTrioError) as error:
         sampler.sample(
             prompt=trio.ModelInput.from_ints([9707] * 10),
-            sampling_params=trio.SamplingParams(max_tokens=5000),
+            sampling_params=trio.SamplingParams(max_tokens=SAMPLER_LIMITS.max_seq_len),
         ).result()
     assert error.value.code == "sample_too_long"
     assert "max_tokens" in str(error.value)

@@ -2,10 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import httpx
 import numpy as np
+import pytest
 import pytrio as trio
 from local_helpers import MODEL, PAIRS, prompt_tokens, sft_batch, sft_datum, train
+
+import trio_local
+from trio_local import catalogue
+
+
+@pytest.fixture()
+def small_client(service: trio_local.LocalService) -> Iterator[trio.ServiceClient]:
+    """A client of a second service whose trainer takes 1024 tokens per event."""
+    with trio_local.serve_in_background(train_max_seq_len=1024):
+        yield trio.ServiceClient()
+    service.configure_sdk()
 
 
 def test_catalogue_lists_real_ids_and_says_they_are_stand_ins(service, client) -> None:
@@ -15,7 +29,8 @@ def test_catalogue_lists_real_ids_and_says_they_are_stand_ins(service, client) -
     capabilities = client.get_server_capabilities().supported_models
     stand_in = next(m for m in capabilities if m.model_name == MODEL)
     assert stand_in.training.available and stand_in.sampling.available
-    assert stand_in.training.max_tokens_per_request == 1024
+    limits = catalogue.TRAINER_LIMITS
+    assert stand_in.training.max_tokens_per_request == limits.max_tokens_per_request >= 8192
     listing = httpx.get(
         f"{service.base_url}/api/models", headers={"X-API-Key": service.api_key}
     ).json()
@@ -87,8 +102,8 @@ def test_target_minus_100_is_ignored(client) -> None:
     assert logprobs[0] < 0 and logprobs[2] < 0
 
 
-def test_a_batch_the_sdk_splits_trains_like_the_same_batch_in_one_event(client) -> None:
-    """Over max_tokens_per_request (1024) the SDK sends two events with the batch's totals.
+def test_a_batch_the_sdk_splits_trains_like_the_same_batch_in_one_event(small_client) -> None:
+    """Over max_tokens_per_request (here 1024) the SDK sends two events with the batch's totals.
 
     Run A sends one 1200-token batch (split in two events, normalised by the whole batch's
     active tokens); run B, with the same seed, sends the halves as two forward_backward calls,
@@ -106,8 +121,8 @@ def test_a_batch_the_sdk_splits_trains_like_the_same_batch_in_one_event(client) 
         )
 
     batch = [datum(i * 500) for i in range(4)]
-    run_a = client.create_lora_training_client(base_model=MODEL, rank=4, seed=7)
-    run_b = client.create_lora_training_client(base_model=MODEL, rank=4, seed=7)
+    run_a = small_client.create_lora_training_client(base_model=MODEL, rank=4, seed=7)
+    run_b = small_client.create_lora_training_client(base_model=MODEL, rank=4, seed=7)
     whole = run_a.forward_backward(batch, "cross_entropy").result()
     assert whole.metrics["token_count"] == 4 * 299
     halves = [

@@ -1,15 +1,23 @@
 """The engine's one entry point: trainer events and sample requests for every run.
 
-Only the scheduler's worker thread calls it, so model state needs no locks.
+Only the scheduler's worker thread runs events, so model state needs no locks. The one
+exception is `prepare()`: when a run is created, the control plane asks for its model to be
+built on a builder thread (imports, seeded init), while the client is still loading its
+tokenizer; the worker picks the finished model up from a future.
 """
 
 from __future__ import annotations
 
+import queue
+import threading
+import time
 from collections import OrderedDict
+from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytrio.protocol.actor.events.event import EventEnvelope, EventType
 from pytrio.protocol.actor.events.trainer.init_run import TrainerInitRunPayload
@@ -19,14 +27,22 @@ from pytrio.protocol.actor.sampling_run.sample import SampleRequest
 from trio_local import catalogue
 from trio_local.engine import sampling, trainer
 from trio_local.engine.errors import EngineError
+from trio_local.engine.images import flatten
 from trio_local.engine.model import BASE_ADAPTER, LoraSpec, ModelHost
 from trio_local.engine.trainer import TrainerRun
 from trio_local.protocol.bounds import CHECKPOINT_NAME, CHECKPOINT_NAME_MAX
 from trio_local.storage import checkpoints as ckpt_files
 from trio_local.storage.db import Store, iso, new_cuid, now
 
+if TYPE_CHECKING:
+    from trio_local.config import ServeConfig
+    from trio_local.tokenizers import Tokenizers
+
 SAMPLER_CACHE_SIZE = 8
-EOS_IDS = (151645, 151643)  # <|im_end|>, <|endoftext|>
+# Base models kept in memory (~200-300 MB each) when no run uses them: a teacher and a student
+# stay, a long series of one-off ids does not pile up.
+IDLE_HOSTS = 3
+PREBUILT_HOSTS = 2
 
 
 @dataclass(frozen=True)
@@ -39,32 +55,122 @@ def checkpoint_uri(run_id: str, kind: str, name: str) -> str:
     return f"trio://{run_id}/{'weights' if kind == 'TRAINING' else 'sampler_weights'}/{name}"
 
 
+class _Builder:
+    """One daemon thread running build jobs in order (an executor's thread would hold up the
+    process's exit until a half-done import of torch finished)."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[tuple[Callable[..., Any], tuple, Future]] = (
+            queue.SimpleQueue()
+        )
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def submit(self, job: Callable[..., Any], *args: Any) -> Future:
+        future: Future = Future()
+        self._jobs.put((job, args, future))
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="trio-local-build", daemon=True
+                )
+                self._thread.start()
+        return future
+
+    def _run(self) -> None:
+        while True:
+            job, args, future = self._jobs.get()
+            try:
+                future.set_result(job(*args))
+            except BaseException as error:  # the future carries it to the waiting worker
+                future.set_exception(error)
+
+
 class Engine:
-    def __init__(self, store: Store, data_dir: Path, tokenizer_dir: Path, threads: int) -> None:
+    def __init__(
+        self, store: Store, data_dir: Path, tokenizers: Tokenizers, config: ServeConfig
+    ) -> None:
         self.store = store
         self.data_dir = data_dir
-        self.tokenizer_dir = tokenizer_dir
-        self.threads = threads
-        self._host: ModelHost | None = None
-        self._tokenizer: Any = None
+        self.tokenizers = tokenizers
+        self.config = config
+        self.threads = config.threads
+        self._hosts: OrderedDict[str, ModelHost] = OrderedDict()  # model id -> base + adapters
+        self._building: dict[str, Future] = {}
+        self._build_lock = threading.Lock()
+        self._builder = _Builder()
+        self._tokenizers: dict[str, Any] = {}
         self.runs: dict[str, TrainerRun] = {}
-        self._samplers: OrderedDict[str, str] = OrderedDict()  # checkpoint cuid -> adapter
+        self._samplers: OrderedDict[str, tuple[str, str]] = OrderedDict()  # cuid -> id, adapter
+        # Where the service's first seconds went (served by /trio-local/stats).
+        self.timings: dict[str, float] = {}
 
     # lazy heavy state
-    def host(self) -> ModelHost:
-        if self._host is None:
-            import torch
+    def _time(self, name: str, started: float) -> None:
+        self.timings.setdefault(name, round(time.perf_counter() - started, 3))
 
-            torch.set_num_threads(self.threads)
-            self._host = ModelHost(catalogue.STAND_IN)
-        return self._host
+    def _import_torch(self) -> None:
+        started = time.perf_counter()
+        import peft  # noqa: F401  (imported here, off the worker thread's first event)
+        import torch
+        import transformers  # noqa: F401
 
-    def tokenizer(self) -> Any:
-        if self._tokenizer is None:
+        torch.set_num_threads(self.threads)
+        self._time("import torch, transformers, peft", started)
+
+    def warm_up(self) -> None:
+        """Import the model libraries in the background, so a first event does not wait 3-5 s."""
+        self._builder.submit(self._import_torch)
+
+    def _build(self, entry: catalogue.CatalogueEntry) -> ModelHost:
+        self._import_torch()
+        started = time.perf_counter()
+        host = ModelHost(entry.spec)
+        self._time("first base model build", started)
+        return host
+
+    def prepare(self, entry: catalogue.CatalogueEntry, *, on_demand: bool = False) -> None:
+        """Start building `entry`'s model on the builder thread (any thread may call this)."""
+        with self._build_lock:
+            if entry.model_id in self._hosts or entry.model_id in self._building:
+                return
+            # Ahead-of-time builds nobody picked up yet are bounded (a run may never start).
+            if len(self._building) >= PREBUILT_HOSTS and not on_demand:
+                return
+            self._building[entry.model_id] = self._builder.submit(self._build, entry)
+
+    def host(self, entry: catalogue.CatalogueEntry) -> ModelHost:
+        host = self._hosts.get(entry.model_id)
+        if host is None:
+            self.prepare(entry, on_demand=True)
+            with self._build_lock:
+                future = self._building[entry.model_id]
+            host = future.result()
+            with self._build_lock:
+                self._building.pop(entry.model_id, None)
+            self._hosts[entry.model_id] = host
+            self._evict()
+        self._hosts.move_to_end(entry.model_id)
+        return host
+
+    def _evict(self) -> None:
+        in_use = {run.model_id for run in self.runs.values()}
+        idle = [model_id for model_id in self._hosts if model_id not in in_use]
+        for model_id in idle[: max(len(idle) - IDLE_HOSTS, 0)]:
+            del self._hosts[model_id]
+            for cuid, (owner, _) in list(self._samplers.items()):
+                if owner == model_id:
+                    del self._samplers[cuid]
+
+    def tokenizer(self, family: catalogue.Family) -> Any:
+        if family.name not in self._tokenizers:
             from trio_local.engine.tokenizer import load_tokenizer
 
-            self._tokenizer = load_tokenizer(self.tokenizer_dir)
-        return self._tokenizer
+            started = time.perf_counter()
+            self.tokenizers.ready(family).result()
+            self._tokenizers[family.name] = load_tokenizer(self.tokenizers.directory(family))
+            self._time(f"{family.name} tokenizer load", started)
+        return self._tokenizers[family.name]
 
     # trainer events
     def handle_event(self, envelope: EventEnvelope, payload: Any) -> EventOutcome:
@@ -96,13 +202,11 @@ class Engine:
         return EventOutcome(result=result, usage=run.usage)
 
     def _init_run(self, run_id: str, payload: TrainerInitRunPayload) -> EventOutcome:
-        entry = catalogue.find(payload.base_model)
-        if entry is None:
-            raise EngineError(
-                "model_not_found",
-                f"unknown base_model '{payload.base_model}'; available: "
-                f"{', '.join(catalogue.known_ids())}",
-            )
+        try:
+            # The control plane already applied --models when it created the run.
+            entry = catalogue.resolve(payload.base_model)
+        except catalogue.ModelNotServed as error:
+            raise EngineError("model_not_found", str(error)) from None
         lora = LoraSpec(
             rank=payload.lora_config.rank,
             seed=payload.lora_config.seed,
@@ -110,10 +214,19 @@ class Engine:
             train_attn=payload.lora_config.train_attn,
             train_unembed=payload.lora_config.train_unembed,
         )
-        host = self.host()
         self.end_run(run_id)
+        host = self.host(entry)
+        started = time.perf_counter()
         host.add_adapter(run_id, lora)
-        run = TrainerRun(run_id=run_id, model_id=entry.model_id, lora=lora, host=host)
+        self._time("first LoRA adapter", started)
+        run = TrainerRun(
+            run_id=run_id,
+            model_id=entry.model_id,
+            lora=lora,
+            host=host,
+            image_pad_id=entry.family.image_pad_id,
+            limits=self.config.trainer_limits,
+        )
         self.runs[run_id] = run
         if payload.checkpoint_uri:
             try:
@@ -235,7 +348,7 @@ class Engine:
             run.host.remove_adapter(run.adapter)
 
     # sampling
-    def _sampler_adapter(self, checkpoint_uri: str | None) -> str:
+    def _sampler_adapter(self, entry: catalogue.CatalogueEntry, checkpoint_uri: str | None) -> str:
         if not checkpoint_uri:
             return BASE_ADAPTER
         row = self.store.checkpoint_by_uri(checkpoint_uri)
@@ -244,46 +357,47 @@ class Engine:
                 "checkpoint_not_found",
                 f"the sampler's checkpoint {checkpoint_uri} no longer exists",
             )
-        adapter = self._samplers.get(row["cuid"])
-        if adapter is not None:
+        cached = self._samplers.get(row["cuid"])
+        if cached is not None:
             self._samplers.move_to_end(row["cuid"])
-            return adapter
+            return cached[1]
         data = ckpt_files.read_checkpoint(self._checkpoint_dir(row))
         saved = data.adapter_config.get("trio_local", {}).get("lora")
         if not saved:
             raise EngineError("checkpoint_invalid", f"{checkpoint_uri} has no LoRA settings")
         adapter = f"s_{row['cuid']}"
-        host = self.host()
+        host = self.host(entry)
         host.add_adapter(adapter, LoraSpec(**saved))
         host.load_state(adapter, data.adapter)
-        self._samplers[row["cuid"]] = adapter
+        self._samplers[row["cuid"]] = (entry.model_id, adapter)
         while len(self._samplers) > SAMPLER_CACHE_SIZE:
-            _, old = self._samplers.popitem(last=False)
-            host.remove_adapter(old)
+            _, (model_id, old) = self._samplers.popitem(last=False)
+            if model_id in self._hosts:
+                self._hosts[model_id].remove_adapter(old)
         return adapter
 
-    def sample(self, checkpoint_uri: str | None, request: SampleRequest) -> dict[str, Any]:
-        prompt: list[int] = []
-        for chunk in request.prompt.chunks:
-            if chunk.type != "encoded_text":
-                raise EngineError(
-                    "unsupported_input", "the local stand-in model reads text prompts only"
-                )
-            prompt.extend(chunk.tokens)
-        vocab = catalogue.STAND_IN.vocab_size
-        bad = [token for token in prompt if not 0 <= token < vocab]
-        if bad:
-            raise EngineError(
-                "token_id_out_of_range", f"prompt token {bad[0]} is outside [0, {vocab})"
-            )
+    def sample(
+        self, model_id: str, checkpoint_uri: str | None, request: SampleRequest
+    ) -> dict[str, Any]:
+        try:
+            entry = catalogue.resolve(model_id)
+        except catalogue.ModelNotServed as error:
+            raise EngineError("model_not_found", str(error)) from None
+        flat = flatten(
+            request.prompt.chunks,
+            "prompt",
+            vocab_size=entry.family.embedding_rows,
+            image_pad_id=entry.family.image_pad_id,
+        )
+        prompt = flat.ids
         options = sampling.SamplingOptions.from_wire(request.sampling_params)
-        limits = catalogue.SAMPLER_LIMITS
+        limits = self.config.sampler_limits
         if len(prompt) + options.max_tokens > limits.max_seq_len:
             raise EngineError(
                 "sample_too_long",
                 f"prompt ({len(prompt)} tokens) + max_tokens ({options.max_tokens}) exceeds the "
-                f"local sampler's {limits.max_seq_len}-token limit; lower max_tokens or shorten "
-                "the prompt",
+                f"local sampler's {limits.max_seq_len}-token limit; lower max_tokens, shorten "
+                "the prompt, or start trio-local with a larger --max-sample-len",
             )
         if request.num_samples > limits.max_batch_size:
             raise EngineError(
@@ -291,21 +405,26 @@ class Engine:
                 f"num_samples is {request.num_samples}; the local sampler allows at most "
                 f"{limits.max_batch_size} per request",
             )
-        host = self.host()
-        host.activate(self._sampler_adapter(checkpoint_uri))
-        tokenizer = self.tokenizer()
+        host = self.host(entry)
+        host.activate(self._sampler_adapter(entry, checkpoint_uri))
+        tokenizer = self.tokenizer(entry.family)
         response: dict[str, Any] = {"request_id": request.request_id}
         if request.return_prompt_logprobs or request.topk_prompt_logprobs:
-            scores, top = sampling.prompt_logprobs(host.model, prompt, request.topk_prompt_logprobs)
+            if flat.images:
+                raise EngineError(
+                    "image_logprobs_unsupported",
+                    "prompt logprobs are not computed for prompts with image chunks",
+                )
+            scores, top = sampling.prompt_logprobs(host, prompt, request.topk_prompt_logprobs)
             response["prompt_logprobs"] = scores if request.return_prompt_logprobs else None
             response["topk_prompt_logprobs"] = top
         sequences = sampling.generate(
-            host.model,
+            host,
             tokenizer,
-            prompt,
+            flat,
             options=options,
             num_samples=request.num_samples,
-            eos_ids=EOS_IDS,
+            eos_ids=(entry.family.eos_id, entry.family.pad_id),
         )
         response["sequences"] = [
             {

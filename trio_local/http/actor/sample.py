@@ -35,7 +35,8 @@ async def sample(request: Request) -> Response:
     )
     bounds.check_sample_size(body, prompt_tokens)
     uri = row["source_checkpoint_uri"]
-    work = lambda: state.engine.sample(uri, body)  # noqa: E731
+    model_id = row["model_id"]
+    work = lambda: state.engine.sample(model_id, uri, body)  # noqa: E731
     if state.checks is not None:
         work = state.checks.sample_work(run_id, uri, body, work)
     future = state.scheduler.submit(run_id, "sample", work)

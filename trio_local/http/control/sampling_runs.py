@@ -10,6 +10,7 @@ from starlette.routing import Route
 from trio_local import catalogue
 from trio_local.errors import ApiError, not_found
 from trio_local.http.common import origin, read_model, reply, service
+from trio_local.http.control.training_runs import served_entry, tokenizer_ready
 from trio_local.protocol.control import (
     actor,
     sampling_run,
@@ -48,19 +49,17 @@ async def create(request: Request) -> Response:
                 f"no checkpoint at '{body.source_checkpoint_uri}' (deleted, expired, or never "
                 "saved); save one with save_weights_for_sampler",
             )
-        model_id = ckpt["model_id"]
+        entry = catalogue.resolve(ckpt["model_id"])
     else:
-        entry = catalogue.find(body.base_model)
-        if entry is None:
-            raise ApiError(
-                404,
-                "model_not_found",
-                f"base_model '{body.base_model}' is not served by trio-local; available: "
-                f"{', '.join(catalogue.known_ids())}",
-            )
-        model_id = entry.model_id
+        entry = served_entry(request, body.base_model)
+    state.engine.prepare(entry)
+    # A sampling script may load the tokenizer for the sampler's id (get_tokenizer).
+    await tokenizer_ready(request, entry)
+    model_id = entry.model_id
     row = state.store.create_sampling_run(session, model_id, body.source_checkpoint_uri)
-    return reply(sampling_run_created(row, _actor(request, row["cuid"])))
+    return reply(
+        sampling_run_created(row, _actor(request, row["cuid"]), state.config.sampler_limits)
+    )
 
 
 async def renew(request: Request) -> Response:

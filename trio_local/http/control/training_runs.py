@@ -52,12 +52,24 @@ def _actor(request: Request, run_id: str) -> dict:
     return actor(origin(request), token, expires)
 
 
-async def _tokenizer_ready(request: Request) -> None:
-    # The SDK loads the tokenizer right after creating a run; it must exist by then.
+def served_entry(request: Request, base_model: str) -> catalogue.CatalogueEntry:
     try:
-        await asyncio.wrap_future(service(request).tokenizer_ready)
+        return catalogue.resolve(base_model, service(request).config.models)
+    except catalogue.ModelNotServed as error:
+        raise ApiError(404, "model_not_found", str(error)) from None
+
+
+async def tokenizer_ready(request: Request, entry: catalogue.CatalogueEntry) -> None:
+    # The SDK loads the tokenizer right after creating a run; it must exist by then, under
+    # the id's own name in the modelscope cache (else the SDK would try a hub download).
+    tokenizers = service(request).tokenizers
+    try:
+        await asyncio.wrap_future(tokenizers.ready(entry.family))
+        tokenizers.seed(entry)
     except Exception as error:
-        raise ApiError(400, "tokenizer_unavailable", f"tokenizer build failed: {error}") from None
+        raise ApiError(
+            400, "tokenizer_unavailable", f"the {entry.family.name} tokenizer build failed: {error}"
+        ) from None
 
 
 async def create(request: Request) -> Response:
@@ -67,17 +79,12 @@ async def create(request: Request) -> Response:
         raise not_found("service session", session)
     body = await read_model(request, TrainingRunCreateRequest)
     if body.source_checkpoint_uri:
-        model_id = _checkpoint_by_uri(request, body.source_checkpoint_uri)["model_id"]
+        saved = _checkpoint_by_uri(request, body.source_checkpoint_uri)["model_id"]
+        entry = catalogue.resolve(saved)  # the checkpoint's own model, whatever --models says
     else:
-        entry = catalogue.find(body.base_model)
-        if entry is None:
-            raise ApiError(
-                404,
-                "model_not_found",
-                f"base_model '{body.base_model}' is not served by trio-local; available: "
-                f"{', '.join(catalogue.known_ids())} (see get_supported_models())",
-            )
-        model_id = entry.model_id
+        entry = served_entry(request, body.base_model)
+    model_id = entry.model_id
+    state.engine.prepare(entry)  # built while the client loads its tokenizer
     bounds.check_rank(body.lora_rank)
     if not (body.train_mlp or body.train_attn or body.train_unembed):
         raise ApiError(
@@ -85,11 +92,12 @@ async def create(request: Request) -> Response:
             "validation_failed",
             "LoRA trains nothing: set at least one of train_mlp, train_attn, train_unembed",
         )
-    await _tokenizer_ready(request)
+    await tokenizer_ready(request, entry)
     state.liveness.admit()  # no await between the capacity check and the insert
     row = state.store.create_training_run(session, {**body.model_dump(), "model_id": model_id})
     state.liveness.touch(row["cuid"])
-    return reply(training_run_created(row, model_id, _actor(request, row["cuid"])))
+    access = _actor(request, row["cuid"])
+    return reply(training_run_created(row, model_id, access, state.config.trainer_limits))
 
 
 async def update(request: Request) -> Response:
@@ -102,7 +110,10 @@ async def update(request: Request) -> Response:
         restore_optimizer=int(body.restore_optimizer),
     )
     access = _actor(request, row["cuid"])
-    return reply(training_run_updated(body.source_checkpoint_uri, body.restore_optimizer, access))
+    limits = service(request).config.trainer_limits
+    return reply(
+        training_run_updated(body.source_checkpoint_uri, body.restore_optimizer, access, limits)
+    )
 
 
 async def by_checkpoint_uri(request: Request) -> Response:
