@@ -1,6 +1,7 @@
 """Conformance of calls and attributes to the API of the target pytrio release.
 
-Shared by the rules that report what it finds (not a rule module: the registry skips `_` names):
+Shared by the rules that report what it finds, subclasses of `ConformanceRule` (not a rule module:
+the registry skips `_` names):
 PTR003 removed-api, PTR004 removed-keyword, PTR005 changed-signature, PTR006
 removed-result-attribute, PTR007 newer-api, PTR203 unknown-type-field, PTR212 unknown-keyword,
 PTR213 unknown-attribute. Every answer comes from `pytrio_facts/api_versions.json`, the API of
@@ -19,7 +20,6 @@ import ast
 from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Literal
-from weakref import WeakKeyDictionary
 
 from pytrio_facts.api_model import (
     PYDANTIC_MEMBERS,
@@ -31,6 +31,7 @@ from pytrio_facts.api_model import (
     history,
     renamed,
 )
+from trio_lint.rules.base import Rule
 
 if TYPE_CHECKING:
     from trio_lint.semantics.context import LintContext
@@ -376,7 +377,7 @@ def plural(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
-# ---- per-file state: each node is analysed once, whichever of the rules asks first -------------
+# ---- per-unit state: each node is analysed once, whichever of the rules asks first -------------
 
 
 @dataclass
@@ -387,24 +388,12 @@ class _State:
     called: set[int] = field(default_factory=set)  # ids of `Attribute` nodes that are callees
 
 
-# Keyed by the unit's semantic model, which every rule's context shares.
-_STATES: WeakKeyDictionary[object, _State] = WeakKeyDictionary()
-
-
-# (model, state) of the unit being walked, read and replaced as one tuple (threads: the server).
-_LAST: tuple[object, _State | None] = (None, None)
-
-
 def _state(ctx: LintContext) -> _State:
-    global _LAST  # noqa: PLW0603 - a one-entry cache in front of the weak mapping
-    model = ctx.model
-    last_model, last_state = _LAST
-    if last_model is model and last_state is not None:
-        return last_state
-    state = _STATES.get(model)
+    # On the unit's model, which every rule's context shares and which lives as long as the unit.
+    memo = ctx.model.memo
+    state: _State | None = memo.get(__name__)
     if state is None:
-        state = _STATES[model] = _State()
-    _LAST = (model, state)
+        state = memo[__name__] = _State()
     return state
 
 
@@ -412,8 +401,9 @@ def issues_of_call(ctx: LintContext, node: ast.Call) -> list[Issue]:
     """A call's issues: its method (missing on the target), keywords and positional count."""
     state = _state(ctx)
     key = id(node)
-    if key not in state.calls:
-        found: list[Issue] = []
+    found = state.calls.get(key)
+    if found is None:
+        found = []
         if isinstance(node.func, ast.Attribute):
             state.called.add(id(node.func))
             method = attribute_issue(ctx, node.func, called=True)
@@ -421,7 +411,7 @@ def issues_of_call(ctx: LintContext, node: ast.Call) -> list[Issue]:
                 found.append(method)
         found += call_issues(ctx, node)
         state.calls[key] = found
-    return state.calls[key]
+    return found
 
 
 def issue_of_attribute(ctx: LintContext, node: ast.Attribute) -> Issue | None:
@@ -436,11 +426,39 @@ def issue_of_attribute(ctx: LintContext, node: ast.Attribute) -> Issue | None:
 
 
 def issues_of_import(ctx: LintContext, node: ast.ImportFrom) -> list[Issue]:
-    state = _state(ctx)
+    imports = _state(ctx).imports
     key = id(node)
-    if key not in state.imports:
-        state.imports[key] = import_issues(ctx, node)
-    return state.imports[key]
+    found = imports.get(key)
+    if found is None:
+        found = imports[key] = import_issues(ctx, node)
+    return found
+
+
+class ConformanceRule(Rule):
+    """A rule reporting the issues `code_of` gives its code. The node analysis is shared: the
+    first of the eight rules to visit a node computes its issues, the others read them.
+
+    Subclasses say how one issue is reported (message, advice, fix) in `report_issue`."""
+
+    def visit_Call(self, node: ast.Call) -> None:
+        for issue in issues_of_call(self.ctx, node):
+            if code_of(issue) == self.code:
+                self.report_issue(issue, node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        issue = issue_of_attribute(self.ctx, node)
+        if issue is not None and code_of(issue) == self.code:
+            self.report_issue(issue, node)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        for issue in issues_of_import(self.ctx, node):
+            if code_of(issue) == self.code:
+                self.report_issue(issue, node)
+
+    def report_issue(self, issue: Issue, node: ast.AST) -> None:
+        """Report one of this rule's issues; `node` is the visited node (the `ast.Call` for
+        keyword and positional issues)."""
+        raise NotImplementedError
 
 
 def code_of(issue: Issue) -> str:

@@ -7,7 +7,7 @@ import ast
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules import _conformance as conformance
 from trio_lint.rules._common import drop_positional
-from trio_lint.rules.base import Fix, Invalid, Rule, Valid, edit, safe_fix
+from trio_lint.rules.base import Fix, Invalid, Valid, edit, safe_fix
 
 # Reviewed by hand: 0.1's (training_run_id, checkpoint_id) became (checkpoint_id) in 0.2.0, which
 # keys archives by checkpoint id only, so dropping the first argument keeps the meaning.
@@ -23,7 +23,7 @@ _ADVICE = {
 }
 
 
-class ChangedSignature(Rule):
+class ChangedSignature(conformance.ConformanceRule):
     code = "PTR005"
     name = "changed-signature"
     message = "`{owner}` takes {allowed} on pytrio {target} ({given} given){earlier}{advice}"
@@ -103,32 +103,29 @@ only. Other calls have no fix.
         ),
     )
 
-    def visit_Call(self, node: ast.Call) -> None:
-        for issue in conformance.issues_of_call(self.ctx, node):
-            if conformance.code_of(issue) != self.code:
-                continue
-            earlier = ""
-            if issue.earlier is not None:
-                version, _count, names = issue.earlier
-                earlier = f"; pytrio {version} took ({', '.join(names)})"
-            given = str(issue.given)
-            advice = _ADVICE.get(issue.owner.removesuffix("_async"))
-            fix: Fix | None = None
-            if issue.owner in _DROP_FIRST and issue.given == 2 and issue.allowed == 1:
-                fix = safe_fix("Drop the run id", edit(node, "Call", drop_positional(0)))
-                advice = "drop the run id: 0.2 keys archives by checkpoint id"
-            self.report(
-                node,
-                self.message.format(
-                    owner=issue.owner,
-                    allowed=_allowed(issue),
-                    target=issue.target,
-                    given=given,
-                    earlier=earlier,
-                    advice=f"; {advice}" if advice else "",
-                ),
-                fix=fix,
-            )
+    def report_issue(self, issue: conformance.Issue, node: ast.AST) -> None:
+        earlier = ""
+        if issue.earlier is not None:
+            version, _count, names = issue.earlier
+            earlier = f"; pytrio {version} took ({', '.join(names)})"
+        given = str(issue.given)
+        advice = _ADVICE.get(issue.owner.removesuffix("_async"))
+        fix: Fix | None = None
+        if issue.owner in _DROP_FIRST and issue.given == 2 and issue.allowed == 1:
+            fix = safe_fix("Drop the run id", edit(node, "Call", drop_positional(0)))
+            advice = "drop the run id: 0.2 keys archives by checkpoint id"
+        self.report(
+            node,
+            self.message.format(
+                owner=issue.owner,
+                allowed=_allowed(issue),
+                target=issue.target,
+                given=given,
+                earlier=earlier,
+                advice=f"; {advice}" if advice else "",
+            ),
+            fix=fix,
+        )
 
 
 def _allowed(issue: conformance.Issue) -> str:

@@ -7,13 +7,13 @@ import ast
 from pytrio_facts.versions import ADDED_IN_0_2
 from trio_lint.diagnostics import Severity
 from trio_lint.rules import _conformance as conformance
-from trio_lint.rules.base import Invalid, Rule, Valid
+from trio_lint.rules.base import Invalid, Valid
 
 # Advice only (what a 0.1 pin offers instead); whether a name exists comes from the API data.
 _ADVICE = {f.name: f"use {f.replacement}" for f in ADDED_IN_0_2}
 
 
-class NewerApi(Rule):
+class NewerApi(conformance.ConformanceRule):
     code = "PTR007"
     name = "newer-api"
     # Its name until the API data replaced the hand-kept lists; still selects and ignores it.
@@ -95,29 +95,14 @@ No fix: the older release needs a different approach.
         ),
     )
 
-    def visit_Call(self, node: ast.Call) -> None:
-        self._report(conformance.issues_of_call(self.ctx, node))
-
-    def visit_Attribute(self, node: ast.Attribute) -> None:
-        issue = conformance.issue_of_attribute(self.ctx, node)
-        self._report([issue] if issue is not None else [])
-
-    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        self._report(conformance.issues_of_import(self.ctx, node))
-
-    def _report(self, issues: list[conformance.Issue]) -> None:
-        for issue in issues:
-            if conformance.code_of(issue) != self.code:
-                continue
-            base = issue.name.removesuffix("_async")
-            advice = _ADVICE.get(base) if issue.target.startswith("0.1") else None
-            if advice is None and issue.target.startswith("0.1") and issue.owner == "RestClient":
-                advice = (
-                    "0.1's RestClient is synchronous" if issue.name.endswith("_async") else None
-                )
-            self.report(
-                issue.node,
-                self.message.format(
-                    what=conformance.describe(issue), advice=f"; {advice}" if advice else ""
-                ),
-            )
+    def report_issue(self, issue: conformance.Issue, node: ast.AST) -> None:
+        base = issue.name.removesuffix("_async")
+        advice = _ADVICE.get(base) if issue.target.startswith("0.1") else None
+        if advice is None and issue.target.startswith("0.1") and issue.owner == "RestClient":
+            advice = "0.1's RestClient is synchronous" if issue.name.endswith("_async") else None
+        self.report(
+            issue.node,
+            self.message.format(
+                what=conformance.describe(issue), advice=f"; {advice}" if advice else ""
+            ),
+        )

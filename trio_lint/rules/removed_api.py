@@ -8,7 +8,7 @@ from pytrio_facts.migration import REMOVED_ATTRIBUTES
 from pytrio_facts.versions import REMOVED_METHODS
 from trio_lint.diagnostics import Severity
 from trio_lint.rules import _conformance as conformance
-from trio_lint.rules.base import Invalid, Rule, Valid
+from trio_lint.rules.base import Invalid, Valid
 
 # Advice only (what to write instead); whether a name exists comes from the API data.
 _ADVICE = {fact.name: f"use {fact.replacement}" for fact in REMOVED_METHODS} | dict.fromkeys(
@@ -16,7 +16,7 @@ _ADVICE = {fact.name: f"use {fact.replacement}" for fact in REMOVED_METHODS} | d
 )
 
 
-class RemovedApi(Rule):
+class RemovedApi(conformance.ConformanceRule):
     code = "PTR003"
     name = "removed-api"
     # Its name until the API data replaced the hand-kept lists; still selects and ignores it.
@@ -98,26 +98,13 @@ No fix: the replacements take other arguments and return other shapes.
         ),
     )
 
-    def visit_Call(self, node: ast.Call) -> None:
-        self._report(conformance.issues_of_call(self.ctx, node))
-
-    def visit_Attribute(self, node: ast.Attribute) -> None:
-        issue = conformance.issue_of_attribute(self.ctx, node)
-        self._report([issue] if issue is not None else [])
-
-    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        self._report(conformance.issues_of_import(self.ctx, node))
-
-    def _report(self, issues: list[conformance.Issue]) -> None:
-        for issue in issues:
-            if conformance.code_of(issue) != self.code:
-                continue
-            advice = _ADVICE.get(issue.name)
-            self.report(
-                issue.node,
-                self.message.format(
-                    what=conformance.describe(issue),
-                    consequence=conformance.consequence(issue),
-                    advice=f"; {advice}" if advice else "",
-                ),
-            )
+    def report_issue(self, issue: conformance.Issue, node: ast.AST) -> None:
+        advice = _ADVICE.get(issue.name)
+        self.report(
+            issue.node,
+            self.message.format(
+                what=conformance.describe(issue),
+                consequence=conformance.consequence(issue),
+                advice=f"; {advice}" if advice else "",
+            ),
+        )

@@ -11,7 +11,6 @@ from trio_lint.rules._common import drop_keyword
 from trio_lint.rules.base import (
     Fix,
     Invalid,
-    Rule,
     Valid,
     edit,
     rename_keyword,
@@ -25,7 +24,7 @@ _ADVICE = {f.name: f.replacement for f in ONE_LINE_KEYWORDS if f.missing_on == "
 _DROPPABLE = ("ignore_eos", "trainable_token_indices")
 
 
-class RemovedKeyword(Rule):
+class RemovedKeyword(conformance.ConformanceRule):
     code = "PTR004"
     name = "removed-keyword"
     message = "{what}: {consequence}{advice}"
@@ -138,34 +137,31 @@ what it asked for. Other removals have no fix.
         ),
     )
 
-    def visit_Call(self, node: ast.Call) -> None:
-        issues = conformance.issues_of_call(self.ctx, node)
+    def report_issue(self, issue: conformance.Issue, node: ast.AST) -> None:
+        assert isinstance(node, ast.Call)  # keyword issues are found on calls
         given = {kw.arg for kw in node.keywords}
-        for issue in issues:
-            if conformance.code_of(issue) != self.code:
-                continue
-            fix: Fix | None = None
-            advice = ""
-            if issue.rename is not None:
-                advice = f"; write `{issue.rename}=`"
-                if issue.rename not in given:
-                    fix = safe_fix(
-                        f"Rename to `{issue.rename}=`",
-                        edit(issue.node, "Arg", rename_keyword(issue.rename)),
-                    )
-            elif issue.name in _ADVICE:
-                advice = f"; {_ADVICE[issue.name]}"
-            if issue.name in _DROPPABLE:
-                drop = edit(node, "Call", drop_keyword(issue.name))
-                value = issue.node.value if isinstance(issue.node, ast.keyword) else None
-                harmless = isinstance(value, ast.Constant) and value.value is False
-                fix = (safe_fix if harmless else unsafe_fix)(f"Remove `{issue.name}=`", drop)
-            self.report(
-                issue.node,
-                self.message.format(
-                    what=conformance.describe(issue),
-                    consequence=conformance.consequence(issue),
-                    advice=advice,
-                ),
-                fix=fix,
-            )
+        fix: Fix | None = None
+        advice = ""
+        if issue.rename is not None:
+            advice = f"; write `{issue.rename}=`"
+            if issue.rename not in given:
+                fix = safe_fix(
+                    f"Rename to `{issue.rename}=`",
+                    edit(issue.node, "Arg", rename_keyword(issue.rename)),
+                )
+        elif issue.name in _ADVICE:
+            advice = f"; {_ADVICE[issue.name]}"
+        if issue.name in _DROPPABLE:
+            drop = edit(node, "Call", drop_keyword(issue.name))
+            value = issue.node.value if isinstance(issue.node, ast.keyword) else None
+            harmless = isinstance(value, ast.Constant) and value.value is False
+            fix = (safe_fix if harmless else unsafe_fix)(f"Remove `{issue.name}=`", drop)
+        self.report(
+            issue.node,
+            self.message.format(
+                what=conformance.describe(issue),
+                consequence=conformance.consequence(issue),
+                advice=advice,
+            ),
+            fix=fix,
+        )

@@ -8,10 +8,10 @@ import ast
 from pytrio_facts.versions import REMOVED_RESULT_ATTRIBUTES
 from trio_lint.diagnostics import Severity
 from trio_lint.rules import _conformance as conformance
-from trio_lint.rules.base import Invalid, Rule, Valid
+from trio_lint.rules.base import Invalid, Valid
 
 
-class RemovedResultAttribute(Rule):
+class RemovedResultAttribute(conformance.ConformanceRule):
     code = "PTR006"
     name = "removed-result-attribute"
     message = "{what}: {consequence}{advice}"
@@ -85,18 +85,7 @@ different shape.
         ),
     )
 
-    def visit_Call(self, node: ast.Call) -> None:
-        for issue in conformance.issues_of_call(self.ctx, node):
-            self._report(issue)
-
-    def visit_Attribute(self, node: ast.Attribute) -> None:
-        issue = conformance.issue_of_attribute(self.ctx, node)
-        if issue is not None:
-            self._report(issue)
-
-    def _report(self, issue: conformance.Issue) -> None:
-        if conformance.code_of(issue) != self.code:
-            return
+    def report_issue(self, issue: conformance.Issue, node: ast.AST) -> None:
         advice = REMOVED_RESULT_ATTRIBUTES.get(issue.name)
         if advice is None and issue.rename is not None:
             advice = f"read `.{issue.rename}`"

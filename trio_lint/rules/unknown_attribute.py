@@ -7,10 +7,10 @@ import difflib
 
 from trio_lint.diagnostics import Severity
 from trio_lint.rules import _conformance as conformance
-from trio_lint.rules.base import Invalid, Rule, Valid
+from trio_lint.rules.base import Invalid, Valid
 
 
-class UnknownAttribute(Rule):
+class UnknownAttribute(conformance.ConformanceRule):
     code = "PTR213"
     name = "unknown-attribute"
     message = "{what}: {consequence}{hint}"
@@ -77,33 +77,20 @@ No fix: the closest existing name is suggested, but whether it was meant is not 
         Invalid("from pytrio.types import SampleOutput\n", message_contains="SampleSequence"),
     )
 
-    def visit_Call(self, node: ast.Call) -> None:
-        self._report(conformance.issues_of_call(self.ctx, node))
-
-    def visit_Attribute(self, node: ast.Attribute) -> None:
-        issue = conformance.issue_of_attribute(self.ctx, node)
-        self._report([issue] if issue is not None else [])
-
-    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        self._report(conformance.issues_of_import(self.ctx, node))
-
-    def _report(self, issues: list[conformance.Issue]) -> None:
-        for issue in issues:
-            if conformance.code_of(issue) != self.code:
-                continue
-            names = conformance.member_names(issue)
-            close = difflib.get_close_matches(issue.name, names, n=1, cutoff=0.5)
-            fields = [n for n in names if n in ("metrics", "sequences")]
-            hint = ""
-            if fields:  # results hold their data under these two
-                hint = f"; it has {', '.join(f'`{n}`' for n in fields)}"
-            elif close:
-                hint = f"; did you mean `{close[0]}`?"
-            self.report(
-                issue.node,
-                self.message.format(
-                    what=conformance.describe(issue),
-                    consequence=conformance.consequence(issue),
-                    hint=hint,
-                ),
-            )
+    def report_issue(self, issue: conformance.Issue, node: ast.AST) -> None:
+        names = conformance.member_names(issue)
+        close = difflib.get_close_matches(issue.name, names, n=1, cutoff=0.5)
+        fields = [n for n in names if n in ("metrics", "sequences")]
+        hint = ""
+        if fields:  # results hold their data under these two
+            hint = f"; it has {', '.join(f'`{n}`' for n in fields)}"
+        elif close:
+            hint = f"; did you mean `{close[0]}`?"
+        self.report(
+            issue.node,
+            self.message.format(
+                what=conformance.describe(issue),
+                consequence=conformance.consequence(issue),
+                hint=hint,
+            ),
+        )

@@ -7,10 +7,10 @@ import difflib
 
 from trio_lint.diagnostics import Severity
 from trio_lint.rules import _conformance as conformance
-from trio_lint.rules.base import Invalid, Rule, Valid
+from trio_lint.rules.base import Invalid, Valid
 
 
-class UnknownKeyword(Rule):
+class UnknownKeyword(conformance.ConformanceRule):
     code = "PTR212"
     name = "unknown-keyword"
     message = "{what}: {consequence}{hint}"
@@ -72,18 +72,15 @@ No fix: which parameter was meant is not known.
         ),
     )
 
-    def visit_Call(self, node: ast.Call) -> None:
-        for issue in conformance.issues_of_call(self.ctx, node):
-            if conformance.code_of(issue) != self.code:
-                continue
-            self.report(
-                issue.node,
-                self.message.format(
-                    what=conformance.describe(issue),
-                    consequence=conformance.consequence(issue),
-                    hint=_parameters(issue),
-                ),
-            )
+    def report_issue(self, issue: conformance.Issue, node: ast.AST) -> None:
+        self.report(
+            issue.node,
+            self.message.format(
+                what=conformance.describe(issue),
+                consequence=conformance.consequence(issue),
+                hint=_parameters(issue),
+            ),
+        )
 
 
 def _parameters(issue: conformance.Issue) -> str:

@@ -9,7 +9,7 @@ import libcst as cst
 
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules import _conformance as conformance
-from trio_lint.rules.base import Invalid, Rule, Valid, edit, rename_keyword, safe_fix
+from trio_lint.rules.base import Invalid, Valid, edit, rename_keyword, safe_fix
 
 # Which fields a type has comes from the API data of every release (a field of an older or newer
 # release is PTR004's or PTR007's); `max_new_tokens` and `lr` are PTR201's and PTR202's. What
@@ -46,7 +46,7 @@ def _betas_to_fields(call: cst.CSTNode) -> cst.CSTNode:
     return call.with_changes(args=args)
 
 
-class UnknownTypeField(Rule):
+class UnknownTypeField(conformance.ConformanceRule):
     code = "PTR203"
     name = "unknown-type-field"
     message = "`{type}` has no field `{field}`: {hint}"
@@ -115,30 +115,28 @@ renames of the same quantity. Other keywords have no fix.
         ),
     )
 
-    def visit_Call(self, node: ast.Call) -> None:
+    def report_issue(self, issue: conformance.Issue, node: ast.AST) -> None:
+        if not isinstance(issue.node, ast.keyword):
+            return
+        assert isinstance(node, ast.Call)  # keyword issues are found on calls
         given = {kw.arg for kw in node.keywords}
-        for issue in conformance.issues_of_call(self.ctx, node):
-            if conformance.code_of(issue) != self.code or not isinstance(issue.node, ast.keyword):
-                continue
-            kw = issue.node
-            type_name = issue.owner
-            field = issue.name
-            fix = None
-            rename = _RENAMES.get((type_name, field))
-            if rename is not None and rename not in given:
-                fix = safe_fix(f"Rename to `{rename}`", edit(kw, cst.Arg, rename_keyword(rename)))
-                hint = f"use `{rename}`"
-            elif field == "betas":
-                hint = _HINTS[field]
-                pair = kw.value
-                if (
-                    isinstance(pair, ast.Tuple)
-                    and len(pair.elts) == 2
-                    and not {"beta1", "beta2"} & given
-                ):
-                    fix = safe_fix(
-                        "Split into `beta1`/`beta2`", edit(node, cst.Call, _betas_to_fields)
-                    )
-            else:
-                hint = _HINTS.get(field, "remove it (the type forbids unknown fields)")
-            self.report(kw, self.message.format(type=type_name, field=field, hint=hint), fix=fix)
+        kw = issue.node
+        type_name = issue.owner
+        field = issue.name
+        fix = None
+        rename = _RENAMES.get((type_name, field))
+        if rename is not None and rename not in given:
+            fix = safe_fix(f"Rename to `{rename}`", edit(kw, cst.Arg, rename_keyword(rename)))
+            hint = f"use `{rename}`"
+        elif field == "betas":
+            hint = _HINTS[field]
+            pair = kw.value
+            if (
+                isinstance(pair, ast.Tuple)
+                and len(pair.elts) == 2
+                and not {"beta1", "beta2"} & given
+            ):
+                fix = safe_fix("Split into `beta1`/`beta2`", edit(node, cst.Call, _betas_to_fields))
+        else:
+            hint = _HINTS.get(field, "remove it (the type forbids unknown fields)")
+        self.report(kw, self.message.format(type=type_name, field=field, hint=hint), fix=fix)

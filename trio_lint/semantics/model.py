@@ -40,6 +40,10 @@ Values (where the value of an expression was bound; all flow-sensitive inside a 
   `return` statements give (not those of nested functions).
 
 Unknown never matches: every query answers None / empty rather than guess.
+
+Shared derived state: `memo` holds what several rules derive from the model for this unit (one
+entry per deriving module, e.g. `rules/_conformance.py`'s per-node issues), so it is computed once
+per unit whichever rule asks first.
 """
 
 from __future__ import annotations
@@ -191,6 +195,9 @@ class SemanticModel:
         self._views: dict[bool, ModelView] = {}
         self._qualnames: dict[int, tuple[str, str] | None] = {}
         self._client_calls: dict[int, tuple[Kind, str] | None] = {}
+        # Analyses derived from the model that several rules share, keyed by the module that
+        # derives them (the conformance rules' issues): per unit, like the model.
+        self.memo: dict[str, Any] = {}
 
     # ---- views -----------------------------------------------------------------------------
 
