@@ -291,23 +291,9 @@ def call_issues(ctx: LintContext, node: ast.Call) -> list[Issue]:
     if not function.params and (node.args or node.keywords):
         # A signature that takes nothing: one "changed signature" finding for the whole call.
         keywords = tuple(kw.arg for kw in node.keywords if kw.arg is not None)
-        return [
-            Issue(
-                "positional",
-                "keyword",
-                node,
-                found.symbol,
-                found.owner,
-                "",
-                History(True),
-                release,
-                pydantic=found.pydantic,
-                given=len(node.args) + len(node.keywords),
-                allowed=0,
-                earlier=_earlier_fit(found, release, len(node.args), keywords),
-                member=found.member,
-            )
-        ]
+        earlier = _earlier_fit(found, release, len(node.args), keywords)
+        given = len(node.args) + len(node.keywords)
+        return [_positional(node, found, release, given=given, allowed=0, earlier=earlier)]
     rename_key = f"{found.symbol}.{found.member}" if found.member else found.symbol
     for kw in node.keywords:
         if kw.arg is None or kw.arg in function.keywords:
@@ -337,23 +323,38 @@ def call_issues(ctx: LintContext, node: ast.Call) -> list[Issue]:
     limit = function.max_positional
     starred = any(isinstance(arg, ast.Starred) for arg in node.args)
     if limit is not None and not starred and len(node.args) > limit:
+        earlier = _earlier_fit(found, release, len(node.args))
         issues.append(
-            Issue(
-                "positional",
-                "keyword",
-                node,
-                found.symbol,
-                found.owner,
-                "",
-                History(True),
-                release,
-                pydantic=found.pydantic,
-                given=len(node.args),
-                allowed=limit,
-                earlier=_earlier_fit(found, release, len(node.args)),
-            )
+            _positional(node, found, release, given=len(node.args), allowed=limit, earlier=earlier)
         )
     return issues
+
+
+def _positional(
+    node: ast.Call,
+    found: Callee,
+    release: str,
+    *,
+    given: int,
+    allowed: int,
+    earlier: tuple[str, int, tuple[str, ...]] | None,
+) -> Issue:
+    """A call with more arguments than the target release's signature takes (PTR005's)."""
+    return Issue(
+        "positional",
+        "keyword",
+        node,
+        found.symbol,
+        found.owner,
+        "",
+        History(True),
+        release,
+        pydantic=found.pydantic,
+        given=given,
+        allowed=allowed,
+        earlier=earlier,
+        member=found.member,
+    )
 
 
 def _earlier_fit(
