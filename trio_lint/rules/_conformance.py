@@ -1,10 +1,10 @@
 """Conformance of calls and attributes to the API of the target pytrio release.
 
-Shared by the rules that report what it finds, subclasses of `ConformanceRule` (not a rule module:
-the registry skips `_` names):
-PTR003 removed-api, PTR004 removed-keyword, PTR005 changed-signature, PTR006
-removed-result-attribute, PTR007 newer-api, PTR203 unknown-type-field, PTR212 unknown-keyword,
-PTR213 unknown-attribute. Every answer comes from `pytrio_facts/api_versions.json`, the API of
+Shared by the rules that report what it finds, subclasses of `ConformanceRule` and
+`ConformanceNameRule` below (not a rule module: the registry skips `_` names): PTR003
+removed-api, PTR004 removed-keyword, PTR005 changed-signature, PTR006 removed-result-attribute,
+PTR007 newer-api, PTR203 unknown-type-field, PTR212 unknown-keyword, PTR213 unknown-attribute.
+Every answer comes from `pytrio_facts/api_versions.json`, the API of
 every released pytrio read from its wheel, so "removed in X / added in Y / renamed in Z" names
 the release.
 
@@ -389,8 +389,9 @@ class _State:
     called: set[int] = field(default_factory=set)  # ids of `Attribute` nodes that are callees
 
 
-def _state(ctx: LintContext) -> _State:
-    # On the unit's model, which every rule's context shares and which lives as long as the unit.
+def state_of(ctx: LintContext) -> _State:
+    """The unit's shared state, on its model (which every rule's context shares and which lives
+    as long as the unit)."""
     memo = ctx.model.memo
     state: _State | None = memo.get(__name__)
     if state is None:
@@ -398,9 +399,8 @@ def _state(ctx: LintContext) -> _State:
     return state
 
 
-def issues_of_call(ctx: LintContext, node: ast.Call) -> list[Issue]:
+def issues_of_call(state: _State, ctx: LintContext, node: ast.Call) -> list[Issue]:
     """A call's issues: its method (missing on the target), keywords and positional count."""
-    state = _state(ctx)
     key = id(node)
     found = state.calls.get(key)
     if found is None:
@@ -415,9 +415,8 @@ def issues_of_call(ctx: LintContext, node: ast.Call) -> list[Issue]:
     return found
 
 
-def issue_of_attribute(ctx: LintContext, node: ast.Attribute) -> Issue | None:
+def issue_of_attribute(state: _State, ctx: LintContext, node: ast.Attribute) -> Issue | None:
     """An attribute read or write that is not a call's callee (those are the call's)."""
-    state = _state(ctx)
     key = id(node)
     if key in state.called:
         return None
@@ -426,33 +425,26 @@ def issue_of_attribute(ctx: LintContext, node: ast.Attribute) -> Issue | None:
     return state.attributes[key]
 
 
-def issues_of_import(ctx: LintContext, node: ast.ImportFrom) -> list[Issue]:
-    imports = _state(ctx).imports
+def issues_of_import(state: _State, ctx: LintContext, node: ast.ImportFrom) -> list[Issue]:
     key = id(node)
-    found = imports.get(key)
+    found = state.imports.get(key)
     if found is None:
-        found = imports[key] = import_issues(ctx, node)
+        found = state.imports[key] = import_issues(ctx, node)
     return found
 
 
 class ConformanceRule(Rule):
-    """A rule reporting the issues `code_of` gives its code. The node analysis is shared: the
-    first of the eight rules to visit a node computes its issues, the others read them.
+    """A rule reporting the issues of calls (keywords, positional counts) that `code_of` gives its
+    code. The analysis is shared: the first of the eight rules to visit a node computes its
+    issues, the others read them. Subclasses say how one issue is reported (message, advice,
+    fix) in `report_issue`."""
 
-    Subclasses say how one issue is reported (message, advice, fix) in `report_issue`."""
+    def __init__(self, ctx: LintContext) -> None:
+        super().__init__(ctx)
+        self.state = state_of(ctx)  # a rule instance lives for one unit, like the state
 
     def visit_Call(self, node: ast.Call) -> None:
-        for issue in issues_of_call(self.ctx, node):
-            if code_of(issue) == self.code:
-                self.report_issue(issue, node)
-
-    def visit_Attribute(self, node: ast.Attribute) -> None:
-        issue = issue_of_attribute(self.ctx, node)
-        if issue is not None and code_of(issue) == self.code:
-            self.report_issue(issue, node)
-
-    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        for issue in issues_of_import(self.ctx, node):
+        for issue in issues_of_call(self.state, self.ctx, node):
             if code_of(issue) == self.code:
                 self.report_issue(issue, node)
 
@@ -460,6 +452,21 @@ class ConformanceRule(Rule):
         """Report one of this rule's issues; `node` is the visited node (the `ast.Call` for
         keyword and positional issues)."""
         raise NotImplementedError
+
+
+class ConformanceNameRule(ConformanceRule):
+    """A conformance rule whose issues also include names: methods and attributes read or
+    written, and `from pytrio import X` (only these rules visit attributes and imports)."""
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        issue = issue_of_attribute(self.state, self.ctx, node)
+        if issue is not None and code_of(issue) == self.code:
+            self.report_issue(issue, node)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        for issue in issues_of_import(self.state, self.ctx, node):
+            if code_of(issue) == self.code:
+                self.report_issue(issue, node)
 
 
 def code_of(issue: Issue) -> str:

@@ -13,7 +13,7 @@ from trio_lint.rules.base import Invalid, Valid
 _ADVICE = {f.name: f"use {f.replacement}" for f in ADDED_IN_0_2}
 
 
-class NewerApi(conformance.ConformanceRule):
+class NewerApi(conformance.ConformanceNameRule):
     code = "PTR007"
     name = "newer-api"
     # Its name until the API data replaced the hand-kept lists; still selects and ignores it.

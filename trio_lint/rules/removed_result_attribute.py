@@ -11,7 +11,7 @@ from trio_lint.rules import _conformance as conformance
 from trio_lint.rules.base import Invalid, Valid
 
 
-class RemovedResultAttribute(conformance.ConformanceRule):
+class RemovedResultAttribute(conformance.ConformanceNameRule):
     code = "PTR006"
     name = "removed-result-attribute"
     message = "{what}: {consequence}{advice}"

@@ -10,7 +10,7 @@ from trio_lint.rules import _conformance as conformance
 from trio_lint.rules.base import Invalid, Valid
 
 
-class UnknownAttribute(conformance.ConformanceRule):
+class UnknownAttribute(conformance.ConformanceNameRule):
     code = "PTR213"
     name = "unknown-attribute"
     message = "{what}: {consequence}{hint}"
