@@ -59,7 +59,6 @@ double await is the correct form.
 - pytrio 0.1.13: `pytrio.SamplingClient.sample_async` (returned an `APIFuture`)
 """
     evidence = """
-- api-diff.md §2 ("Two awaits on sampling"), §3.2; TRIO002
 - (`013:lib/sampling_client.py:55-111`)
 """
     VALID = (

@@ -110,7 +110,6 @@ and RestClient calls have no fix (their async twins return the value, not a futu
   `asyncio.run` with nothing else on the loop, so the rule now needs concurrency. A `for` loop
   that awaits `gather(...)` and then calls `fwd.result()` (awesome-pytrio-train grpo/train.py)
   blocks when no task is left, so plain loops do not count; `async for` does.
-- api-diff.md §2, §3.2, TRIO021; `029:runtime/event_loop.py:226-249`
 - (`029:runtime/event_loop.py:226-249`)
 """
     VALID = (

@@ -53,7 +53,6 @@ only. Other calls have no fix.
 - pytrio 0.1.13: `pytrio.RestClient.get_checkpoint_archive_url`
 """
     evidence = """
-- generated: pytrio_facts/api_versions.json; api-diff.md row 48; §3.3 (changed)
 """
     VALID = (
         Valid(

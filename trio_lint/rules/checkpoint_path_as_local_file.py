@@ -101,7 +101,6 @@ No fix: where the files should go is the author's decision.
 - pytrio 0.2.9: `pytrio.types.SaveWeightsForSamplerResponse`, `pytrio.RestClient.download_checkpoint`
 """
     evidence = """
-- api-diff.md pitfall 6, rows 32-35
 """
     VALID = (
         Valid(

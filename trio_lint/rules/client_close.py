@@ -35,7 +35,6 @@ No fix (removing a statement is left to the author).
 - pytrio 0.2.9: `pytrio.ServiceClient`, `pytrio.TrainingClient`, `pytrio.SamplingClient`, `pytrio.RestClient`
 """
     evidence = """
-- anchors.md 7 (3), 8 (3): `.close()` on clients; `pytrio_facts.api.CLIENTS_HAVE_CLOSE`
 """
     VALID = (
         Valid("import pytrio as trio\nsvc = trio.ServiceClient()\n"),

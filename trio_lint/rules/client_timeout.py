@@ -48,7 +48,6 @@ No fix: dropping the timeout changes how long the caller may wait.
 - pytrio 0.2.9: `pytrio.configure` (`training_retry_timeout_seconds`), `pytrio.types.APIFuture.result`
 """
     evidence = """
-- api-diff.md rows 50, 52; anchors.md 3.3 item 2; `pytrio_facts.sdk.LIMITS.retry_window_seconds`
 - (`029:config/config.py:79-104`)
 """
     VALID = (

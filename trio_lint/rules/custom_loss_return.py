@@ -69,7 +69,6 @@ nothing.
 - pytrio 0.2.9: `pytrio.TrainingClient.forward_backward_custom`
 """
     evidence = """
-- api-diff.md row 31; TRIO019
 - (`013:lib/training_client.py:218`, `029:client/training.py:460-462`)
 - (`029:client/training.py:502-511`)
 """

@@ -43,7 +43,6 @@ pipelining of a forward-backward with the next optimizer step.
 - pytrio 0.2.9: `pytrio.TrainingClient.optim_step`, `pytrio.types.APIFuture`
 """
     evidence = """
-- api-diff.md pitfall 1, rows 20, 45-49, §2 ("Sync form of the same pipelining")
 - (`029:runtime/event_loop.py:226-238`)
 - (`029:transport/actor/training_run/coordinator.py:172-175`)
 """

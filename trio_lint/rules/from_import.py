@@ -54,7 +54,6 @@ star imports, function-level imports, or names listed in `__all__` (a re-export)
 - https://pypi.org/project/pytrio/ (the SDK README writes `import pytrio as trio`)
 """
     evidence = """
-- api-diff.md pitfall 8 ("style only"); anchors.md 1.2.
 """
     VALID = (
         Valid(

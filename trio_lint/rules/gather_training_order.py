@@ -49,7 +49,6 @@ No fix.
 - https://docs.python.org/3/library/asyncio-task.html#asyncio.gather
 """
     evidence = """
-- api-diff.md §2 (last row); TRIO023
 - (`029:runtime/event_loop.py:240-249`)
 """
     VALID = (

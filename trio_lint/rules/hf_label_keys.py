@@ -37,7 +37,6 @@ the wrong alignment.
 - pytrio 0.2.9: `pytrio.Datum`, `pytrio.TrainingClient.forward_backward`
 """
     evidence = """
-- api-diff.md pitfall 16; TRIO010
 """
     VALID = (
         Valid(

@@ -30,7 +30,6 @@ Safe: the same learning rate under its PyTRIO name. No fix when `learning_rate` 
 - pytrio 0.2.9: `pytrio.AdamParams`
 """
     evidence = """
-- api-diff.md row 25 (offline check "AdamParams(lr=1e-4): pydantic_core.ValidationError").
 """
     VALID = (
         Valid("import pytrio as trio\nadam = trio.AdamParams(learning_rate=1e-4)\n"),

@@ -31,8 +31,6 @@ when the call already passes `max_tokens`, since renaming would duplicate the ke
 - pytrio 0.2.9: `pytrio.SamplingParams`
 """
     evidence = """
-- api-diff.md rows 41-42 (pytrio 0.2.9 `types.SamplingParams`, offline check
-  "SamplingParams(max_new_tokens=5): pydantic_core.ValidationError").
 """
     VALID = (
         Valid("import pytrio as trio\np = trio.SamplingParams(max_tokens=64)\n"),

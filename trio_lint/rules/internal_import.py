@@ -81,7 +81,6 @@ the same object. `SampleInput` (0.1's alias of `Datum`) and module imports have 
 - pytrio 0.1.13: `pytrio.lib` (removed in pytrio 0.2.0)
 """
     evidence = """
-- api-diff.md pitfall 16 (last item), §3.1, §3.3; TRIO006
 """
     VALID = (
         Valid("import pytrio as trio\nTrainingClient = trio.TrainingClient\n"),

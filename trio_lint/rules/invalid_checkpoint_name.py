@@ -59,7 +59,6 @@ have no fix.
 - pytrio 0.2.9: `pytrio.TrainingClient.save_state`, `pytrio.TrainingClient.save_weights_for_sampler`
 """
     evidence = """
-- api-diff.md row 32; TRIO018
 """
     VALID = (
         Valid(

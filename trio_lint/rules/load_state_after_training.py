@@ -59,7 +59,6 @@ No fix: a new client replaces the old one.
 - pytrio 0.2.9: `pytrio.TrainingClient.load_state`, `pytrio.ServiceClient.create_training_client_from_state`
 """
     evidence = """
-- api-diff.md row 34; TRIO024
 - (`029:client/training.py:848-931`)
 """
     VALID = (

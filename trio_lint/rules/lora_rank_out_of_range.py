@@ -39,7 +39,6 @@ No fix: the rank is a modelling choice.
 - pytrio 0.2.9: `pytrio.ServiceClient.create_lora_training_client` (`rank`)
 """
     evidence = """
-- api-diff.md row 13; TRIO017
 - (`013:lib/service_client.py:165-166`)
 - (`029:client/service.py:470-474`)
 """

@@ -70,9 +70,6 @@ No fix: the mask has to become a `weights` list aligned with the shifted targets
 - pytrio 0.2.4-0.2.9 `client/training_batch.py`: target ids equal to -100 skip the vocabulary
   check and are not counted as active tokens; 0.2.0-0.2.3 have no `-100` handling anywhere.
 - Measured on public code: -100 targets flagged on 0.2.x were all valid code.
-- api-diff.md pitfall 19 and rule TRIO016; offline check "plan -100 targets ->
-  total_active_tokens=2"; the requesters' issue 4 (error in inputs and weights, warning in
-  targets).
 - (`029:client/training_batch.py:199-213`)
 """
     VALID = (

@@ -42,7 +42,6 @@ built from `**kwargs` is not reported.
 - pytrio 0.1.13: `pytrio.SamplingParams` (`ignore_eos`)
 """
     evidence = """
-- api-diff.md rows 37, 42; pitfall 5; TRIO009
 - (`013:lib/sampling_client.py:96-98`)
 """
     VALID = (

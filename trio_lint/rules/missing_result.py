@@ -98,7 +98,6 @@ submitting the next request first is usually faster).
 - pytrio 0.2.9: `pytrio.TrainingClient.forward_backward`, `pytrio.SamplingClient.sample`, `pytrio.types.APIFuture`
 """
     evidence = """
-- api-diff.md pitfall 1 and section 3.2 (which calls return futures in 0.2.9).
 """
     VALID = (
         Valid(
@@ -240,7 +239,7 @@ submitting the next request first is usually faster).
 
     def _check(self, node: ast.expr, value: ast.expr, use: str) -> None:
         if isinstance(value, ast.Await) and isinstance(value.value, ast.Call):
-            # One await of a two-await method gives the future, not the result (api-diff.md §2).
+            # One await of a two-await method gives the future, not the result.
             func = value.value.func
             if isinstance(func, ast.Attribute) and self._is_future(value):
                 fix = safe_fix("Await the future too", edit(value, cst.Await, _await_again))

@@ -53,7 +53,6 @@ No fix: catching more changes control flow.
 - pytrio 0.2.9: `pytrio.PyTrioError`, `pytrio.errors`
 """
     evidence = """
-- api-diff.md row 51; TRIO020; `pytrio_facts.errors.CATCH_ALL`
 - (`029:errors/base.py:8`)
 """
     VALID = (

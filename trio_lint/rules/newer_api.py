@@ -44,7 +44,6 @@ No fix: the older release needs a different approach.
 - pytrio 0.1.13: `pytrio.AdamParams`
 """
     evidence = """
-- generated: pytrio_facts/api_versions.json; api-diff.md §3.3 (added), row 26
 """
     VALID = (
         Valid(

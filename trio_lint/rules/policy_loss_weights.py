@@ -54,7 +54,6 @@ No fix: the advantages have to be rebuilt with the mask.
 - pytrio 0.2.9: `pytrio.TrainingClient.forward_backward`, `pytrio.Datum`
 """
     evidence = """
-- api-diff.md row 29, pitfall 23; TRIO013
 """
     VALID = (
         Valid(

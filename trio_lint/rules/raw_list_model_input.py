@@ -57,7 +57,6 @@ Wrapping the expression in `ModelInput.from_ints(...)` is safe for the expressio
 - pytrio 0.2.9: `pytrio.Datum`, `pytrio.ModelInput.from_ints`, `pytrio.SamplingClient.sample`
 """
     evidence = """
-- api-diff.md pitfalls 11-12, rows 16, 39; TRIO007
 """
     VALID = (
         Valid(

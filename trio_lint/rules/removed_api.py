@@ -48,7 +48,6 @@ No fix: the replacements take other arguments and return other shapes.
 - pytrio 0.1.13: `pytrio.RestClient.list_weights`, `pytrio.RestClient.get_archive_url`
 """
     evidence = """
-- generated: pytrio_facts/api_versions.json (all releases); api-diff.md rows 44, 48; §3.3
 """
     VALID = (
         Valid(

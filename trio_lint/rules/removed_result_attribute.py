@@ -39,7 +39,6 @@ different shape.
 - pytrio 0.1.13: `pytrio.types.ForwardBackwardOutput` (`elapsed_time`)
 """
     evidence = """
-- generated: pytrio_facts/api_versions.json; api-diff.md §3.3 (removed)
 """
     VALID = (
         Valid(

@@ -45,7 +45,6 @@ No fix: field names changed between the lines.
 - pytrio 0.2.9: `pytrio.RestClient.list_training_runs`, `pytrio.types.TrainingRunsResponse`, `pytrio.types.Cursor`
 """
     evidence = """
-- api-diff.md rows 45-49; §3.2 (RestClient); TRIO027, TRIO001 (d)
 - (`013:lib/rest_client.py:60-73`)
 - (`029:client/rest.py:86-87,151-171`)
 """

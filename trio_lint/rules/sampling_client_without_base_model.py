@@ -38,7 +38,6 @@ No fix: which base model the weights belong to is not visible here.
 - pytrio 0.2.9: `pytrio.ServiceClient.create_sampling_client`, `pytrio.TrainingClient.create_sampling_client`
 """
     evidence = """
-- api-diff.md rows 35-36; TRIO025
 - (`029:client/service.py:584-588`)
 - (`013:lib/service_client.py:266-271`)
 """

@@ -64,7 +64,6 @@ the same fields. Otherwise no fix (an unknown key would fail either way; PTR203 
 - pytrio 0.2.9: `pytrio.SamplingClient.sample`, `pytrio.SamplingParams`
 """
     evidence = """
-- api-diff.md pitfall 20, row 40; TRIO008
 """
     VALID = (
         Valid(

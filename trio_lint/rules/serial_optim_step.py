@@ -104,7 +104,6 @@ itself writes it, and it is the clear form for a first script.
 - pytrio 0.2.9: `pytrio.TrainingClient.forward_backward_async`, `pytrio.TrainingClient.optim_step_async`
 """
     evidence = """
-- api-diff.md §2 (the clock-cycle doc, error-path row); anchors.md 3.3 item 1; TRIO022
 """
     VALID = (
         Valid(

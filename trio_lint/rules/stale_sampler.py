@@ -68,7 +68,6 @@ No fix: where to refresh (every step, every k steps) is the author's choice.
 - pytrio 0.2.9: `pytrio.TrainingClient.save_weights_and_get_sampling_client`, `pytrio.TrainingClient.create_sampling_client`
 """
     evidence = """
-- anchors.md 3.3 item 3; api-diff.md rows 35 and §3.2 (`save_weights_and_get_sampling_client`)
 - (`029:client/training.py:1073-1101`)
 """
     VALID = (

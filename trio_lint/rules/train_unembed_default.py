@@ -72,7 +72,6 @@ the fix is unsafe.
 - pytrio 0.1.13: `pytrio.ServiceClient.create_lora_training_client` (`train_unembed=False`)
 """
     evidence = """
-- api-diff.md row 12; TRIO026
 - (`029:client/training.py:938-962`)
 """
     VALID = (

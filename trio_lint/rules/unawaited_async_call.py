@@ -47,7 +47,6 @@ there is no fix: use the sync method (`forward_backward`) instead.
 - https://docs.python.org/3/library/asyncio-task.html#coroutines
 """
     evidence = """
-- api-diff.md pitfall 24, §2 (two awaits), §3.2 (async return shapes)
 - (`029:client/training.py:544-573`, `029:client/sampling.py:92-128`)
 """
     VALID = (

@@ -38,7 +38,6 @@ No fix: choosing a loss changes the training objective.
 - pytrio 0.2.9: `pytrio.TrainingClient.forward_backward`, `pytrio.TrainingClient.forward_backward_custom`
 """
     evidence = """
-- api-diff.md row 27; TRIO012
 """
     VALID = (
         Valid(

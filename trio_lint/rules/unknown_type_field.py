@@ -75,7 +75,6 @@ renames of the same quantity. Other keywords have no fix.
 - pytrio 0.2.9: `pytrio.AdamParams`, `pytrio.SamplingParams`
 """
     evidence = """
-- api-diff.md rows 25-26, 41; TRIO003
 - (`029:types/base.py:9-15`)
 """
     VALID = (

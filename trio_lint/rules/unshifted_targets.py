@@ -35,7 +35,6 @@ No fix: `weights`, `logprobs` and `advantages` need the same shift.
 - pytrio 0.2.9: `pytrio.Datum`, `pytrio.ModelInput.from_ints`
 """
     evidence = """
-- api-diff.md pitfalls 2 and 17, row 19; anchors.md 3.2; TRIO014
 - (`013:types/forward/datum.py:50-53`, `029:client/training_batch.py:241-245`)
 """
     VALID = (

@@ -71,7 +71,6 @@ No fix: where the weights were meant to start is the author's decision.
 - pytrio 0.2.9: `pytrio.Datum`, `pytrio.ModelInput.from_ints`
 """
     evidence = """
-- api-diff.md pitfall 22, row 19; TRIO015
 - (`029:client/training_batch.py:251-256`)
 """
     VALID = (

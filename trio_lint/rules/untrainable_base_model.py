@@ -50,7 +50,6 @@ No fix: the model is the author's choice.
 - pytrio 0.2.9: `pytrio.ServiceClient.get_server_capabilities`, `pytrio.types.SupportedModel`
 """
     evidence = """
-- api-diff.md row 10, pitfall 15; the skill's model catalogue
 - (`029:transport/control/model/list.py:15-30`)
 - (`029:types/server_capabilities.py:29-49`)
 - Measured on public code: the default five-model list flagged `Qwen/Qwen3.5-4B`, the model of

@@ -53,7 +53,6 @@ its 0.2 name. `"loss"` and `"train_loss"` have no fix: per token (`loss_mean`) o
 - pytrio 0.2.9: `pytrio.types.ForwardBackwardOutput`
 """
     evidence = """
-- api-diff.md row 22, pitfall 18; TRIO011
 - (`029:client/adapters/training.py:73-82`)
 """
     VALID = (

@@ -41,7 +41,6 @@ Renaming to `.sequences` is safe on a receiver known to be a `SampleResponse`.
 - pytrio 0.2.9: `pytrio.types.SampleResponse`, `pytrio.types.SampleSequence`
 """
     evidence = """
-- api-diff.md row 38, pitfall 16; TRIO005 (last item)
 - (`029:types/sample/sample_response.py`, `013:types/sample/sample_sequence.py:4-15`)
 """
     VALID = (
