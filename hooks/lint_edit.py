@@ -19,7 +19,8 @@ import sys
 from pathlib import Path
 
 LINTED_SUFFIXES = (".py", ".pyi", ".ipynb")
-# trio-lint skips files that never mention an SDK module; checking first saves its start-up.
+# trio-lint skips files that never mention an SDK module; checking first saves its start-up. A
+# project may name more modules in `[tool.trio-lint] sdk-modules`; those are added per project.
 SDK_MARKERS = (b"pytrio", b"tinker")
 MAX_SHOWN = 30
 TIMEOUT_S = 25
@@ -39,12 +40,44 @@ def edited_path(event: dict) -> Path | None:
     return path
 
 
-def mentions_sdk(path: Path) -> bool:
+def project_markers(cwd: str) -> tuple[bytes, ...] | None:
+    """The top-level packages of the `sdk-modules` configured in the pyproject.toml trio-lint will
+    read (the nearest one above the working directory). None when that file cannot be read here:
+    trio-lint then decides, and reports a broken config itself."""
+    try:
+        import tomllib  # Python 3.11+; an older python3 cannot tell, so it always lints
+    except ImportError:
+        return None
+    start = Path(cwd).resolve()
+    for directory in (start, *start.parents):
+        candidate = directory / "pyproject.toml"
+        if candidate.is_file():
+            break
+    else:
+        return ()
+    try:
+        data = tomllib.loads(candidate.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    table = data.get("tool", {}).get("trio-lint", {}) if isinstance(data, dict) else {}
+    modules = table.get("sdk-modules", ()) if isinstance(table, dict) else ()
+    if isinstance(modules, str):
+        modules = modules.split(",")
+    if not isinstance(modules, (list, tuple)):
+        return None
+    names = (m.strip().split(".")[0] for m in modules if isinstance(m, str) and m.strip())
+    return tuple(name.encode() for name in names)
+
+
+def mentions_sdk(path: Path, cwd: str) -> bool:
     try:
         data = path.read_bytes()
     except OSError:
         return False
-    return any(marker in data for marker in SDK_MARKERS)
+    extra = project_markers(cwd)
+    if extra is None:
+        return True
+    return any(marker in data for marker in (*SDK_MARKERS, *extra))
 
 
 def launcher() -> Path:
@@ -100,9 +133,11 @@ def main() -> int:
     if not isinstance(event, dict):
         return 0
     path = edited_path(event)
-    if path is None or not mentions_sdk(path):
+    if path is None:
         return 0
     cwd = event.get("cwd") if isinstance(event.get("cwd"), str) else str(Path.cwd())
+    if not mentions_sdk(path, cwd):
+        return 0
     try:
         process = run_lint(path, cwd)
     except (OSError, subprocess.TimeoutExpired) as error:

@@ -83,6 +83,35 @@ def test_hook_is_silent_when_the_file_does_not_use_pytrio(tmp_path):
     assert process.returncode == 0 and process.stdout == "", process.stdout
 
 
+def test_hook_lints_a_module_named_in_the_projects_sdk_modules(tmp_path):
+    # The quick text check must not skip code written against a module the project configured.
+    (tmp_path / "train.py").write_text(
+        "import acme_sdk as trio\n\n"
+        "sc = trio.ServiceClient()\n"
+        'tc = sc.create_lora_training_client(base_model="Qwen/Qwen3-4B-Instruct-2507", rank=8)\n'
+        'fb = tc.forward_backward([], "cross_entropy")\n'
+        'print(fb.metrics["loss:sum"])\n'
+    )
+    process = run_hook(event("write_clean.json", tmp_path), tmp_path)
+    assert process.returncode == 0 and process.stdout == "", process.stdout
+    (tmp_path / "pyproject.toml").write_text('[tool.trio-lint]\nsdk-modules = ["acme_sdk"]\n')
+    process = run_hook(event("write_clean.json", tmp_path), tmp_path)
+    assert process.returncode == 0, process.stderr
+    output = json.loads(process.stdout)
+    assert output["decision"] == "block" and "train.py:6:" in output["reason"], output
+    assert "PTR101" in output["reason"]
+
+
+def test_hook_with_a_broken_pyproject_lets_trio_lint_report_it(tmp_path):
+    (tmp_path / "train.py").write_text("x = 1\n")
+    (tmp_path / "pyproject.toml").write_text("[tool.trio-lint\nsdk-modules = [\n")
+    process = run_hook(event("write_clean.json", tmp_path), tmp_path)
+    assert process.returncode == 0, process.stderr
+    output = json.loads(process.stdout)
+    assert "trio-lint failed on train.py" in output["systemMessage"], output
+    assert "not valid TOML" in output["systemMessage"], output
+
+
 def test_hook_ignores_files_that_are_not_python(tmp_path):
     payload = event("write_clean.json", tmp_path).replace("train.py", "notes.md")
     (tmp_path / "notes.md").write_text("import pytrio\nfb = tc.forward_backward(b)\n")
