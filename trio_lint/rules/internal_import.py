@@ -125,11 +125,35 @@ the same object. `SampleInput` (0.1's alias of `Datum`) and module imports have 
             count=1,
             message_contains="trio.configure",
         ),
+        # Patching the internal module an aliased import bound is that import's finding, once.
+        Invalid(
+            "try:\n"
+            "    import pytrio._utils as pytrio_utils\n"
+            "    import pytrio.lib.training_client as training_client_module\n"
+            "    pytrio_utils.get_tokenizer = load\n"
+            "    training_client_module.get_tokenizer = load\n"
+            "except Exception:\n"
+            "    pass\n",
+            fixed=None,
+            line=2,
+            count=2,
+        ),
+        Invalid(
+            "import pytrio\nimport pytrio.lib.training_client\n"
+            "pytrio.lib.training_client.get_tokenizer = load\npytrio.config.settings.x = 1\n",
+            fixed=None,
+            line=2,
+            count=2,
+        ),
     )
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._seen: set[int] = set()
+        # Local name -> internal modules a reported import bound it to: uses of those modules
+        # through that name are the same finding again, so `finish` drops them.
+        self._reported: dict[str, set[str]] = {}
+        self._uses: list[tuple[ast.Attribute, str, str, str]] = []  # (node, root, qualname, hint)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         if node.level or not node.module:
@@ -165,6 +189,9 @@ the same object. `SampleInput` (0.1's alias of `Datum`) and module imports have 
                 fix = safe_fix(
                     f"Import from `{target}`", edit(node, cst.ImportFrom, _set_module(target))
                 )
+        for alias in node.names:
+            if alias.name != "*":
+                self._remember(alias.asname or alias.name, f"{module}.{alias.name}")
         if target is not None and self._works_on_target(module):
             # The import runs (the installed SDK has that module); only the spelling is private.
             self.report(
@@ -194,12 +221,18 @@ the same object. `SampleInput` (0.1's alias of `Datum`) and module imports have 
                 continue
             if self._is_errors(module):
                 continue
+            # `import pytrio.lib.x as m` binds `m` to the module; `import pytrio.lib.x` binds
+            # `pytrio` and makes `pytrio.lib.x` reachable through it.
+            self._remember(alias.asname or "pytrio", module)
             self.report(
                 node,
                 self.message.format(
                     module=module, detail="; use `import pytrio as trio` and the public names"
                 ),
             )
+
+    def _remember(self, local: str, module: str) -> None:
+        self._reported.setdefault(local, set()).add(module)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         # `trio.config.settings.api_key = ...`, `trio.lib.training_client.X`: internals reached
@@ -221,7 +254,16 @@ the same object. `SampleInput` (0.1's alias of `Datum`) and module imports have 
             if second == "config"
             else "; use the public names of `pytrio`"
         )
-        self.report(node, self.message.format(module=f"pytrio.{second}", detail=hint))
+        root = inner.id if isinstance(inner, ast.Name) else ""
+        self._uses.append((node, root, qualname, hint))
+
+    def finish(self) -> None:
+        for node, root, qualname, hint in self._uses:
+            modules = self._reported.get(root, ())
+            if any(qualname == m or qualname.startswith(f"{m}.") for m in modules):
+                continue  # the import that bound `root` to this internal module is reported
+            second = qualname.split(".")[1]
+            self.report(node, self.message.format(module=f"pytrio.{second}", detail=hint))
 
     def _is_errors(self, module: str) -> bool:
         return sdk_line(self.ctx) == "0.2" and (
