@@ -41,7 +41,11 @@ CAUGHT_BY = {
     ("grpo-group-advantages", "wrong_weights_in_policy_loss"): {"lint_clean"},
     ("async-pipeline-resume", "wrong_serial_pipeline"): {"src_pipelined"},
     ("checkpoints-list-download", "wrong_newest_by_list_order"): {"out_newest"},
-    ("checkpoints-list-download", "wrong_missing_result"): {"out_listed", "wrote_newest_tar"},
+    ("checkpoints-list-download", "wrong_missing_result"): {
+        "out_listed",
+        "wrote_newest_tar",
+        "lint_clean",
+    },
     ("migrate-0.1-script", "wrong_old_metric_key"): {"lint_clean"},
     ("migrate-0.1-script", "wrong_ignore_eos"): {"lint_clean", "out_sampled", "sampled_service"},
     ("choose-model", "wrong_model_from_memory"): {"out_listed", "out_chosen"},

@@ -139,6 +139,13 @@ submitting the next request first is usually faster).
             "    resp = await sc.sample_async(p, sampling_params=sp)\n"
             "    return resp.sequences[0].text\n"
         ),
+        Valid(
+            "import pytrio as trio\n"
+            "def latest(run_id: str):\n"
+            "    rest = trio.ServiceClient().create_rest_client()\n"
+            "    checkpoints = rest.list_checkpoints(run_id).result().checkpoints\n"
+            "    for c in checkpoints:\n        print(c.path)\n"
+        ),
     )
     INVALID = (
         Invalid(
@@ -210,6 +217,23 @@ submitting the next request first is usually faster).
             "    def loss(self):\n        return self.pending.metrics['loss_sum']\n",
             line=8,
             message_contains="`self.pending` holds a future",
+        ),
+        Invalid(
+            # The loop below reads `checkpoints`: its items are typed only when a rule asks,
+            # after `trio` (a module name read in a function) is resolved.
+            "import pytrio as trio\n"
+            "def latest(run_id: str):\n"
+            "    service = trio.ServiceClient()\n"
+            "    rest = service.create_rest_client()\n"
+            "    checkpoints = rest.list_checkpoints(run_id).checkpoints\n"
+            "    for c in checkpoints:\n        print(c.path)\n",
+            fixed="import pytrio as trio\n"
+            "def latest(run_id: str):\n"
+            "    service = trio.ServiceClient()\n"
+            "    rest = service.create_rest_client()\n"
+            "    checkpoints = rest.list_checkpoints(run_id).result().checkpoints\n"
+            "    for c in checkpoints:\n        print(c.path)\n",
+            line=5,
         ),
     )
 

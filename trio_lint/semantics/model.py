@@ -98,6 +98,10 @@ class _Binding:
     param: tuple[str, int | None, str] | None = None
     annotation: ast.expr | None = None
     function: ast.FunctionDef | ast.AsyncFunctionDef | None = None  # `def name(...)`
+    # A loop or comprehension target: the iterable it walks, typed lazily like `expr` (the pass
+    # must not infer: reads of enclosing names are only resolved when their function ends, and
+    # an early answer would be cached).
+    element_of: ast.expr | None = None
     parts: list[tuple[str, Any, ast.expr]] | None = None  # (how, key, value)
 
 
@@ -540,6 +544,9 @@ class SemanticModel:
             if binding.param not in self._params:
                 self._params[binding.param] = self._param_type(*binding.param)
             return self._params[binding.param]
+        if binding.element_of is not None:
+            typ = self.type_of(binding.element_of)
+            return typ.of if typ is not None and typ.kind is Kind.LIST else None
         return self.type_of(binding.expr) if binding.expr is not None else None
 
     def _param_type(self, function: str, index: int | None, name: str) -> SdkType | None:
@@ -1011,10 +1018,8 @@ class _Pass(ast.NodeVisitor):
     # ---- bindings ------------------------------------------------------------------------------
 
     def _element_binding(self, iterable: ast.expr) -> _Binding:
-        typ = self.m.type_of(iterable)
-        if typ is not None and typ.kind is Kind.LIST and typ.of is not None:
-            return _Binding(fixed=typ.of)
-        return _UNKNOWN
+        # Typed when a rule asks (`_binding_type`), not now: see `_Binding.element_of`.
+        return _Binding(element_of=iterable)
 
     def _bind(self, target: ast.expr, binding: _Binding, value: ast.expr | None = None) -> None:
         if isinstance(target, ast.Name):
