@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from trio_lint import __version__, lazy_libcst
+from trio_lint import __version__
 from trio_lint.config import ConfigError, LintConfig, load_config, with_overrides
 from trio_lint.diagnostics import Applicability, Diagnostic
 from trio_lint.reporters import FORMATS, fixable_mark, get_renderer
@@ -301,9 +301,6 @@ def rule(argv: Sequence[str]) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    # Installed by the command only, not by `import trio_lint.cli`: code that imports libcst's
-    # submodules before libcst itself (hypothesmith) must never meet the lazy module.
-    lazy_libcst.install()
     arguments = list(sys.argv[1:] if argv is None else argv)
     try:
         if arguments and arguments[0] == "rule":

@@ -1,7 +1,8 @@
 """Apply rule fixes as libcst transformations of the nodes the findings point at.
 
-A finding's `NodeEdit` names a span (from `ast`) and a libcst node class; the node with exactly that
-position (libcst `PositionProvider`) is transformed bottom-up, so nested edits compose in one pass.
+A finding's `NodeEdit` names a span (from `ast`) and a libcst node class (by name); the node with
+exactly that position (libcst `PositionProvider`) is transformed bottom-up, so nested edits
+compose in one pass.
 Everything outside the edited nodes is reproduced byte for byte by libcst's code generation.
 """
 
@@ -30,6 +31,17 @@ def _char_span(index: LineIndex, finding_span) -> SpanKey:
         finding_span.end_line,
         index.char_column(finding_span.end_line, finding_span.end_col),
     )
+
+
+def node_class(kind: str) -> type:
+    """The libcst node class a `NodeEdit.kind` names. An unknown name is a bug in the rule that
+    made the edit, so it raises (not FixError, which means "this file cannot be fixed")."""
+    import libcst as cst
+
+    found = getattr(cst, kind, None)
+    if not (isinstance(found, type) and issubclass(found, cst.CSTNode)):
+        raise LookupError(f"NodeEdit.kind {kind!r} is not a libcst node class name")
+    return found
 
 
 def _transformer(targets: dict[int, list[CstTransform]]):
@@ -120,10 +132,9 @@ def _locate(code: str, findings: list[Finding]):
         for node_edit in finding.fix.edits if finding.fix is not None else ():
             line, col, end_line, end_col = _char_span(index, node_edit.span)
             key = (line, col - shift.get(line, 0), end_line, end_col - shift.get(end_line, 0))
-            kind = (
-                getattr(cst, node_edit.kind) if isinstance(node_edit.kind, str) else node_edit.kind
+            wanted.setdefault(key, []).append(
+                (node_class(node_edit.kind), node_edit.transform, number)
             )
-            wanted.setdefault(key, []).append((kind, node_edit.transform, number))
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     located: list[list[tuple[object, object, CstTransform]]] = [[] for _ in findings]
     for node, code_range in positions.items():

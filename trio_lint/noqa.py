@@ -101,9 +101,9 @@ def unused(code: str, index: LineIndex, used: dict[int, set[str]]) -> list[Findi
 
 
 def _set_comment(value: str | None):
-    import libcst as cst
-
     def transform(node):
+        import libcst as cst  # only when the fix is applied: reporting it needs no libcst
+
         if value is None:
             return node.with_changes(whitespace=cst.SimpleWhitespace(""), comment=None)
         return node.with_changes(comment=cst.Comment(value))

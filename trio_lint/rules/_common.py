@@ -8,9 +8,9 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-import libcst as cst
-
 if TYPE_CHECKING:
+    import libcst as cst
+
     from trio_lint.semantics.context import LintContext
 
 
@@ -63,6 +63,8 @@ def int_literal(expr: ast.expr | None) -> int | None:
 
 def append_result_call(node: cst.CSTNode) -> cst.CSTNode:
     """`x.m(...)` -> `x.m(...).result()`."""
+    import libcst as cst
+
     assert isinstance(node, cst.BaseExpression)
     return cst.Call(func=cst.Attribute(value=node, attr=cst.Name("result")))
 
@@ -71,6 +73,8 @@ def wrap_in_call(callee: str):
     """`E` -> `callee(E)`, keeping E's own text."""
 
     def transform(node: cst.CSTNode) -> cst.CSTNode:
+        import libcst as cst
+
         assert isinstance(node, cst.BaseExpression)
         return cst.Call(func=cst.parse_expression(callee), args=[cst.Arg(value=node)])
 
@@ -81,6 +85,8 @@ def replace_string_value(new_text: str):
     """A string literal -> the same quote style with new contents (no escapes needed)."""
 
     def transform(node: cst.CSTNode) -> cst.CSTNode:
+        import libcst as cst
+
         assert isinstance(node, cst.SimpleString)
         prefix = node.prefix
         quote = node.quote
@@ -93,6 +99,8 @@ def drop_keyword(name: str):
     """For a `Call` edit: remove the keyword argument `name`, keeping the other commas intact."""
 
     def transform(node: cst.CSTNode) -> cst.CSTNode:
+        import libcst as cst
+
         assert isinstance(node, cst.Call)
         args = list(node.args)
         index = next(
@@ -112,6 +120,8 @@ def drop_positional(index: int):
     """For a `Call` edit: remove the positional argument at `index`."""
 
     def transform(node: cst.CSTNode) -> cst.CSTNode:
+        import libcst as cst
+
         assert isinstance(node, cst.Call)
         args = list(node.args)
         removed = args.pop(index)

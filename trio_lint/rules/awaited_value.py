@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import ast
-
-import libcst as cst
+from typing import TYPE_CHECKING
 
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules.base import Invalid, Rule, Valid, edit, safe_fix
 from trio_lint.semantics.receivers import FUTURE_KINDS, Kind
 
+if TYPE_CHECKING:
+    import libcst as cst
+
 _AWAITABLE = FUTURE_KINDS | {Kind.COROUTINE}
 
 
 def _unwrap_await(node: cst.CSTNode) -> cst.CSTNode:
+    import libcst as cst
+
     assert isinstance(node, cst.Await)
     inner = node.expression
     if isinstance(node.expression, cst.Await):
@@ -24,6 +28,8 @@ def _unwrap_await(node: cst.CSTNode) -> cst.CSTNode:
 
 
 def _drop_result_call(node: cst.CSTNode) -> cst.CSTNode:
+    import libcst as cst
+
     assert isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
     return node.func.value
 
@@ -129,7 +135,7 @@ double await is the correct form.
             self.message.format(
                 expr=ast.unparse(node.value), kind=typ.kind, fix="remove the extra `await`"
             ),
-            fix=safe_fix("Remove the extra `await`", edit(node, cst.Await, _unwrap_await)),
+            fix=safe_fix("Remove the extra `await`", edit(node, "Await", _unwrap_await)),
         )
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -147,7 +153,7 @@ double await is the correct form.
             self.message.format(
                 expr=ast.unparse(func.value), kind=typ.kind, fix="drop `.result()`"
             ),
-            fix=safe_fix("Drop `.result()`", edit(node, cst.Call, _drop_result_call)),
+            fix=safe_fix("Drop `.result()`", edit(node, "Call", _drop_result_call)),
         )
 
     def _from_await(self, expr: ast.expr) -> bool:

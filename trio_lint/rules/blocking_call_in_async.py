@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import ast
-
-import libcst as cst
+from typing import TYPE_CHECKING
 
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules._common import sdk_line
 from trio_lint.rules.base import Fix, Invalid, Rule, Valid, edit, safe_fix
 from trio_lint.semantics.receivers import Kind
+
+if TYPE_CHECKING:
+    import libcst as cst
 
 # Sync methods whose `_async` twin returns the same thing (an APIFuture or a client), so
 # `x.m(...)` -> `await x.m_async(...)` means the same without blocking the event loop.
@@ -36,6 +38,8 @@ def _is_handler(decorator: ast.expr) -> bool:
 
 
 def _to_async(node: cst.CSTNode) -> cst.CSTNode:
+    import libcst as cst
+
     assert isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
     name = node.func.attr.value + "_async"
     call = node.with_changes(func=node.func.with_changes(attr=cst.Name(name)))
@@ -44,6 +48,8 @@ def _to_async(node: cst.CSTNode) -> cst.CSTNode:
 
 def _result_to_double_await(node: cst.CSTNode) -> cst.CSTNode:
     """`x.m(...).result()` -> `await (await x.m_async(...))`."""
+    import libcst as cst
+
     assert isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
     inner = node.func.value
     assert isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute)
@@ -56,6 +62,8 @@ def _result_to_double_await(node: cst.CSTNode) -> cst.CSTNode:
 
 def _result_to_single_await(node: cst.CSTNode) -> cst.CSTNode:
     """`sc.sample(...).result()` -> `await sc.sample_async(...)` (0.2: the value, one await)."""
+    import libcst as cst
+
     assert isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
     inner = node.func.value
     assert isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute)
@@ -67,6 +75,8 @@ def _result_to_single_await(node: cst.CSTNode) -> cst.CSTNode:
 
 def _await_name(node: cst.CSTNode) -> cst.CSTNode:
     """`fut.result()` -> `await fut`."""
+    import libcst as cst
+
     assert isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
     return cst.Await(expression=node.func.value)
 
@@ -347,7 +357,7 @@ and RestClient calls have no fix (their async twins return the value, not a futu
             return
         fix: Fix | None = None
         if kind in _SAME_SHAPE and id(node) not in self._no_fix:
-            fix = safe_fix(f"Use `await ...{method}_async(...)`", edit(node, cst.Call, _to_async))
+            fix = safe_fix(f"Use `await ...{method}_async(...)`", edit(node, "Call", _to_async))
         self._defer(
             node,
             self.message.format(call=f"{method}(...)", fix=f"use `await {method}_async(...)`"),
@@ -365,16 +375,16 @@ and RestClient calls have no fix (their async twins return the value, not a futu
             kind, method = found
             if kind is Kind.TRAINING_CLIENT:
                 fix = safe_fix(
-                    "Await the async twin twice", edit(node, cst.Call, _result_to_double_await)
+                    "Await the async twin twice", edit(node, "Call", _result_to_double_await)
                 )
             elif kind is Kind.SAMPLING_CLIENT and sdk_line(self.ctx) == "0.2":
                 fix = safe_fix(
                     f"Use `await ...{method}_async(...)`",
-                    edit(node, cst.Call, _result_to_single_await),
+                    edit(node, "Call", _result_to_single_await),
                 )
             what = f"{method}(...).result()"
         elif isinstance(value, ast.Name):
-            fix = safe_fix(f"Use `await {value.id}`", edit(node, cst.Call, _await_name))
+            fix = safe_fix(f"Use `await {value.id}`", edit(node, "Call", _await_name))
             what = f"{value.id}.result()"
         else:
             what = f"{ast.unparse(value)}.result()"

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import ast
-
-import libcst as cst
+from typing import TYPE_CHECKING
 
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules._common import argument
 from trio_lint.rules.base import Invalid, Rule, Valid, edit, safe_fix
 
+if TYPE_CHECKING:
+    import libcst as cst
+
 _METHODS = ("forward_backward_custom", "forward_backward_custom_async")
 
 
 def _add_empty_metrics(node: cst.CSTNode) -> cst.CSTNode:
+    import libcst as cst
+
     assert isinstance(node, cst.Return) and node.value is not None
     pair = cst.Tuple(
         elements=[
@@ -27,6 +31,8 @@ def _add_empty_metrics(node: cst.CSTNode) -> cst.CSTNode:
 
 
 def _lambda_pair(node: cst.CSTNode) -> cst.CSTNode:
+    import libcst as cst
+
     assert isinstance(node, cst.Lambda)
     pair = cst.Tuple(
         elements=[
@@ -143,7 +149,7 @@ nothing.
                 self._checked.add(id(func))
                 self._check_returns(func)
         elif isinstance(loss, ast.Lambda) and _not_a_pair(loss.body):
-            fix = safe_fix("Return `(loss, {})`", edit(loss, cst.Lambda, _lambda_pair))
+            fix = safe_fix("Return `(loss, {})`", edit(loss, "Lambda", _lambda_pair))
             self.report(loss.body, self.message.format(value=ast.unparse(loss.body)), fix=fix)
 
     def _check_returns(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
@@ -154,6 +160,6 @@ nothing.
                 and id(node.value) in returned
                 and _not_a_pair(node.value)  # type: ignore[arg-type]
             ):
-                fix = safe_fix("Return `(loss, {})`", edit(node, cst.Return, _add_empty_metrics))
+                fix = safe_fix("Return `(loss, {})`", edit(node, "Return", _add_empty_metrics))
                 value = ast.unparse(node.value)  # type: ignore[arg-type]
                 self.report(node.value, self.message.format(value=value), fix=fix)  # type: ignore[arg-type]

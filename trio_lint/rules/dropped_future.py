@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import ast
-
-import libcst as cst
+from typing import TYPE_CHECKING
 
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules._common import append_result_call
 from trio_lint.rules.base import Invalid, Rule, Valid, edit, unsafe_fix
 
+if TYPE_CHECKING:
+    import libcst as cst
+
 
 def _double_await(node: cst.CSTNode) -> cst.CSTNode:
+    import libcst as cst
+
     assert isinstance(node, cst.Await)
     inner = node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
     return cst.Await(expression=inner)
@@ -127,7 +131,7 @@ pipelining of a forward-backward with the next optimizer step.
                 self.report(
                     value,
                     self.message.format(call=name),
-                    fix=unsafe_fix("Append `.result()`", edit(value, cst.Call, append_result_call)),
+                    fix=unsafe_fix("Append `.result()`", edit(value, "Call", append_result_call)),
                 )
         elif isinstance(value, ast.Await) and isinstance(value.value, ast.Call):
             typ = self.model.type_of(value)
@@ -137,5 +141,5 @@ pipelining of a forward-backward with the next optimizer step.
                     value,
                     f"Future of `await {name}(...)` is dropped: the first await only enqueues; "
                     "add a second `await` to see the result and its errors",
-                    fix=unsafe_fix("Await the future", edit(value, cst.Await, _double_await)),
+                    fix=unsafe_fix("Await the future", edit(value, "Await", _double_await)),
                 )

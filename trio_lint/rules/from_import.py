@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import ast
-
-import libcst as cst
+from typing import TYPE_CHECKING
 
 from pytrio_facts.api import TOP_LEVEL_NAMES
 from pytrio_facts.versions import TYPES_NAMES
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules.base import Fix, Invalid, NodeEdit, Rule, Span, Valid, edit
+
+if TYPE_CHECKING:
+    import libcst as cst
 
 _FLAGGED_MODULES = ("pytrio", "pytrio.types")
 _PREFERRED_ALIAS = "trio"
@@ -197,6 +199,8 @@ star imports, function-level imports, or names listed in `__all__` (a re-export)
             return NodeEdit(Span.of(stmt), "ImportFrom", _remove)
 
         def replace(_node: cst.CSTNode) -> cst.CSTNode:
+            import libcst as cst
+
             as_name = None if alias == "pytrio" else cst.AsName(name=cst.Name(alias))
             return cst.Import(names=[cst.ImportAlias(name=cst.Name("pytrio"), asname=as_name)])
 
@@ -211,10 +215,14 @@ def _types_path(name: str) -> str:
 
 def _attribute(alias: str, path: str):
     def transform(_node: cst.CSTNode) -> cst.CSTNode:
+        import libcst as cst
+
         return cst.parse_expression(f"{alias}.{path}")
 
     return transform
 
 
 def _remove(_node: cst.CSTNode):
+    import libcst as cst
+
     return cst.RemoveFromParent()

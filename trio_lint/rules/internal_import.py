@@ -6,8 +6,7 @@ import ast
 import importlib.util
 from functools import cache
 from pathlib import Path
-
-import libcst as cst
+from typing import TYPE_CHECKING
 
 from pytrio_facts.api import TOP_LEVEL_NAMES
 from pytrio_facts.versions import RENAMED_TOP_LEVEL, TYPES_NAMES
@@ -15,6 +14,9 @@ from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules._common import sdk_line
 from trio_lint.rules.base import Invalid, Rule, Valid, edit, safe_fix
 from trio_lint.target_version import installed_version
+
+if TYPE_CHECKING:
+    import libcst as cst
 
 _PUBLIC = {"pytrio", "pytrio.types"}
 _REMOVED_TOP_LEVEL = {"SampleInput", "ServiceParams"}
@@ -42,6 +44,8 @@ def _module_is_installed(module: str) -> bool:
 
 def _set_module(dotted: str):
     def transform(node: cst.CSTNode) -> cst.CSTNode:
+        import libcst as cst
+
         assert isinstance(node, cst.ImportFrom)
         return node.with_changes(module=cst.parse_expression(dotted))
 
@@ -187,7 +191,7 @@ the same object. `SampleInput` (0.1's alias of `Datum`) and module imports have 
                 target = None
             if target is not None:
                 fix = safe_fix(
-                    f"Import from `{target}`", edit(node, cst.ImportFrom, _set_module(target))
+                    f"Import from `{target}`", edit(node, "ImportFrom", _set_module(target))
                 )
         for alias in node.names:
             if alias.name != "*":

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import ast
 import re
-
-import libcst as cst
+from typing import TYPE_CHECKING
 
 from pytrio_facts.sdk import LIMITS
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules._common import argument
 from trio_lint.rules.base import Invalid, Rule, Valid, edit, safe_fix
 from trio_lint.semantics.receivers import Kind
+
+if TYPE_CHECKING:
+    import libcst as cst
 
 _PATTERN = re.compile(LIMITS.checkpoint_name_pattern)
 _ALLOWED = re.compile(r"[A-Za-z0-9._-]*")
@@ -24,6 +26,8 @@ _METHODS = (
 
 
 def _dash_spaces(node: cst.CSTNode) -> cst.CSTNode:
+    import libcst as cst
+
     assert isinstance(node, cst.SimpleString)
     text = node.value
     start = len(node.prefix) + len(node.quote)
@@ -119,7 +123,7 @@ have no fix.
             return
         dashed = text.replace(" ", "-")
         if _PATTERN.match(dashed):
-            fix = safe_fix("Replace spaces with `-`", edit(node, cst.SimpleString, _dash_spaces))
+            fix = safe_fix("Replace spaces with `-`", edit(node, "SimpleString", _dash_spaces))
             self.report(
                 node,
                 self.message.format(

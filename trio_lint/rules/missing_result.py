@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import ast
-
-import libcst as cst
+from typing import TYPE_CHECKING
 
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules.base import Invalid, Rule, Valid, edit, safe_fix
+
+if TYPE_CHECKING:
+    import libcst as cst
 
 # Methods whose sync form returns a future (TrainingClient, SamplingClient, RestClient on 0.2).
 # Only a cheap pre-check: the receiver model decides whether the call really returns a future.
@@ -56,12 +58,16 @@ def _is_reference(expr: ast.expr) -> bool:
 
 def _await_again(node: cst.CSTNode) -> cst.CSTNode:
     """`(await x.m_async(...))` -> `(await (await x.m_async(...)))`: the second await waits."""
+    import libcst as cst
+
     assert isinstance(node, cst.Await)
     inner = node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
     return cst.Await(expression=inner, lpar=node.lpar, rpar=node.rpar)
 
 
 def _append_result(node: cst.CSTNode) -> cst.CSTNode:
+    import libcst as cst
+
     return cst.Call(func=cst.Attribute(value=node, attr=cst.Name("result")))  # type: ignore[arg-type]
 
 
@@ -266,7 +272,7 @@ submitting the next request first is usually faster).
             # One await of a two-await method gives the future, not the result.
             func = value.value.func
             if isinstance(func, ast.Attribute) and self._is_future(value):
-                fix = safe_fix("Await the future too", edit(value, cst.Await, _await_again))
+                fix = safe_fix("Await the future too", edit(value, "Await", _await_again))
                 self.report(
                     node,
                     f"`await {func.attr}(...)` gives a future (the first await only enqueues): "

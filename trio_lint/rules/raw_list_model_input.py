@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import ast
-
-import libcst as cst
+from typing import TYPE_CHECKING
 
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules._common import argument, wrap_in_call
 from trio_lint.rules.base import Invalid, Rule, Valid, edit, safe_fix
 from trio_lint.semantics.receivers import Kind
+
+if TYPE_CHECKING:
+    pass
 
 _PROMPT_METHODS = ("sample", "sample_async", "compute_logprobs", "compute_logprobs_async")
 
@@ -175,7 +177,7 @@ Wrapping the expression in `ModelInput.from_ints(...)` is safe for the expressio
         if alias is not None:
             fix = safe_fix(
                 "Wrap in `ModelInput.from_ints(...)`",
-                edit(expr, cst.BaseExpression, wrap_in_call(f"{alias}.ModelInput.from_ints")),
+                edit(expr, "BaseExpression", wrap_in_call(f"{alias}.ModelInput.from_ints")),
             )
         self.report(expr, self.message.format(param=param, alias=alias or "trio"), fix=fix)
 

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import ast
-
-import libcst as cst
+from typing import TYPE_CHECKING
 
 from pytrio_facts.sdk import SAMPLING_PARAMS
 from trio_lint.diagnostics import Applicability, Severity
@@ -12,11 +11,16 @@ from trio_lint.rules._common import argument
 from trio_lint.rules.base import Invalid, Rule, Valid, edit, safe_fix
 from trio_lint.semantics.receivers import Kind
 
+if TYPE_CHECKING:
+    import libcst as cst
+
 _FIELDS = {field.name for field in SAMPLING_PARAMS}
 
 
 def _dict_to_params(alias: str):
     def transform(node: cst.CSTNode) -> cst.CSTNode:
+        import libcst as cst
+
         assert isinstance(node, cst.Dict)
         args = []
         for element in node.elements:
@@ -177,7 +181,5 @@ the same fields. Otherwise no fix (an unknown key would fail either way; PTR203 
                 for k in value.keys
             )
         ):
-            fix = safe_fix(
-                "Build a `SamplingParams`", edit(value, cst.Dict, _dict_to_params(alias))
-            )
+            fix = safe_fix("Build a `SamplingParams`", edit(value, "Dict", _dict_to_params(alias)))
         self.report(value, self.message.format(alias=alias or "trio"), fix=fix)

@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import ast
-
-import libcst as cst
+from typing import TYPE_CHECKING
 
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules._common import has_splat, keyword
 from trio_lint.rules.base import Invalid, Rule, Valid, edit, unsafe_fix
 from trio_lint.semantics.receivers import Kind
 
+if TYPE_CHECKING:
+    import libcst as cst
+
 _METHODS = ("create_lora_training_client", "create_lora_training_client_async")
 
 
 def _add_train_unembed(node: cst.CSTNode) -> cst.CSTNode:
+    import libcst as cst
+
     assert isinstance(node, cst.Call)
     args = list(node.args)
     new = cst.Arg(
@@ -130,6 +134,6 @@ the fix is unsafe.
         if keyword(node, "train_unembed") is None and len(node.args) < 6 and not has_splat(node):
             fix = unsafe_fix(
                 "Pass `train_unembed=False` (0.1 behaviour)",
-                edit(node, cst.Call, _add_train_unembed),
+                edit(node, "Call", _add_train_unembed),
             )
             self.report(node, fix=fix)

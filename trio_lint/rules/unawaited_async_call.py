@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import ast
-
-import libcst as cst
+from typing import TYPE_CHECKING
 
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules.base import Invalid, Rule, Valid, edit, unsafe_fix
 from trio_lint.semantics.receivers import Kind
+
+if TYPE_CHECKING:
+    import libcst as cst
 
 # What may be done with a coroutine object itself.
 _COROUTINE_API = frozenset({"close", "send", "throw", "cr_await", "cr_code", "cr_frame"})
 
 
 def _await(node: cst.CSTNode) -> cst.CSTNode:
+    import libcst as cst
+
     assert isinstance(node, cst.BaseExpression)
     return cst.Await(expression=node)
 
@@ -171,5 +175,5 @@ there is no fix: use the sync method (`forward_backward`) instead.
             return
         fix = None
         if fixable and self.ctx.in_async_function:
-            fix = unsafe_fix("Insert `await`", edit(call, cst.Call, _await))
+            fix = unsafe_fix("Insert `await`", edit(call, "Call", _await))
         self.report(call, self.message.format(call=found[1]), fix=fix)

@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 import ast
-
-import libcst as cst
+from typing import TYPE_CHECKING
 
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules import _conformance as conformance
 from trio_lint.rules.base import Invalid, Valid, edit, rename_keyword, safe_fix
+
+if TYPE_CHECKING:
+    import libcst as cst
 
 # Which fields a type has comes from the API data of every release (a field of an older or newer
 # release is PTR004's or PTR007's); `max_new_tokens` and `lr` are PTR201's and PTR202's. What
@@ -32,6 +34,8 @@ _HINTS = {
 
 
 def _betas_to_fields(call: cst.CSTNode) -> cst.CSTNode:
+    import libcst as cst
+
     assert isinstance(call, cst.Call)
     args: list[cst.Arg] = []
     for arg in call.args:
@@ -125,7 +129,7 @@ renames of the same quantity. Other keywords have no fix.
         fix = None
         rename = _RENAMES.get((type_name, field))
         if rename is not None and rename not in given:
-            fix = safe_fix(f"Rename to `{rename}`", edit(kw, cst.Arg, rename_keyword(rename)))
+            fix = safe_fix(f"Rename to `{rename}`", edit(kw, "Arg", rename_keyword(rename)))
             hint = f"use `{rename}`"
         elif field == "betas":
             hint = _HINTS[field]
@@ -135,7 +139,7 @@ renames of the same quantity. Other keywords have no fix.
                 and len(pair.elts) == 2
                 and not {"beta1", "beta2"} & given
             ):
-                fix = safe_fix("Split into `beta1`/`beta2`", edit(node, cst.Call, _betas_to_fields))
+                fix = safe_fix("Split into `beta1`/`beta2`", edit(node, "Call", _betas_to_fields))
         else:
             hint = _HINTS.get(field, "remove it (the type forbids unknown fields)")
         self.report(kw, self.message.format(type=type_name, field=field, hint=hint), fix=fix)

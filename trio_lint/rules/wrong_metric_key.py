@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import ast
-
-import libcst as cst
+from typing import TYPE_CHECKING
 
 from pytrio_facts.sdk import METRIC_KEYS, WRONG_METRIC_KEYS
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules._common import replace_string_value, sdk_line
 from trio_lint.rules.base import Invalid, Rule, Valid, edit, safe_fix
 from trio_lint.semantics.receivers import Kind
+
+if TYPE_CHECKING:
+    pass
 
 # `loss:sum` -> `loss_sum` is the same quantity (a safe rename); `loss`/`train_loss` could mean
 # either the mean or the sum, so those are suggestions. Only known-wrong on 0.2: 0.1 passed the
@@ -161,7 +163,7 @@ its 0.2 name. `"loss"` and `"train_loss"` have no fix: per token (`loss_mean`) o
             if self.model.other_sdk_only:
                 return  # "loss:sum" is Tinker's real key
             new = _RENAMES[text]
-            fix = safe_fix(f"Use {new!r}", edit(key, cst.SimpleString, replace_string_value(new)))
+            fix = safe_fix(f"Use {new!r}", edit(key, "SimpleString", replace_string_value(new)))
             self.report(key, self.message.format(key=text, replacement=f"{new!r}"), fix=fix)
         elif text in _SUGGESTIONS:
             typ = self.model.type_of(metrics)

@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import ast
-
-import libcst as cst
+from typing import TYPE_CHECKING
 
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules.base import Invalid, Rule, Valid, edit, safe_fix
 from trio_lint.semantics.receivers import Kind
+
+if TYPE_CHECKING:
+    import libcst as cst
 
 # Spellings from the original skill text (`samples`), vLLM (`outputs`) and HF (`generations`).
 _WRONG = ("samples", "outputs", "generations", "completions")
 
 
 def _rename(node: cst.CSTNode) -> cst.CSTNode:
+    import libcst as cst
+
     assert isinstance(node, cst.Attribute)
     return node.with_changes(attr=cst.Name("sequences"))
 
@@ -131,5 +135,5 @@ Renaming to `.sequences` is safe on a receiver known to be a `SampleResponse`.
             return
         typ = self.model.type_of(node.value)
         if typ is not None and typ.kind is Kind.SAMPLE_RESPONSE:
-            fix = safe_fix("Use `.sequences`", edit(node, cst.Attribute, _rename))
+            fix = safe_fix("Use `.sequences`", edit(node, "Attribute", _rename))
             self.report(node, self.message.format(attr=node.attr), fix=fix)

@@ -41,10 +41,5 @@ def main(argv: Sequence[str]) -> int:
             raise
         sys.stderr.write(INSTALL_HINT)
         return 2
-    # The CLI puts a lazily initialised libcst in sys.modules; its first use must happen here,
-    # before the lint and fix threads start, or one thread sees the half-initialised module.
-    import libcst
-
-    libcst.Module  # noqa: B018 - the attribute access runs libcst's __init__
     build(args.config, args.debounce_ms / 1000).start_io()
     return 0
