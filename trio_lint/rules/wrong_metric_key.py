@@ -81,6 +81,16 @@ its 0.2 name. `"loss"` and `"train_loss"` have no fix: per token (`loss_mean`) o
             "out = train.forward_backward(batch).result()\nprint(out.metrics['loss:sum'])\n",
             config={"target-version": "0.1"},
         ),
+        Valid(
+            "import pytrio as trio\n"
+            "def log(trainer_state):\n"
+            "    metrics = getattr(trainer_state, 'metrics', {}) or {}\n"
+            "    print(metrics['loss'])\n"
+            "def step(train: trio.TrainingClient, batch):\n"
+            "    fb = train.forward_backward(batch, loss_fn='cross_entropy').result()\n"
+            "    metrics = getattr(fb, 'metrics', {}) or {}\n"
+            "    return metrics['loss_mean']\n"
+        ),
     )
     INVALID = (
         Invalid(
@@ -107,6 +117,19 @@ its 0.2 name. `"loss"` and `"train_loss"` have no fix: per token (`loss_mean`) o
             "import pytrio as trio\n"
             "def step(train: trio.TrainingClient, batch):\n"
             "    return train.forward_backward(batch).result().loss\n",
+        ),
+        # The metrics read defensively (`getattr(..., {}) or {}`) are still 0.2's: the guarded
+        # branch never runs and the fallback logs the first value (`loss_sum`) as the loss.
+        Invalid(
+            "import pytrio as trio\n"
+            "def step(train: trio.TrainingClient, batch):\n"
+            "    fb = train.forward_backward(batch, loss_fn='cross_entropy').result()\n"
+            "    metrics = getattr(fb, 'metrics', {}) or {}\n"
+            "    if 'loss' in metrics:\n"
+            "        return float(metrics['loss'])\n"
+            "    return float(next(iter(metrics.values())))\n",
+            line=6,
+            message_contains="loss_mean",
         ),
         Invalid(
             "import pytrio as trio\n"

@@ -535,6 +535,13 @@ class SemanticModel:
             return None
         if isinstance(expr, ast.NamedExpr):
             return self.type_of(expr.value)
+        if (
+            isinstance(expr, ast.BoolOp)
+            and isinstance(expr.op, ast.Or)
+            and all(_empty_literal(value) for value in expr.values[1:])
+        ):
+            # `fb.metrics or {}`: the fallbacks are empty, so the value is the first operand's
+            return self.type_of(expr.values[0])
         return None
 
     def _binding_type(self, binding: _Binding) -> SdkType | None:
@@ -581,6 +588,14 @@ class SemanticModel:
 
     def _call_type(self, call: ast.Call) -> SdkType | None:
         func = call.func
+        if isinstance(func, ast.Name) and func.id == "getattr" and self._resolve(func) is None:
+            # `getattr(fb, "metrics", {})` reads the attribute `fb.metrics`
+            if 2 <= len(call.args) <= 3 and not call.keywords:
+                name = call.args[1]
+                if isinstance(name, ast.Constant) and isinstance(name.value, str):
+                    base = self.type_of(call.args[0])
+                    return ATTRIBUTES.get((base.kind, name.value)) if base is not None else None
+            return None
         symbol = self.sdk_symbol(func)
         if symbol is not None:
             kind = CLASS_KINDS.get(symbol)
@@ -757,6 +772,23 @@ class SemanticModel:
             return None
         qualname = f"{binding.qualname}.{rest}" if rest else binding.qualname
         return qualname.rsplit(".", 1)[-1] if "." in qualname else None
+
+
+def _empty_literal(expr: ast.expr) -> bool:
+    """`{}`, `[]`, `()`, `None`, `dict()`, `list()`: a fallback that carries no SDK value."""
+    if isinstance(expr, ast.Dict):
+        return not expr.keys
+    if isinstance(expr, ast.List | ast.Tuple):
+        return not expr.elts
+    if isinstance(expr, ast.Constant):
+        return expr.value is None
+    return (
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Name)
+        and expr.func.id in ("dict", "list")
+        and not expr.args
+        and not expr.keywords
+    )
 
 
 def _is_field_call(call: ast.Call) -> bool:
