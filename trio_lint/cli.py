@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import sys
 from collections import Counter
 from collections.abc import Sequence
@@ -16,7 +15,8 @@ from trio_lint.diagnostics import Applicability, Diagnostic
 from trio_lint.reporters import FORMATS, fixable_mark, get_renderer
 
 if TYPE_CHECKING:
-    from trio_lint.runner import RunOptions, RunResult
+    from trio_lint.request import RunRequest
+    from trio_lint.runner import RunResult
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -80,7 +80,10 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also lint the ```python blocks of Markdown files found in directories",
     )
-    files.add_argument("--stdin-filename", help="the name to report for `-` (decides the kind)")
+    files.add_argument(
+        "--stdin-filename",
+        help="the name to report for stdin (`-`, or no paths); decides the kind (.py, .md, .ipynb)",
+    )
     files.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     files.add_argument("--jobs", type=int, help=argparse.SUPPRESS)
     return parser
@@ -164,109 +167,93 @@ def _show_fixes(fixed: Sequence[Diagnostic]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _run_stdin(args: argparse.Namespace, config: LintConfig) -> int:
-    from trio_lint.engine import lint_document
-    from trio_lint.rules import select_rules
-    from trio_lint.sources.stdin import DEFAULT_NAME, read_stdin
+def resolve_request(args: argparse.Namespace, parser: argparse.ArgumentParser) -> RunRequest:
+    """The run the command line asks for, resolved once (argv + configuration). Standard input
+    is `-` alone, or --stdin-filename with no paths (as ruff reads it); it is read here."""
+    from trio_lint.request import FixMode, Output, PathSources, RunRequest, StdinSource
 
-    name = args.stdin_filename or DEFAULT_NAME
-    data = read_stdin()
-    fix = ("unsafe" if args.unsafe_fixes else "safe") if (args.fix or args.diff) else None
-    outcome = lint_document(
-        name,
-        data,
-        config,
-        select_rules(config),
+    paths = list(args.paths)
+    stdin = paths == ["-"] or (not paths and args.stdin_filename is not None)
+    if not stdin and "-" in paths:
+        parser.error("`-` (stdin) cannot be combined with other paths")
+    if not stdin and args.stdin_filename is not None:
+        parser.error("--stdin-filename names standard input: give `-` alone, not other paths")
+    if stdin and args.add_noqa:
+        # ruff refuses this too: --add-noqa edits files in place and stdin is no file.
+        parser.error("--add-noqa cannot be used with standard input (`-`); run it on the file")
+    if args.jobs is not None and args.jobs < 1:
+        parser.error("--jobs must be 1 or more")
+    config, root = _configure(args)
+    fix = FixMode.NONE
+    if args.fix or args.diff:
+        fix = FixMode.UNSAFE if args.unsafe_fixes else FixMode.SAFE
+    sources = StdinSource.read(args.stdin_filename) if stdin else PathSources(tuple(paths or ["."]))
+    return RunRequest(
+        sources=sources,
+        config=config,
+        root=root,
         fix=fix,
-        want_edits=args.output_format in ("json", "sarif"),
+        unsafe_fixes=args.unsafe_fixes,
+        diff=args.diff,
+        add_noqa=args.add_noqa,
+        output=Output(
+            format=args.output_format,
+            statistics=args.statistics,
+            show_fixes=args.show_fixes,
+            quiet=args.quiet,
+            exit_zero=args.exit_zero,
+        ),
+        use_cache=not args.no_cache,
+        jobs=args.jobs,
+        force_exclude=args.force_exclude,
     )
-    remaining = outcome.diagnostics
-    if args.diff:
-        if outcome.new_bytes is not None:
-            before = data.decode("utf-8", "replace").splitlines(keepends=True)
-            after = outcome.new_bytes.decode("utf-8", "replace").splitlines(keepends=True)
-            sys.stdout.write("".join(difflib.unified_diff(before, after, f"a/{name}", f"b/{name}")))
-            return EXIT_FINDINGS
-        return EXIT_CLEAN
-    if args.fix:
-        sys.stdout.buffer.write(outcome.new_bytes if outcome.new_bytes is not None else data)
-        sys.stdout.flush()
-        stream = sys.stderr
-    else:
-        stream = sys.stdout
-    stream.write(get_renderer(args.output_format)(remaining))
-    if not args.quiet and args.output_format in ("full", "concise"):
-        sys.stderr.write(_summary(remaining, len(outcome.fixed), args.unsafe_fixes))
-    return EXIT_FINDINGS if remaining and not args.exit_zero else EXIT_CLEAN
 
 
 def check(argv: Sequence[str]) -> int:
-    from trio_lint.runner import RunOptions
+    from trio_lint.runner import execute
 
     parser = build_parser()
-    args = parser.parse_args(argv)
-    config, root = _configure(args)
-    if args.paths == ["-"]:
-        return _run_stdin(args, config)
-    if "-" in args.paths:
-        parser.error("`-` (stdin) cannot be combined with other paths")
-    fix = ("unsafe" if args.unsafe_fixes else "safe") if (args.fix or args.diff) else None
-    options = RunOptions(
-        fix=fix,
-        diff=args.diff,
-        want_edits=args.output_format in ("json", "sarif"),
-        add_noqa=args.add_noqa,
-        use_cache=not args.no_cache,
-        jobs=args.jobs,
-    )
-    paths = args.paths or ["."]
+    request = resolve_request(parser.parse_args(argv), parser)
     try:
-        result = _lint(paths, config, root, options, force_exclude=args.force_exclude)
+        result = execute(request)
     except FileNotFoundError as exc:
         sys.stderr.write(f"trio-lint: error: no such file or directory: {exc}\n")
         return EXIT_ERROR
-    out = sys.stdout
-    if args.add_noqa:
-        if not args.quiet:
+    return _report(request, result)
+
+
+def _report(request: RunRequest, result: RunResult) -> int:
+    """Print a run's outcome, the same for files and standard input. With fixes applied to
+    standard input the fixed code is the output, so the report goes to stderr (as ruff does)."""
+    output = request.output
+    if request.add_noqa:
+        if not output.quiet:
             sys.stderr.write(f"Added noqa directives to {result.files_changed} file(s).\n")
         return EXIT_CLEAN
-    if args.diff:
-        out.write("".join(result.diffs))
-        if not args.quiet:
+    if request.diff:
+        sys.stdout.write("".join(result.diffs))
+        if not output.quiet:
+            count = len(result.fixed)
             sys.stderr.write(
-                f"Would fix {len(result.fixed)} error{'s' if len(result.fixed) != 1 else ''}"
+                f"Would fix {count} error{'s' if count != 1 else ''}"
                 f" in {result.files_changed} file(s).\n"
             )
         return EXIT_FINDINGS if result.diffs else EXIT_CLEAN
-    return _report(args, result.diagnostics, result.fixed)
-
-
-def _report(args: argparse.Namespace, remaining: list[Diagnostic], fixed: list[Diagnostic]) -> int:
     out = sys.stdout
-    if args.statistics:
-        out.write(_statistics(remaining, args.unsafe_fixes))
+    if result.stdin_output is not None:
+        sys.stdout.buffer.write(result.stdin_output)
+        sys.stdout.flush()
+        out = sys.stderr
+    remaining = result.diagnostics
+    if output.statistics:
+        out.write(_statistics(remaining, request.unsafe_fixes))
     else:
-        out.write(get_renderer(args.output_format)(remaining))
-    if args.show_fixes and args.fix:
-        out.write(_show_fixes(fixed))
-    if not args.quiet and args.output_format in ("full", "concise"):
-        out.write(_summary(remaining, len(fixed), args.unsafe_fixes))
-    return EXIT_FINDINGS if remaining and not args.exit_zero else EXIT_CLEAN
-
-
-def _lint(
-    paths: list[str],
-    config: LintConfig,
-    root: Path,
-    options: RunOptions,
-    *,
-    force_exclude: bool,
-) -> RunResult:
-    from trio_lint.discovery import discover
-    from trio_lint.runner import run
-
-    found = discover(paths, config, root, force_exclude=force_exclude)
-    return run(found.files, config, root, options, cache_dir=root / config.cache_dir)
+        out.write(get_renderer(output.format)(remaining))
+    if output.show_fixes and request.writes:
+        out.write(_show_fixes(result.fixed))
+    if not output.quiet and output.format in ("full", "concise"):
+        out.write(_summary(remaining, len(result.fixed), request.unsafe_fixes))
+    return EXIT_FINDINGS if remaining and not output.exit_zero else EXIT_CLEAN
 
 
 def rule(argv: Sequence[str]) -> int:

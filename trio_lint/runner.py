@@ -1,5 +1,6 @@
-"""Many files: cache, prefilter, per-file rule sets, a process pool when it pays, fixes written
-atomically, diagnostics sorted by path, line and column."""
+"""Execute a `RunRequest`: for files, the cache, prefilter, per-file rule sets, a process pool when
+it pays, fixes written atomically; standard input is a one-file job of the same run (never cached,
+fixed bytes returned for stdout). Diagnostics sorted by path, line and column."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from trio_lint.cache_keys import settings_key
 from trio_lint.config import LintConfig
 from trio_lint.diagnostics import Diagnostic, Severity
 from trio_lint.prefilter import mentions_sdk
+from trio_lint.request import STDIN_NAME, FixMode, RunRequest, StdinSource
 
 if TYPE_CHECKING:
     from trio_lint.cache import Cached
@@ -28,16 +30,6 @@ POOL_MIN_FILES = 24  # below this a pool's start-up costs more than it saves
 UNSTABLE_CODES = frozenset({"PTR901", "PTR903"})
 
 
-@dataclass(frozen=True)
-class RunOptions:
-    fix: str | None = None  # None | "safe" | "unsafe"
-    diff: bool = False  # compute fixes, write nothing
-    want_edits: bool = False
-    add_noqa: bool = False
-    use_cache: bool = True
-    jobs: int | None = None
-
-
 @dataclass
 class RunResult:
     diagnostics: list[Diagnostic] = field(default_factory=list)
@@ -46,6 +38,8 @@ class RunResult:
     files_seen: int = 0
     files_linted: int = 0
     files_changed: int = 0
+    # Standard input with fixes applied: the code to print (fixed, or unchanged).
+    stdin_output: bytes | None = None
 
 
 def display_path(path: str, cwd: str) -> str:
@@ -110,39 +104,39 @@ def read_error(path: str, exc: OSError) -> Diagnostic:
 _STATE: dict[str, object] = {}
 
 
-def _init_worker(config: LintConfig, root: Path, options: RunOptions) -> None:
-    _STATE["config"] = config
-    _STATE["rulesets"] = RuleSets(config, root)
-    _STATE["options"] = options
-    _STATE["root"] = root
+def _init_worker(request: RunRequest) -> None:
+    _STATE["request"] = request
+    _STATE["rulesets"] = RuleSets(request.config, request.root)
 
 
 def _lint_one(job: tuple[str, str]) -> tuple[str, FileOutcome, str | None]:
     """(path, outcome, original text for diffs). Never raises."""
-    from trio_lint.engine import FileOutcome, lint_document
+    from trio_lint.engine import FileOutcome
 
     path_text, shown = job
-    config: LintConfig = _STATE["config"]  # type: ignore[assignment]
-    options: RunOptions = _STATE["options"]  # type: ignore[assignment]
-    rulesets: RuleSets = _STATE["rulesets"]  # type: ignore[assignment]
-    path = path_text
     try:
-        data = Path(path).read_bytes()
+        data = Path(path_text).read_bytes()
     except OSError as exc:
         return path_text, FileOutcome(diagnostics=[read_error(shown, exc)]), None
-    fix_mode = options.fix if (options.fix or options.diff) else None
-    if options.diff and fix_mode is None:
-        fix_mode = "safe"
+    return path_text, *_lint_bytes(path_text, shown, data)
+
+
+def _lint_bytes(path: str, shown: str, data: bytes) -> tuple[FileOutcome, str | None]:
+    """One document that `run` or `_run_stdin` read and prefiltered. Never raises."""
+    from trio_lint.engine import FileOutcome, lint_document
+
+    request: RunRequest = _STATE["request"]  # type: ignore[assignment]
+    rulesets: RuleSets = _STATE["rulesets"]  # type: ignore[assignment]
     try:
         outcome = lint_document(
             shown,
             data,
-            config,
+            request.config,
             rulesets.for_path(path),
-            fix=fix_mode,
-            want_edits=options.want_edits,
-            add_noqa=options.add_noqa,
-            prefiltered=True,  # run() read the file and checked it before queueing it
+            fix=request.fix.engine,
+            want_edits=request.want_edits,
+            add_noqa=request.add_noqa,
+            prefiltered=True,  # the caller read the bytes and checked them before queueing
         )
     except Exception as exc:  # an engine bug: report it on the file, keep the run going
         diagnostic = read_error(shown, OSError(f"internal error: {type(exc).__name__}: {exc}"))
@@ -150,9 +144,9 @@ def _lint_one(job: tuple[str, str]) -> tuple[str, FileOutcome, str | None]:
             diagnostics=[replace(diagnostic, code="PTR903", name="internal-error")]
         )
     original = None
-    if outcome.new_bytes is not None and options.diff:
+    if outcome.new_bytes is not None and request.diff:
         original = data.decode("utf-8", "replace")
-    return path_text, outcome, original
+    return outcome, original
 
 
 def _use_cached(result: RunResult, cached: Cached | object, path: str, cwd: str) -> None:
@@ -179,25 +173,25 @@ def write_atomic(path: Path, data: bytes) -> None:
 
 
 def _lint_all(
-    jobs: list[tuple[str, str]], config: LintConfig, root: Path, options: RunOptions
+    jobs: list[tuple[str, str]], request: RunRequest
 ) -> list[tuple[str, FileOutcome, str | None]]:
     """Lint what the cache could not answer; in a process pool when there are enough files."""
     if not jobs:
         return []
-    workers = options.jobs or os.cpu_count() or 1
+    workers = request.jobs or os.cpu_count() or 1
     if len(jobs) >= POOL_MIN_FILES and workers > 1:
         from concurrent.futures import ProcessPoolExecutor
         from concurrent.futures.process import BrokenProcessPool
 
         try:
             with ProcessPoolExecutor(
-                max_workers=workers, initializer=_init_worker, initargs=(config, root, options)
+                max_workers=workers, initializer=_init_worker, initargs=(request,)
             ) as pool:
                 chunk = max(1, len(jobs) // (workers * 4))
                 return list(pool.map(_lint_one, jobs, chunksize=chunk))
         except BrokenProcessPool:
             pass  # a worker died (e.g. killed for memory): redo the files in this process
-    _init_worker(config, root, options)
+    _init_worker(request)
     return [_lint_one(job) for job in jobs]
 
 
@@ -214,18 +208,79 @@ def _unified_diff(before: str, after: str, shown: str) -> str:
     )
 
 
-def run(
-    files: Sequence[str],
-    config: LintConfig,
-    root: Path,
-    options: RunOptions,
-    cache_dir: Path | None = None,
-) -> RunResult:
+def execute(request: RunRequest) -> RunResult:
+    """The one entry of a run: files and directories, or standard input as a one-file job.
+    Raises FileNotFoundError for a named path that does not exist."""
+    if isinstance(request.sources, StdinSource):
+        return _run_stdin(request, request.sources)
+    from trio_lint.discovery import discover
+
+    found = discover(
+        list(request.sources.paths),
+        request.config,
+        request.root,
+        force_exclude=request.force_exclude,
+    )
+    return run(found.files, request, cache_dir=request.root / request.config.cache_dir)
+
+
+def _run_stdin(request: RunRequest, source: StdinSource) -> RunResult:
+    """Standard input: the same per-document path as a file (`_lint_bytes`), never cached; fixed
+    code is returned for stdout instead of written, a diff is made against the input."""
+    result = RunResult(files_seen=1)
+    if request.writes:
+        result.stdin_output = source.data
+    if request.force_exclude and source.name != STDIN_NAME:
+        from trio_lint.discovery import Walker
+
+        if Walker(request.config, request.root).excluded(source.name, is_dir=False):
+            return result
+    if not mentions_sdk(source.data, request.config):
+        return result
+    _init_worker(request)
+    outcome, original = _lint_bytes(source.name, source.name, source.data)
+    _collect(result, request, outcome, path=None, shown=source.name, original=original)
+    result.diagnostics.sort(key=Diagnostic.sort_key)
+    return result
+
+
+def _collect(
+    result: RunResult,
+    request: RunRequest,
+    outcome: FileOutcome,
+    *,
+    path: str | None,
+    shown: str,
+    original: str | None,
+) -> None:
+    """Add one document's outcome: diagnostics, what was fixed, and the fixed bytes as a diff,
+    as stdout (standard input: `path` is None) or written to the file."""
+    result.files_linted += 1
+    result.diagnostics.extend(outcome.diagnostics)
+    if outcome.new_bytes is None:
+        return
+    result.fixed.extend(outcome.fixed)
+    result.files_changed += 1
+    if request.diff:
+        after = outcome.new_bytes.decode("utf-8", "replace")
+        result.diffs.append(_unified_diff(original or "", after, shown))
+    elif path is None:
+        result.stdin_output = outcome.new_bytes
+    else:
+        try:
+            write_atomic(Path(path), outcome.new_bytes)
+        except OSError as exc:
+            result.diagnostics.append(read_error(shown, exc))
+
+
+def run(files: Sequence[str], request: RunRequest, cache_dir: Path | None = None) -> RunResult:
+    """The named files (already discovered) of a run."""
+    config = request.config
     result = RunResult(files_seen=len(files))
-    changing = bool(options.fix or options.diff or options.add_noqa)
+    changing = request.fix is not FixMode.NONE or request.diff or request.add_noqa
     cache = None
-    if options.use_cache and not changing and cache_dir is not None:
-        cache = Cache(cache_dir, settings_key(config, want_edits=options.want_edits))
+    if request.use_cache and not changing and cache_dir is not None:
+        cache = Cache(cache_dir, settings_key(config, want_edits=request.want_edits))
     jobs: list[tuple[str, str]] = []
     pending: dict[str, tuple[str, os.stat_result]] = {}  # path -> (digest, stat) to cache
     cwd = os.getcwd()
@@ -259,26 +314,13 @@ def run(
             pending[path] = (digest, stat)
         jobs.append((path, display_path(path, cwd)))
 
-    for path_text, outcome, original in _lint_all(jobs, config, root, options):
-        result.files_linted += 1
-        result.diagnostics.extend(outcome.diagnostics)
+    for path_text, outcome, original in _lint_all(jobs, request):
         stable = not any(d.code in UNSTABLE_CODES for d in outcome.diagnostics)
         if cache is not None and path_text in pending and stable:
             digest, stat = pending[path_text]
             cache.put(path_text, digest, stat, outcome.diagnostics)
-        if outcome.new_bytes is None:
-            continue
-        result.fixed.extend(outcome.fixed)
-        result.files_changed += 1
         shown = display_path(path_text, cwd)
-        if options.diff:
-            after = outcome.new_bytes.decode("utf-8", "replace")
-            result.diffs.append(_unified_diff(original or "", after, shown))
-        else:
-            try:
-                write_atomic(Path(path_text), outcome.new_bytes)
-            except OSError as exc:
-                result.diagnostics.append(read_error(shown, exc))
+        _collect(result, request, outcome, path=path_text, shown=shown, original=original)
     if cache is not None:
         cache.save()
     result.diagnostics.sort(key=Diagnostic.sort_key)
