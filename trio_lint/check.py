@@ -118,6 +118,26 @@ def check_tree(
                 table[key] = [h for h in handlers if h[1] != code]
 
     function_stack = ctx.function_stack
+    # Per node class, the fields that may hold child nodes; a child whose class has none and no
+    # hook (names, constants, operators, contexts: about half the nodes) is never pushed.
+    fields_of: dict[type, tuple[str, ...]] = {}
+    skip: dict[type, bool] = {}
+
+    def skippable(node_class: type) -> bool:
+        if not issubclass(node_class, ast.AST):
+            skip[node_class] = True  # a name list (`global a, b`) or a scalar
+            return True
+        fields = fields_of.get(node_class)
+        if fields is None:
+            fields = fields_of[node_class] = _child_fields(node_class)
+        found = skip[node_class] = (
+            not fields
+            and node_class not in visit
+            and node_class not in leave
+            and node_class not in _FUNCTION_CLASSES
+        )
+        return found
+
     stack: list = [tree]
     pop, push = stack.pop, stack.append
     leave_marker = _Leave
@@ -147,14 +167,26 @@ def check_tree(
             push(leave_marker(node))
             if is_function:
                 function_stack.append(node)
-        for field in _child_fields(node_class):
+        fields = fields_of.get(node_class)
+        if fields is None:
+            fields = fields_of[node_class] = _child_fields(node_class)
+        for field in fields:
             value = getattr(node, field, None)
             if value.__class__ is list:
                 for child in reversed(value):
-                    if isinstance(child, ast.AST):
+                    child_class = child.__class__
+                    skipped = skip.get(child_class)
+                    if skipped is None:
+                        skipped = skippable(child_class)
+                    if not skipped:
                         push(child)
-            elif isinstance(value, ast.AST):
-                push(value)
+            elif value is not None:
+                child_class = value.__class__
+                skipped = skip.get(child_class)
+                if skipped is None:
+                    skipped = skippable(child_class)
+                if not skipped:
+                    push(value)
     for instance in instances:
         if instance.code in crashed:
             continue

@@ -856,10 +856,39 @@ _FILTERED_QUERIES = (
 # The pass that records bindings and which binding each read sees
 
 
+# Fields that never hold a node, and node classes without children: `ast.NodeVisitor` looks at
+# each of them for every node; the pass below skips them (same visiting order otherwise).
+_SCALAR_FIELDS = frozenset(
+    {"ctx", "id", "attr", "arg", "type_comment", "kind", "level", "module", "conversion"}
+    | {"is_async", "simple", "tag", "op", "ops"}
+)
+
+
 class _Pass(ast.NodeVisitor):
     def __init__(self, model: SemanticModel) -> None:
         self.m = model
         self.scope = model.module_scope
+        # Node class -> its bound `visit_X` (or generic_visit), looked up once per class.
+        self._hooks: dict[type, Any] = {}
+
+    def visit(self, node: ast.AST) -> None:
+        hook = self._hooks.get(node.__class__)
+        if hook is None:
+            hook = self._hooks[node.__class__] = getattr(
+                self, "visit_" + node.__class__.__name__, self.generic_visit
+            )
+        hook(node)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        visit = self.visit
+        for name in _fields(node.__class__):
+            value = getattr(node, name, None)
+            if value.__class__ is list:
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        visit(item)
+            elif isinstance(value, ast.AST):
+                visit(value)
 
     # ---- scopes --------------------------------------------------------------------------------
 
@@ -1179,6 +1208,15 @@ class _Pass(ast.NodeVisitor):
             self.scope.bind(name, _UNKNOWN)
 
     visit_Nonlocal = visit_Global
+
+
+@functools.cache
+def _fields(node_class: type) -> tuple[str, ...]:
+    """The fields of a node class that may hold nodes the pass has a use for (operators and
+    expression contexts have no `visit_X` here and no children)."""
+    if node_class is ast.Constant:
+        return ()
+    return tuple(f for f in node_class._fields if f not in _SCALAR_FIELDS)
 
 
 _PASS_RECURSION_LIMIT = 20_000
