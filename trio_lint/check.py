@@ -101,10 +101,18 @@ def check_tree(
     leave: dict[type[ast.AST], list[Handler]] = {}
     instances = []
     contexts = {flag: ctx.for_rule(flag) for flag in (False, True)}
+    grouped: set[tuple[str, type[ast.AST], str]] = set()
     for rule in rules:
+        if not rule.wanted(model):
+            continue
         instance = rule(contexts[rule.pytrio_only])
         instances.append(instance)
         for node_class, attr, leaving in rule_hooks(rule):
+            if rule.hook_group is not None:
+                key = (rule.hook_group, node_class, attr)
+                if key in grouped:
+                    continue  # the group's first rule serves this hook (`Rule.hook_group`)
+                grouped.add(key)
             table = leave if leaving else visit
             table.setdefault(node_class, []).append((getattr(instance, attr), rule.code))
     crashed: set[str] = set()

@@ -387,6 +387,9 @@ class _State:
     attributes: dict[int, Issue | None] = field(default_factory=dict)
     imports: dict[int, list[Issue]] = field(default_factory=dict)
     called: set[int] = field(default_factory=set)  # ids of `Attribute` nodes that are callees
+    # The selected conformance rules of the unit by code: the one whose hooks are called reports
+    # each issue through the rule that owns its code.
+    rules: dict[str, ConformanceRule] = field(default_factory=dict)
 
 
 def state_of(ctx: LintContext) -> _State:
@@ -435,18 +438,23 @@ def issues_of_import(state: _State, ctx: LintContext, node: ast.ImportFrom) -> l
 
 class ConformanceRule(Rule):
     """A rule reporting the issues of calls (keywords, positional counts) that `code_of` gives its
-    code. The analysis is shared: the first of the eight rules to visit a node computes its
-    issues, the others read them. Subclasses say how one issue is reported (message, advice,
+    code. The analysis is shared: the eight rules are one hook group (`Rule.hook_group`), so the
+    first selected one visits each node once and hands every issue to the rule owning its code. Subclasses say how one issue is reported (message, advice,
     fix) in `report_issue`."""
+
+    hook_group = __name__
 
     def __init__(self, ctx: LintContext) -> None:
         super().__init__(ctx)
         self.state = state_of(ctx)  # a rule instance lives for one unit, like the state
+        self.state.rules[self.code] = self
 
     def visit_Call(self, node: ast.Call) -> None:
+        rules = self.state.rules
         for issue in issues_of_call(self.state, self.ctx, node):
-            if code_of(issue) == self.code:
-                self.report_issue(issue, node)
+            rule = rules.get(code_of(issue))
+            if rule is not None:
+                rule.report_issue(issue, node)
 
     def report_issue(self, issue: Issue, node: ast.AST) -> None:
         """Report one of this rule's issues; `node` is the visited node (the `ast.Call` for
@@ -460,13 +468,17 @@ class ConformanceNameRule(ConformanceRule):
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         issue = issue_of_attribute(self.state, self.ctx, node)
-        if issue is not None and code_of(issue) == self.code:
-            self.report_issue(issue, node)
+        if issue is not None:
+            rule = self.state.rules.get(code_of(issue))
+            if rule is not None:
+                rule.report_issue(issue, node)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        rules = self.state.rules
         for issue in issues_of_import(self.state, self.ctx, node):
-            if code_of(issue) == self.code:
-                self.report_issue(issue, node)
+            rule = rules.get(code_of(issue))
+            if rule is not None:
+                rule.report_issue(issue, node)
 
 
 def code_of(issue: Issue) -> str:

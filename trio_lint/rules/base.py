@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     import libcst as cst
 
     from trio_lint.semantics.context import LintContext
-    from trio_lint.semantics.model import ModelView
+    from trio_lint.semantics.model import ModelView, SemanticModel
 
 __all__ = [
     "CstTransform",
@@ -89,6 +89,10 @@ class Rule:
     # SDK versions the rule applies to: min_sdk <= target-version < max_sdk (None: unbounded).
     min_sdk: ClassVar[str | None] = None
     max_sdk: ClassVar[str | None] = None
+    # Rules that report the findings of one shared analysis (the conformance rules): only the
+    # first selected rule of a group has its hooks called, and it reports for the whole group,
+    # so each node is dispatched once rather than once per rule.
+    hook_group: ClassVar[str | None] = None
     # ruff-style documentation: What it does / Why is this bad? / Fix safety / References (public:
     # "pytrio 0.2.9: pytrio.X" or a URL). Example and "Use instead" are rendered from INVALID[0] and
     # VALID[0] (`trio_lint.explain.rule_doc`).
@@ -110,6 +114,12 @@ class Rule:
         if cls.min_sdk is not None and version < _version_tuple(cls.min_sdk):
             return False
         return not (cls.max_sdk is not None and version >= _version_tuple(cls.max_sdk))
+
+    @classmethod
+    def wanted(cls, model: SemanticModel) -> bool:
+        """False when the unit cannot hold a finding of this rule whatever the walk meets (the
+        rule is then neither made nor walked): a cheap, exact test on the model's pass."""
+        return True
 
     def report(
         self,

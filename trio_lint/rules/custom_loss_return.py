@@ -139,7 +139,7 @@ nothing.
         self._checked: set[int] = set()
 
     def visit_Call(self, node: ast.Call) -> None:
-        found = self.model.client_call(node)
+        found = self.model.client_call(node, methods=_METHODS)
         if found is None or found[1] not in _METHODS:
             return
         loss = argument(node, 1, "loss_fn")

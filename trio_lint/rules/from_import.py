@@ -110,6 +110,12 @@ star imports, function-level imports, or names listed in `__all__` (a re-export)
         self.exported: set[str] = set()
         self.classes = 0
 
+    @classmethod
+    def wanted(cls, model) -> bool:
+        # Without a `from pytrio import ...` there is nothing to report, and this rule would
+        # otherwise visit every name of the unit.
+        return not model.from_modules.isdisjoint(_FLAGGED_MODULES)
+
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         self.classes += 1
 

@@ -106,7 +106,7 @@ have no fix.
     )
 
     def visit_Call(self, node: ast.Call) -> None:
-        found = self.model.client_call(node)
+        found = self.model.client_call(node, methods=_METHODS)
         if found is None or found[0] is not Kind.TRAINING_CLIENT or found[1] not in _METHODS:
             return
         name = argument(node, 0, "name")

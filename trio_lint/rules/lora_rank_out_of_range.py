@@ -74,7 +74,7 @@ No fix: the rank is a modelling choice.
     )
 
     def visit_Call(self, node: ast.Call) -> None:
-        found = self.model.client_call(node)
+        found = self.model.client_call(node, methods=_METHODS)
         if found is None or found[0] is not Kind.SERVICE_CLIENT or found[1] not in _METHODS:
             return
         rank_expr = argument(node, 1, "rank")

@@ -160,7 +160,7 @@ No fix: the advantages have to be rebuilt with the mask.
         self._info: list[ast.Call] = []  # Datums with both `advantages` and `weights`
 
     def visit_Call(self, node: ast.Call) -> None:
-        found = self.model.client_call(node)
+        found = self.model.client_call(node, methods=_METHODS)
         if found is not None and found[0] is Kind.TRAINING_CLIENT and found[1] in _METHODS:
             loss = argument(node, 1, "loss_fn")
             data = argument(node, 0, "data")

@@ -81,7 +81,7 @@ No fix: which base model the weights belong to is not visible here.
     )
 
     def visit_Call(self, node: ast.Call) -> None:
-        found = self.model.client_call(node)
+        found = self.model.client_call(node, methods=_METHODS)
         if found is None or found[0] is not Kind.SERVICE_CLIENT or found[1] not in _METHODS:
             return
         if argument(node, 0, "base_model") is None and not has_splat(node):

@@ -151,7 +151,7 @@ the same fields. Otherwise no fix (an unknown key would fail either way; PTR203 
     )
 
     def visit_Call(self, node: ast.Call) -> None:
-        found = self.model.client_call(node)
+        found = self.model.client_call(node, methods=("sample", "sample_async"))
         if found is None or found[0] is not Kind.SAMPLING_CLIENT:
             return
         if found[1] not in ("sample", "sample_async"):

@@ -128,7 +128,7 @@ the fix is unsafe.
     )
 
     def visit_Call(self, node: ast.Call) -> None:
-        found = self.model.client_call(node)
+        found = self.model.client_call(node, methods=_METHODS)
         if found is None or found[0] is not Kind.SERVICE_CLIENT or found[1] not in _METHODS:
             return
         if keyword(node, "train_unembed") is None and len(node.args) < 6 and not has_splat(node):

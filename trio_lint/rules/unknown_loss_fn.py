@@ -82,7 +82,7 @@ No fix: choosing a loss changes the training objective.
     )
 
     def visit_Call(self, node: ast.Call) -> None:
-        found = self.model.client_call(node)
+        found = self.model.client_call(node, methods=_METHODS)
         if found is None or found[0] is not Kind.TRAINING_CLIENT or found[1] not in _METHODS:
             return
         expr = argument(node, 1, "loss_fn")

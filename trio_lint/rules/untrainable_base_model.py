@@ -107,7 +107,7 @@ No fix: the model is the author's choice.
     def visit_Call(self, node: ast.Call) -> None:
         if not self.ctx.config.trainable_models:
             return
-        found = self.model.client_call(node)
+        found = self.model.client_call(node, methods=_METHODS)
         if found is None or found[0] is not Kind.SERVICE_CLIENT or found[1] not in _METHODS:
             return
         expr = argument(node, 0, "base_model")

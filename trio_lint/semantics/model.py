@@ -51,7 +51,7 @@ from __future__ import annotations
 import ast
 import functools
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -197,7 +197,9 @@ class SemanticModel:
         self._origins: set[str] = set()  # SDK roots imported at module level (and by the seed)
         self._other_only = False
         self._views: dict[bool, ModelView] = {}
-        self._qualnames: dict[int, tuple[str, str] | None] = {}
+        self._qualnames: dict[int, tuple[str, str] | None] = {}  # normalized
+        # Modules named by `from X import ...` statements anywhere in the unit (`wanted` tests).
+        self.from_modules: set[str] = set()
         self._client_calls: dict[int, tuple[Kind, str] | None] = {}
         # Analyses derived from the model that several rules share, keyed by the module that
         # derives them (the conformance rules' issues): per unit, like the model.
@@ -255,13 +257,15 @@ class SemanticModel:
         if key in self._qualnames:
             found = self._qualnames[key]
         else:
-            found = self._qualnames[key] = self._qualified(expr, 0)
+            found = self._qualified(expr, 0)
+            if found is not None:
+                found = (normalize(found[0]), found[1])
+            self._qualnames[key] = found
         if found is None:
             return None
-        qualname, origin = found
-        if pytrio_only and origin != CANONICAL_ROOT:
+        if pytrio_only and found[1] != CANONICAL_ROOT:
             return None
-        return normalize(qualname)
+        return found[0]
 
     def _qualified(self, expr: ast.AST | None, depth: int) -> tuple[str, str] | None:
         if isinstance(expr, ast.Name):
@@ -316,13 +320,23 @@ class SemanticModel:
         typ = self.type_of(expr, pytrio_only=pytrio_only)
         return typ.kind if typ is not None else None
 
-    def client_call(self, call: ast.Call, *, pytrio_only: bool = False) -> tuple[Kind, str] | None:
+    def client_call(
+        self,
+        call: ast.Call,
+        *,
+        pytrio_only: bool = False,
+        methods: Container[str] | None = None,
+    ) -> tuple[Kind, str] | None:
         """For `recv.m(...)` on a PyTRIO client: (client kind, method name), else None.
-        Unknown receivers count only for the distinctive method names."""
-        if self._hidden(pytrio_only):
-            return None
+        Unknown receivers count only for the distinctive method names. `methods`: the names the
+        caller cares about (any other call answers None before any inference: most calls of a
+        unit are `print`, `len`, `range`...)."""
         func = call.func
         if not isinstance(func, ast.Attribute):
+            return None
+        if methods is not None and func.attr not in methods:
+            return None
+        if self._hidden(pytrio_only):
             return None
         key = id(call)
         if key in self._client_calls:
@@ -838,7 +852,9 @@ class ModelView:
         def import_binding(self, name: ast.Name) -> Binding | None: ...
         def type_of(self, expr: ast.AST | None) -> SdkType | None: ...
         def kind_of(self, expr: ast.AST | None) -> Kind | None: ...
-        def client_call(self, call: ast.Call) -> tuple[Kind, str] | None: ...
+        def client_call(
+            self, call: ast.Call, *, methods: Container[str] | None = None
+        ) -> tuple[Kind, str] | None: ...
 
 
 _FILTERED_QUERIES = (
@@ -1190,6 +1206,8 @@ class _Pass(ast.NodeVisitor):
         self._import(node)
 
     def _import(self, node: ast.Import | ast.ImportFrom) -> None:
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            self.m.from_modules.add(node.module)
         sdk = dict(bindings_of_import(node, self.m.sdk_modules))
         for alias in node.names:
             local = alias.asname or alias.name.partition(".")[0]
