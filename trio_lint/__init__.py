@@ -61,8 +61,9 @@ def lint_source(
     """Lint one source text. `path` decides the kind (.py, .pyi, .ipynb JSON, .md) and is reported.
     `config` is a LintConfig or a [tool.trio-lint]-style dict; None uses the defaults. `root` (the
     project directory) makes `per-file-ignores` apply to `path`; `edits=True` fills each fix's
-    text edits (a libcst pass per fix). Never raises for bad input: unparsable code yields a
-    PTR900 diagnostic."""
+    text edits (one libcst pass over the document, and libcst's import when a finding has a fix;
+    without it linting never imports libcst). Never raises for bad input: unparsable code yields
+    a PTR900 diagnostic."""
     from trio_lint.engine import lint_document
 
     settings = _config(config)
