@@ -291,3 +291,37 @@ def test_unannotated_parameters_take_the_type_every_call_site_passes() -> None:
         "model": None,  # a TrainingClient at one call site, a torch module at the other
         "training": None,  # one call site passes something unknown
     }
+
+
+def test_training_data_and_outputs_hold_tensor_data() -> None:
+    found = types_in(
+        """
+        import numpy as np
+        import pytrio as trio
+        train = trio.ServiceClient().create_lora_training_client(base_model="m")
+        inputs = {"weights": np.ones(3)}
+        datum = trio.Datum(model_input=trio.ModelInput.from_ints([1, 2, 3]), loss_fn_inputs=inputs)
+        data = [datum]
+        fb = train.forward_backward(data, "cross_entropy").result()
+        datum  # ?
+        datum.loss_fn_inputs  # ?
+        datum.loss_fn_inputs["weights"]  # ?
+        data[0].loss_fn_inputs["weights"]  # ?
+        inputs["weights"]  # ?
+        fb.loss_fn_outputs  # ?
+        fb.loss_fn_outputs[0]["logprobs"]  # ?
+        [o["logprobs"] for o in fb.loss_fn_outputs]  # ?
+        [o["logprobs"].to_numpy() for o in fb.loss_fn_outputs]  # ?
+        """
+    )
+    assert found == {
+        "datum": "Datum",
+        "datum.loss_fn_inputs": "dict[str, TensorData]",
+        "datum.loss_fn_inputs['weights']": "TensorData",
+        "data[0].loss_fn_inputs['weights']": "TensorData",
+        "inputs['weights']": None,  # the user's own dict stays the user's
+        "fb.loss_fn_outputs": "list[dict[str, TensorData]]",
+        "fb.loss_fn_outputs[0]['logprobs']": "TensorData",
+        "[o['logprobs'] for o in fb.loss_fn_outputs]": "list[TensorData]",
+        "[o['logprobs'].to_numpy() for o in fb.loss_fn_outputs]": None,
+    }

@@ -59,7 +59,7 @@ from trio_lint.semantics.names import CANONICAL_ROOT, Binding, bindings_of_impor
 from trio_lint.semantics.receivers import (
     ATTRIBUTES,
     CLASS_KINDS,
-    CLIENT_KINDS,
+    CONSTRUCTED_KINDS,
     DISTINCTIVE_METHODS,
     Kind,
     SdkType,
@@ -538,6 +538,8 @@ class SemanticModel:
             base = self.type_of(expr.value)
             if base is not None and base.kind is Kind.LIST:
                 return base if isinstance(expr.slice, ast.Slice) else base.of
+            if base is not None and base.kind is Kind.TENSOR_DICT:
+                return None if isinstance(expr.slice, ast.Slice) else SdkType(Kind.TENSOR_DATA)
             return None
         if isinstance(expr, ast.List | ast.ListComp):
             elements = [expr.elt] if isinstance(expr, ast.ListComp) else expr.elts
@@ -613,7 +615,7 @@ class SemanticModel:
         symbol = self.sdk_symbol(func)
         if symbol is not None:
             kind = CLASS_KINDS.get(symbol)
-            return SdkType(kind) if kind is not None and kind in CLIENT_KINDS else None
+            return SdkType(kind) if kind is not None and kind in CONSTRUCTED_KINDS else None
         if not isinstance(func, ast.Attribute):
             return self._returned_type(call)
         name = func.attr

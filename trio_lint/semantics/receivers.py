@@ -28,6 +28,7 @@ __all__ = [
     "ATTRIBUTES",
     "CLASS_KINDS",
     "CLIENT_KINDS",
+    "CONSTRUCTED_KINDS",
     "DISTINCTIVE_METHODS",
     "FUTURE_KINDS",
     "Kind",
@@ -65,6 +66,11 @@ class Kind(StrEnum):
     MODEL_LIST = "list[str]"
     SERVER_CAPABILITIES = "GetServerCapabilitiesResponse"
     NONE = "None"
+    # Training data: a Datum, its `loss_fn_inputs` and a result's `loss_fn_outputs[i]` (both
+    # `dict[str, TensorData]` once the SDK built them), and the TensorData values they hold.
+    DATUM = "Datum"
+    TENSOR_DICT = "dict[str, TensorData]"
+    TENSOR_DATA = "TensorData"
 
 
 CLIENT_KINDS = frozenset(
@@ -121,6 +127,8 @@ CLASS_KINDS: dict[str, Kind] = {
     "APIFuture": Kind.API_FUTURE,
     "SampleSequence": Kind.SAMPLE_SEQUENCE,
     "Checkpoint": Kind.CHECKPOINT,
+    "Datum": Kind.DATUM,
+    "TensorData": Kind.TENSOR_DATA,
     **{name: kind for name, kind in _RESULT_NAMES.items() if name[0].isupper()},
 }
 
@@ -189,4 +197,11 @@ ATTRIBUTES: dict[tuple[Kind, str], SdkType] = {
     (Kind.OPTIM_STEP_RESPONSE, "metrics"): SdkType(Kind.METRICS, origin="optim_step"),
     (Kind.SAMPLE_RESPONSE, "sequences"): SdkType(Kind.LIST, SdkType(Kind.SAMPLE_SEQUENCE)),
     (Kind.CHECKPOINTS_LIST_RESPONSE, "checkpoints"): SdkType(Kind.LIST, SdkType(Kind.CHECKPOINT)),
+    (Kind.FORWARD_BACKWARD_OUTPUT, "loss_fn_outputs"): SdkType(
+        Kind.LIST, SdkType(Kind.TENSOR_DICT)
+    ),
+    (Kind.DATUM, "loss_fn_inputs"): SdkType(Kind.TENSOR_DICT),
 }
+# Values built by calling an SDK class (besides clients): `trio.Datum(...)` converts its
+# `loss_fn_inputs` to TensorData, so what it holds is known from the constructor alone.
+CONSTRUCTED_KINDS = frozenset({*CLIENT_KINDS, Kind.DATUM, Kind.TENSOR_DATA})

@@ -1,0 +1,398 @@
+"""PTR311 tensor-data-as-array: a `TensorData` (a result's `loss_fn_outputs[i][key]`, a Datum's
+`loss_fn_inputs[key]`) handed to numpy, torch or a builtin as if it were an array or a list."""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from trio_lint.diagnostics import Applicability, Severity
+from trio_lint.rules.base import Fix, Invalid, NodeEdit, Rule, Valid, edit, unsafe_fix
+from trio_lint.semantics.receivers import Kind
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+_NUMPY = frozenset({"np", "numpy"})
+# What each call does with a TensorData (pytrio 0.2.9, numpy 2, torch 2.x; observed).
+_NUMPY_ARRAYS = frozenset({"asarray", "array", "asanyarray", "ascontiguousarray"})
+_NUMPY_JOINS = frozenset({"concatenate", "stack", "vstack", "hstack"})
+_TORCH_TENSORS = frozenset({"tensor", "as_tensor", "Tensor", "FloatTensor", "LongTensor"})
+_TORCH_JOINS = frozenset({"cat", "stack"})
+_FIELD_PAIRS = frozenset({"list", "tuple", "sorted", "min", "max"})
+# Nodes a fix can append `.to_numpy()` to without parentheses (libcst has the same class names).
+_WRAPPABLE = (ast.Name, ast.Attribute, ast.Subscript, ast.Call)
+
+
+def _dotted(expr: ast.expr) -> str | None:
+    if isinstance(expr, ast.Name):
+        return expr.id
+    if isinstance(expr, ast.Attribute):
+        base = _dotted(expr.value)
+        return f"{base}.{expr.attr}" if base is not None else None
+    return None
+
+
+def _to_numpy(node: cst.CSTNode) -> cst.CSTNode:
+    import libcst as cst
+
+    return cst.Call(func=cst.Attribute(value=node, attr=cst.Name("to_numpy")))  # type: ignore[arg-type]
+
+
+def _call_to_numpy(node: cst.CSTNode) -> cst.CSTNode:
+    """`np.asarray(td)` -> `td.to_numpy()` (a fresh C-contiguous array, what the call would give
+    for the array the TensorData holds)."""
+    import libcst as cst
+
+    assert isinstance(node, cst.Call)
+    return _to_numpy(node.args[0].value)
+
+
+def _short(expr: ast.expr) -> str:
+    text = ast.unparse(expr)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+class TensorDataAsArray(Rule):
+    code = "PTR311"
+    name = "tensor-data-as-array"
+    message = (
+        "`{expr}` is a pytrio `TensorData`, not an array or a list: {effect}; "
+        "convert it with `.to_numpy()` (or `.tolist()` for a flat list)"
+    )
+    severity = Severity.ERROR
+    fix_safety = Applicability.UNSAFE
+    pytrio_only = True
+    min_sdk = "0.2"
+    doc = """
+## What it does
+Flags a `TensorData` used as if it were an array or a list: passed to `np.asarray`,
+`np.array`, `np.asanyarray`, `np.ascontiguousarray`, `torch.tensor`, `torch.as_tensor`,
+`torch.Tensor`, `torch.FloatTensor`, `torch.LongTensor`, `torch.from_numpy`, `list`, `tuple`,
+`sorted`, `min`, `max` or `sum`; joined by `np.concatenate`, `np.stack`, `np.vstack`,
+`np.hstack`, `torch.cat` or `torch.stack`; or indexed (`td[0]`, `td[1:]`). The values it knows
+to be `TensorData` are those the SDK made: `result.loss_fn_outputs[i][key]` of a
+`forward`/`forward_backward` result (also through a loop over `result.loss_fn_outputs`) and
+`datum.loss_fn_inputs[key]` of a `Datum` (also in a loop over a list of Datums). A dict or array
+your code built before passing it to `Datum` is not flagged.
+
+## Why is this bad?
+`TensorData` is a pydantic model (`data`, `dtype`, `shape`), not an array: the SDK converts every
+`loss_fn_inputs` value (list, numpy array, torch tensor) to one when the `Datum` is built, and
+every value of `loss_fn_outputs[i]` is one. numpy wraps it in a zero-dimensional `object` array
+(`np.concatenate` of those raises `ValueError: zero-dimensional arrays cannot be concatenated`,
+`.sum()` gives back the `TensorData`, `* 2` raises `TypeError`; `np.stack` gives an `object`
+array); the torch constructors and joins raise (`Could not infer dtype of TensorData`);
+iterating it yields its field pairs `('data', [...])`, `('dtype', ...)`, `('shape', [...])`, so
+`list`/`tuple`/`sorted`/`min`/`max` give those silently and `sum` raises `TypeError`; indexing
+raises `TypeError` (not subscriptable). `len(td)` does work (the number of values).
+`td.to_numpy()` gives the numpy array with the declared dtype (`float32` or `int64`) and shape,
+`td.tolist()` the flat list of values.
+
+## Fix safety
+An unsafe fix: a numpy conversion of a `TensorData` becomes `td.to_numpy()` (with other arguments,
+`np.asarray(td.to_numpy(), ...)`), a torch constructor gets `td.to_numpy()` as its argument, and
+each `TensorData` joined by `np.concatenate`/`np.stack`/`np.vstack`/`np.hstack` gets
+`.to_numpy()`. The result is the array the `TensorData` holds, `float32` or `int64` where a list
+of Python floats would have given `float64`. `list`, `sum`, indexing and the torch joins get no
+fix: whether a flat list (`tolist()`) or an array is meant is the author's call.
+
+## References
+- pytrio 0.2.9: `pytrio.types.TensorData` (`to_numpy`, `tolist`)
+- pytrio 0.2.9: `pytrio.Datum` (`loss_fn_inputs`)
+- pytrio 0.2.9: `pytrio.types.ForwardBackwardOutput` (`loss_fn_outputs`)
+"""
+    evidence = """
+- pytrio 0.2.0-0.2.9 `types/forward/tensor_data.py`: `class TensorData(BaseModel)` with `data`,
+  `dtype`, `shape`, `to_numpy()`, `tolist()`, `__len__`; no `__array__`, `__getitem__` or
+  `to_torch` (0.1.12-0.2.9 all have `to_numpy` and `tolist`, pytrio_facts/api_versions.json).
+  `types/forward/datum.py`: `loss_fn_inputs: dict[str, TensorData]`, `convert_tensordata`
+  runs `TensorData.model_validate` on every value (0.1.x typed it `TensorData | Any`: min_sdk 0.2).
+  `types/forward/loss_fn_output.py`: `LossFnOutput = dict[str, TensorData]`;
+  `client/adapters/training.py` builds every output with `TensorData.from_numpy`.
+- Observed on the installed 0.2.9 with numpy/torch 2.13: `np.asarray(td)` -> shape (), dtype
+  object; `np.asarray(td, dtype=np.float32)` TypeError; `np.concatenate([np.asarray(td)])`
+  ValueError zero-dimensional; `np.asarray(td).sum()` returns the TensorData; `* 2` TypeError;
+  `np.stack`/`vstack`/`hstack` object arrays; `torch.tensor`/`as_tensor` RuntimeError "Could not
+  infer dtype of TensorData"; `torch.Tensor`/`FloatTensor`/`LongTensor` TypeError;
+  `torch.from_numpy`, `torch.cat`, `torch.stack` TypeError; `list`/`tuple`/`sorted` -> field
+  pairs, `min`/`max` -> a field pair, `sum` TypeError, `float` TypeError, `td[0]` TypeError,
+  `len(td)` == len(td.data).
+- Real code: two public SFT scripts compute the eval loss with
+  `np.concatenate([np.asarray(x["logprobs"]) for x in result.loss_fn_outputs])`.
+"""
+    VALID = (
+        Valid(
+            "import numpy as np\n"
+            "import pytrio as trio\n"
+            "def nll(train: trio.TrainingClient, batch: list):\n"
+            "    result = train.forward_backward(batch, 'cross_entropy').result()\n"
+            "    logprobs = [x['logprobs'].to_numpy() for x in result.loss_fn_outputs]\n"
+            "    return -np.concatenate(logprobs).sum()\n"
+        ),
+        Valid(
+            "import numpy as np\n"
+            "import pytrio as trio\n"
+            "def build(tokens: list[int], weights: list[float]):\n"
+            "    inputs = {'target_tokens': np.asarray(tokens[1:]), 'weights': weights[1:]}\n"
+            "    datum = trio.Datum(model_input=trio.ModelInput.from_ints(tokens[:-1]),\n"
+            "                       loss_fn_inputs=inputs)\n"
+            "    return datum, np.asarray(inputs['weights']).sum(), list(inputs['weights'])\n"
+        ),
+        Valid(
+            "import numpy as np\n"
+            "import torch\n"
+            "import pytrio as trio\n"
+            "def totals(train: trio.TrainingClient, data: list):\n"
+            "    out = train.forward(data, 'cross_entropy').result()\n"
+            "    lp = [torch.tensor(o['logprobs'].tolist()) for o in out.loss_fn_outputs]\n"
+            "    w = np.concatenate([d.loss_fn_inputs['weights'].to_numpy() for d in data])\n"
+            "    return lp, w, len(out.loss_fn_outputs[0]['logprobs'])\n"
+        ),
+        Valid(
+            "import numpy as np\n"
+            "import pytrio as trio\n"
+            "datum = trio.Datum(model_input=trio.ModelInput.from_ints([1, 2]),\n"
+            "                   loss_fn_inputs={'weights': [1.0, 1.0]})\n"
+            "w = np.asarray(datum.loss_fn_inputs['weights'].data)\n"
+            "print(np.asarray([0.0, 1.0]), w)\n"
+        ),
+        Valid(
+            "import numpy as np\n"
+            "import tinker\n"
+            "def nll(train: tinker.TrainingClient, batch):\n"
+            "    result = train.forward_backward(batch, 'cross_entropy').result()\n"
+            "    return np.concatenate([np.asarray(x['logprobs']) for x in result.loss_fn_outputs])\n",
+            config={"sdk-modules": ["pytrio", "tinker"]},
+        ),
+        Valid(
+            "import numpy as np\n"
+            "import pytrio as trio\n"
+            "def nll(train: trio.TrainingClient, batch: list):\n"
+            "    result = train.forward_backward(batch, 'cross_entropy').result()\n"
+            "    return np.concatenate([np.asarray(x['logprobs']) for x in result.loss_fn_outputs])\n",
+            config={"target-version": "0.1"},
+        ),
+        Valid(
+            "import numpy as np\n"
+            "def mine(result, batch):\n"
+            "    lp = np.concatenate([np.asarray(x['logprobs']) for x in result.loss_fn_outputs])\n"
+            "    return lp, [np.asarray(x.loss_fn_inputs['weights']) for x in batch]\n"
+        ),
+    )
+    INVALID = (
+        Invalid(
+            "import numpy as np\n"
+            "import pytrio as trio\n"
+            "def nll(train: trio.TrainingClient, batch: list):\n"
+            "    result = train.forward_backward(batch, 'cross_entropy').result()\n"
+            "    logprobs = [np.asarray(x['logprobs']) for x in result.loss_fn_outputs]\n"
+            "    return -np.concatenate(logprobs).sum()\n",
+            fixed="import numpy as np\n"
+            "import pytrio as trio\n"
+            "def nll(train: trio.TrainingClient, batch: list):\n"
+            "    result = train.forward_backward(batch, 'cross_entropy').result()\n"
+            "    logprobs = [x['logprobs'].to_numpy() for x in result.loss_fn_outputs]\n"
+            "    return -np.concatenate(logprobs).sum()\n",
+            unsafe=True,
+            line=5,
+            column=17,
+            message_contains="zero-dimensional `object` array",
+        ),
+        # The real-world shape: a helper typed from its call sites, a list of Datums built by a
+        # module function, weights read back from the Datums.
+        Invalid(
+            "import numpy as np\n"
+            "import pytrio as trio\n"
+            "def build(tokens, weights):\n"
+            "    return trio.Datum(model_input=trio.ModelInput.from_ints(tokens[:-1]),\n"
+            "                      loss_fn_inputs={'weights': np.asarray(weights[1:])})\n"
+            "def totals(result, batch):\n"
+            "    lp = np.concatenate([np.asarray(x['logprobs']) for x in result.loss_fn_outputs])\n"
+            "    w = np.concatenate([np.asarray(x.loss_fn_inputs['weights']) for x in batch])\n"
+            "    return float(-np.dot(lp, w)), float(w.sum())\n"
+            "svc = trio.ServiceClient()\n"
+            "train = svc.create_lora_training_client(base_model='Qwen/Qwen3-8B')\n"
+            "data = [build(t, w) for t, w in rows]\n"
+            "batch = data[:8]\n"
+            "print(totals(train.forward_backward(batch, 'cross_entropy').result(), batch))\n",
+            fixed="import numpy as np\n"
+            "import pytrio as trio\n"
+            "def build(tokens, weights):\n"
+            "    return trio.Datum(model_input=trio.ModelInput.from_ints(tokens[:-1]),\n"
+            "                      loss_fn_inputs={'weights': np.asarray(weights[1:])})\n"
+            "def totals(result, batch):\n"
+            "    lp = np.concatenate([x['logprobs'].to_numpy() for x in result.loss_fn_outputs])\n"
+            "    w = np.concatenate([x.loss_fn_inputs['weights'].to_numpy() for x in batch])\n"
+            "    return float(-np.dot(lp, w)), float(w.sum())\n"
+            "svc = trio.ServiceClient()\n"
+            "train = svc.create_lora_training_client(base_model='Qwen/Qwen3-8B')\n"
+            "data = [build(t, w) for t, w in rows]\n"
+            "batch = data[:8]\n"
+            "print(totals(train.forward_backward(batch, 'cross_entropy').result(), batch))\n",
+            unsafe=True,
+            count=2,
+            line=7,
+        ),
+        Invalid(
+            "import torch\n"
+            "import pytrio as trio\n"
+            "def first(train: trio.TrainingClient, data: list):\n"
+            "    out = train.forward(data, 'cross_entropy').result().loss_fn_outputs[0]\n"
+            "    return torch.tensor(out['logprobs'], dtype=torch.float32)\n",
+            fixed="import torch\n"
+            "import pytrio as trio\n"
+            "def first(train: trio.TrainingClient, data: list):\n"
+            "    out = train.forward(data, 'cross_entropy').result().loss_fn_outputs[0]\n"
+            "    return torch.tensor(out['logprobs'].to_numpy(), dtype=torch.float32)\n",
+            unsafe=True,
+            message_contains="Could not infer dtype",
+        ),
+        Invalid(
+            "import numpy as np\n"
+            "import pytrio as trio\n"
+            "def joined(train: trio.TrainingClient, data: list):\n"
+            "    fb = train.forward_backward(data, 'cross_entropy').result()\n"
+            "    return np.concatenate([o['logprobs'] for o in fb.loss_fn_outputs])\n",
+            fixed="import numpy as np\n"
+            "import pytrio as trio\n"
+            "def joined(train: trio.TrainingClient, data: list):\n"
+            "    fb = train.forward_backward(data, 'cross_entropy').result()\n"
+            "    return np.concatenate([o['logprobs'].to_numpy() for o in fb.loss_fn_outputs])\n",
+            unsafe=True,
+            column=28,
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "datum = trio.Datum(model_input=trio.ModelInput.from_ints([1, 2]),\n"
+            "                   loss_fn_inputs={'weights': [0.0, 1.0]})\n"
+            "print(list(datum.loss_fn_inputs['weights']), sum(datum.loss_fn_inputs['weights']))\n",
+            fixed=None,
+            count=2,
+            message_contains="field pairs",
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "def last_logprob(train: trio.TrainingClient, data: list[trio.Datum]) -> float:\n"
+            "    for out in train.forward(data, 'cross_entropy').result().loss_fn_outputs:\n"
+            "        return out['logprobs'][-1]\n",
+            fixed=None,
+            line=4,
+            column=16,
+            message_contains="not subscriptable",
+        ),
+        Invalid(
+            "import torch\n"
+            "import pytrio as trio\n"
+            "def stacked(data: list):\n"
+            "    datums = [trio.Datum(model_input=trio.ModelInput.from_ints(t), loss_fn_inputs=i)\n"
+            "              for t, i in data]\n"
+            "    return torch.stack([d.loss_fn_inputs['target_tokens'] for d in datums])\n",
+            fixed=None,
+            line=6,
+        ),
+    )
+
+    def _is_tensor_data(self, expr: ast.expr) -> bool:
+        typ = self.model.type_of(expr)
+        return typ is not None and typ.kind is Kind.TENSOR_DATA
+
+    def _flag(
+        self, node: ast.expr, effect: str, fix: Fix | None = None, *, at: ast.expr | None = None
+    ) -> None:
+        message = self.message.format(expr=_short(node), effect=effect)
+        self.report(at or node, message, fix=fix)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        if not node.args or any(isinstance(a, ast.Starred) for a in node.args):
+            return
+        callee = _dotted(node.func)
+        if callee is None:
+            return
+        module, _, name = callee.rpartition(".")
+        first = node.args[0]
+        if module in _NUMPY and name in _NUMPY_JOINS:
+            self._joined(node, first, numpy=True)
+        elif module == "torch" and name in _TORCH_JOINS:
+            self._joined(node, first, numpy=False)
+        elif not self._is_tensor_data(first):
+            return
+        elif module in _NUMPY and name in _NUMPY_ARRAYS:
+            whole = len(node.args) == 1 and not node.keywords
+            if whole:
+                fix_edit = edit(node, "Call", _call_to_numpy)
+            elif isinstance(first, _WRAPPABLE):
+                fix_edit = edit(first, type(first).__name__, _to_numpy)
+            else:
+                fix_edit = None
+            self._flag(
+                first,
+                f"`{callee}` wraps it in a zero-dimensional `object` array (`np.concatenate` "
+                "of those raises `ValueError`, `.sum()` gives the `TensorData` back)",
+                self._fix(fix_edit),
+                at=node,
+            )
+        elif module == "torch" and name in _TORCH_TENSORS | {"from_numpy"}:
+            fix_edit = (
+                edit(first, type(first).__name__, _to_numpy)
+                if isinstance(first, _WRAPPABLE)
+                else None
+            )
+            error = (
+                "RuntimeError: Could not infer dtype of TensorData"
+                if name in ("tensor", "as_tensor")
+                else "TypeError"
+            )
+            self._flag(first, f"`{callee}` raises `{error}`", self._fix(fix_edit), at=node)
+        elif isinstance(node.func, ast.Name) and len(node.args) == 1 and not node.keywords:
+            if callee in _FIELD_PAIRS:
+                self._flag(
+                    first,
+                    f"`{callee}()` iterates the pydantic model's field pairs "
+                    "(`('data', [...])`, `('dtype', ...)`, `('shape', [...])`), not its values",
+                    at=node,
+                )
+            elif callee == "sum":
+                self._flag(
+                    first,
+                    "`sum()` iterates the pydantic model's field pairs and raises `TypeError`",
+                    at=node,
+                )
+
+    def _joined(self, node: ast.Call, sequence: ast.expr, *, numpy: bool) -> None:
+        if isinstance(sequence, ast.ListComp | ast.GeneratorExp):
+            items = [sequence.elt]
+        elif isinstance(sequence, ast.List | ast.Tuple):
+            items = sequence.elts
+        else:
+            return
+        found = [item for item in items if self._is_tensor_data(item)]
+        callee = _dotted(node.func)
+        for item in found:
+            if numpy:
+                effect = (
+                    "`np.concatenate` raises `ValueError: zero-dimensional arrays cannot be "
+                    "concatenated`"
+                    if callee is not None and callee.endswith("concatenate")
+                    else f"`{callee}` gives an `object` array of `TensorData`"
+                )
+                fix_edit = (
+                    edit(item, type(item).__name__, _to_numpy)
+                    if isinstance(item, _WRAPPABLE)
+                    else None
+                )
+                self._flag(item, effect, self._fix(fix_edit))
+            else:
+                self._flag(item, f"`{callee}` raises `TypeError` (it takes tensors)")
+
+    def _fix(self, fix_edit: NodeEdit | None) -> Fix | None:
+        if fix_edit is None:
+            return None
+        return unsafe_fix("Convert the `TensorData` with `.to_numpy()`", fix_edit)
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        if self._is_tensor_data(node.value):
+            self._flag(
+                node.value,
+                "indexing raises `TypeError` ('TensorData' object is not subscriptable)",
+            )
