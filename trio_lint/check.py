@@ -102,6 +102,7 @@ def check_tree(
     instances = []
     contexts = {flag: ctx.for_rule(flag) for flag in (False, True)}
     grouped: set[tuple[str, type[ast.AST], str]] = set()
+    by_method: dict[str, list[Handler]] = {}  # `Rule.call_methods`: method name -> visit_Call
     for rule in rules:
         if not rule.wanted(model):
             continue
@@ -113,17 +114,22 @@ def check_tree(
                 if key in grouped:
                     continue  # the group's first rule serves this hook (`Rule.hook_group`)
                 grouped.add(key)
+            handler = (getattr(instance, attr), rule.code)
+            if node_class is ast.Call and not leaving and rule.call_methods is not None:
+                for method in rule.call_methods:
+                    by_method.setdefault(method, []).append(handler)
+                continue
             table = leave if leaving else visit
-            table.setdefault(node_class, []).append((getattr(instance, attr), rule.code))
+            table.setdefault(node_class, []).append(handler)
     crashed: set[str] = set()
 
     def crash(code: str, node: ast.AST, exc: Exception) -> None:
         """A rule bug must not cost the other rules or the file: report it, drop the rule."""
         crashed.add(code)
         ctx.add_finding(_internal_error(code, node, exc))
-        for table in (visit, leave):
+        for table in (visit, leave, by_method):
             for key, handlers in table.items():
-                table[key] = [h for h in handlers if h[1] != code]
+                table[key] = [h for h in handlers if h[1] != code]  # type: ignore[index]
 
     function_stack = ctx.function_stack
     # Per node class, the fields that may hold child nodes; a child whose class has none and no
@@ -164,6 +170,12 @@ def check_tree(
                     crash(code, node, exc)
             continue
         handlers = visit.get(node_class)
+        if node_class is ast.Call and by_method:
+            func = node.func
+            if func.__class__ is ast.Attribute:
+                more = by_method.get(func.attr)
+                if more:
+                    handlers = [*handlers, *more] if handlers else more
         if handlers:
             for handler, code in handlers:
                 try:

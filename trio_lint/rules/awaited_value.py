@@ -36,6 +36,7 @@ def _drop_result_call(node: cst.CSTNode) -> cst.CSTNode:
 
 class AwaitedValue(Rule):
     code = "PTR104"
+    call_methods = frozenset({"result"})  # its visit_Call looks at nothing else
     name = "awaited-value"
     message = "`{expr}` is already a `{kind}`, not a future: {fix}"
     severity = Severity.ERROR

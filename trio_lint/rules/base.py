@@ -93,6 +93,9 @@ class Rule:
     # first selected rule of a group has its hooks called, and it reports for the whole group,
     # so each node is dispatched once rather than once per rule.
     hook_group: ClassVar[str | None] = None
+    # A rule whose `visit_Call` only looks at method calls `x.m(...)` with `m` in this set: the
+    # walk calls it for those alone (most calls of a unit are `print`, `len`, `range`...).
+    call_methods: ClassVar[frozenset[str] | None] = None
     # ruff-style documentation: What it does / Why is this bad? / Fix safety / References (public:
     # "pytrio 0.2.9: pytrio.X" or a URL). Example and "Use instead" are rendered from INVALID[0] and
     # VALID[0] (`trio_lint.explain.rule_doc`).

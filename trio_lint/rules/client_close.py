@@ -13,6 +13,7 @@ _CLOSERS = ("close", "aclose", "shutdown", "disconnect")
 
 class ClientClose(Rule):
     code = "PTR404"
+    call_methods = frozenset(_CLOSERS)  # its visit_Call looks at nothing else
     name = "client-close"
     message = "`{kind}` has no `{what}`: clients are released with the process; remove it"
     severity = Severity.ERROR

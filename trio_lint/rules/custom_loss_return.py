@@ -50,6 +50,7 @@ def _not_a_pair(expr: ast.expr | None) -> bool:
 
 class CustomLossReturn(Rule):
     code = "PTR307"
+    call_methods = frozenset(_METHODS)  # its visit_Call looks at nothing else
     name = "custom-loss-return"
     message = (
         "A `forward_backward_custom` loss must return `(loss, metrics)`: return `{value}, {{}}`"

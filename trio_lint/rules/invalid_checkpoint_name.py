@@ -37,6 +37,7 @@ def _dash_spaces(node: cst.CSTNode) -> cst.CSTNode:
 
 class InvalidCheckpointName(Rule):
     code = "PTR208"
+    call_methods = frozenset(_METHODS)  # its visit_Call looks at nothing else
     name = "invalid-checkpoint-name"
     message = "Checkpoint name {name!r} {problem}"
     severity = Severity.ERROR

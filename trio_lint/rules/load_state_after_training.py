@@ -32,6 +32,7 @@ _LOADS = frozenset(
 
 class LoadStateAfterTraining(Rule):
     code = "PTR403"
+    call_methods = _STATEFUL | _LOADS  # its visit_Call looks at nothing else
     name = "load-state-after-training"
     message = (
         "`{recv}.{method}` after `{recv}.{first}`: 0.2 loads state only into a fresh client; "

@@ -16,6 +16,7 @@ _METHODS = ("create_lora_training_client", "create_lora_training_client_async")
 
 class LoraRankOutOfRange(Rule):
     code = "PTR207"
+    call_methods = frozenset(_METHODS)  # its visit_Call looks at nothing else
     name = "lora-rank-out-of-range"
     message = (
         f"LoRA `rank={{rank}}` is outside {_LOW}..{_HIGH}: the SDK rejects it before any request"

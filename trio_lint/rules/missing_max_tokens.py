@@ -135,7 +135,7 @@ built from `**kwargs` is not reported.
 
     def visit_Call(self, node: ast.Call) -> None:
         line = sdk_line(self.ctx)
-        if self.model.is_sdk(node.func, "SamplingParams") and line == "0.1":
+        if line == "0.1" and self.model.is_sdk(node.func, "SamplingParams"):
             eos = keyword(node, "ignore_eos")
             if (
                 eos is not None
@@ -153,7 +153,7 @@ built from `**kwargs` is not reported.
             return
         if line == "0.1":
             return
-        found = self.model.client_call(node)
+        found = self.model.client_call(node, methods=_SAMPLE)
         if found is None or found[0] is not Kind.SAMPLING_CLIENT or found[1] not in _SAMPLE:
             return
         params = argument(node, 2, "sampling_params")

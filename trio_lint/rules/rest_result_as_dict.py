@@ -20,6 +20,7 @@ _KEYS = {
 
 class RestResultAsDict(Rule):
     code = "PTR108"
+    call_methods = frozenset({"get"})  # its visit_Call looks at nothing else
     name = "rest-result-as-dict"
     message = "{what}"
     severity = Severity.ERROR

@@ -14,6 +14,7 @@ _METHODS = ("create_sampling_client", "create_sampling_client_async")
 
 class SamplingClientWithoutBaseModel(Rule):
     code = "PTR209"
+    call_methods = frozenset(_METHODS)  # its visit_Call looks at nothing else
     name = "sampling-client-without-base-model"
     message = (
         "`ServiceClient.{method}` needs `base_model`; for trained weights call "

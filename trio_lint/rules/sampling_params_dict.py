@@ -45,6 +45,7 @@ def _dict_to_params(alias: str):
 
 class SamplingParamsDict(Rule):
     code = "PTR205"
+    call_methods = frozenset({"sample", "sample_async"})  # its visit_Call looks at nothing else
     name = "sampling-params-dict"
     message = (
         "`sampling_params` must be a `SamplingParams`, not a dict: `{alias}.SamplingParams(...)`"

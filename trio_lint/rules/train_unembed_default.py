@@ -47,6 +47,7 @@ def _add_train_unembed(node: cst.CSTNode) -> cst.CSTNode:
 
 class TrainUnembedDefault(Rule):
     code = "PTR210"
+    call_methods = frozenset(_METHODS)  # its visit_Call looks at nothing else
     name = "train-unembed-default"
     message = (
         "`train_unembed` defaults to False on 0.1 and True on 0.2: pass it explicitly so the run "

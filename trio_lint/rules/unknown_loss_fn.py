@@ -16,6 +16,7 @@ _METHODS = ("forward", "forward_async", "forward_backward", "forward_backward_as
 
 class UnknownLossFn(Rule):
     code = "PTR303"
+    call_methods = frozenset(_METHODS)  # its visit_Call looks at nothing else
     name = "unknown-loss-fn"
     message = "Unknown `loss_fn` {name!r} on pytrio {line}: use one of {names}{hint}"
     severity = Severity.ERROR

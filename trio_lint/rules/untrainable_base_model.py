@@ -16,6 +16,7 @@ _METHODS = ("create_lora_training_client", "create_lora_training_client_async")
 
 class UntrainableBaseModel(Rule):
     code = "PTR402"
+    call_methods = frozenset(_METHODS)  # its visit_Call looks at nothing else
     name = "untrainable-base-model"
     message = (
         "{model!r} is not in your `trainable-models` list ({known}): check "

@@ -27,6 +27,7 @@ _SUGGESTIONS = {
 
 class WrongMetricKey(Rule):
     code = "PTR308"
+    call_methods = frozenset({"get"})  # its visit_Call looks at nothing else
     name = "wrong-metric-key"
     message = "`metrics[{key!r}]` does not exist on pytrio 0.2: use {replacement}"
     severity = Severity.ERROR

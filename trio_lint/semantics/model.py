@@ -201,6 +201,7 @@ class SemanticModel:
         # Modules named by `from X import ...` statements anywhere in the unit (`wanted` tests).
         self.from_modules: set[str] = set()
         self._client_calls: dict[int, tuple[Kind, str] | None] = {}
+        self._finals: dict[tuple[int, str], _Binding | None] = {}  # (id(scope), name)
         # Analyses derived from the model that several rules share, keyed by the module that
         # derives them (the conformance rules' issues): per unit, like the model.
         self.memo: dict[str, Any] = {}
@@ -505,11 +506,20 @@ class SemanticModel:
 
     def _final(self, scope: _Scope | None, name: str) -> _Binding | None:
         """A name's value seen from a nested function: every binding of it must agree."""
+        key = (id(scope), name)
+        if key in self._finals:
+            return self._finals[key]
+        found: _Binding | None = None
         while scope is not None:
             if scope.kind != "class" and name in scope.history:
-                return self._agreeing(scope.history[name])
+                found = self._agreeing(scope.history[name])
+                break
             scope = scope.parent
-        return None
+        if not self._busy:
+            # Every read of a module name in every function asks this; an answer given while an
+            # inference is in progress may have met a busy (unknown) type, so is not kept.
+            self._finals[key] = found
+        return found
 
     def _agreeing(self, bindings: Iterable[_Binding]) -> _Binding | None:
         bindings = list(bindings)
