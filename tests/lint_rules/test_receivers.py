@@ -325,3 +325,51 @@ def test_training_data_and_outputs_hold_tensor_data() -> None:
         "[o['logprobs'] for o in fb.loss_fn_outputs]": "list[TensorData]",
         "[o['logprobs'].to_numpy() for o in fb.loss_fn_outputs]": None,
     }
+
+
+def test_zip_enumerate_targets_and_list_annotations() -> None:
+    found = types_in(
+        """
+        import pytrio as trio
+        def step(train: trio.TrainingClient, batch: list[trio.Datum], futures: "list[trio.APIFuture]"):
+            fb = train.forward_backward(batch, "cross_entropy").result()
+            batch  # ?
+            futures  # ?
+            for datum, out in zip(batch, fb.loss_fn_outputs, strict=True):
+                datum  # ?
+                out  # ?
+            for i, out2 in enumerate(fb.loss_fn_outputs, start=1):
+                i  # ?
+                out2  # ?
+            for a, b in zip(batch, fb.loss_fn_outputs, other):
+                a  # ?
+            for c, (d, e) in zip(batch, pairs):
+                c  # ?
+                d  # ?
+            first, second = fb.loss_fn_outputs
+            first  # ?
+        """
+    )
+    shadowed = types_in(
+        """
+        import pytrio as trio
+        def zip(*a):
+            return a
+        def step(train: trio.TrainingClient, batch: list[trio.Datum]):
+            for x, y in zip(batch, batch):
+                x  # ?
+        """
+    )
+    assert shadowed == {"x": None}  # not the builtin
+    assert found == {
+        "batch": "list[Datum]",
+        "futures": "list[APIFuture]",
+        "datum": "Datum",
+        "out": "dict[str, TensorData]",
+        "i": None,
+        "out2": "dict[str, TensorData]",
+        "a": None,  # three iterables, two targets: nothing is assumed
+        "c": "Datum",
+        "d": None,
+        "first": None,
+    }

@@ -72,8 +72,9 @@ Flags a `TensorData` used as if it were an array or a list: passed to `np.asarra
 `sorted`, `min`, `max` or `sum`; joined by `np.concatenate`, `np.stack`, `np.vstack`,
 `np.hstack`, `torch.cat` or `torch.stack`; or indexed (`td[0]`, `td[1:]`). The values it knows
 to be `TensorData` are those the SDK made: `result.loss_fn_outputs[i][key]` of a
-`forward`/`forward_backward` result (also through a loop over `result.loss_fn_outputs`) and
-`datum.loss_fn_inputs[key]` of a `Datum` (also in a loop over a list of Datums). A dict or array
+`forward`/`forward_backward` result (also through a loop over `result.loss_fn_outputs`, or
+`zip`/`enumerate` of it) and `datum.loss_fn_inputs[key]` of a `Datum` (also in a loop over a
+list of Datums). A dict or array
 your code built before passing it to `Datum` is not flagged.
 
 ## Why is this bad?
@@ -233,6 +234,29 @@ fix: whether a flat list (`tolist()`) or an array is meant is the author's call.
             unsafe=True,
             count=2,
             line=7,
+        ),
+        Invalid(
+            "import numpy as np\n"
+            "import pytrio as trio\n"
+            "def nll(train: trio.TrainingClient, batch: list[trio.Datum]) -> float:\n"
+            "    fb = train.forward(batch, 'cross_entropy').result()\n"
+            "    total = 0.0\n"
+            "    for datum, out in zip(batch, fb.loss_fn_outputs, strict=True):\n"
+            "        w = datum.loss_fn_inputs['weights'].to_numpy()\n"
+            "        total -= float(np.dot(np.array(out['logprobs']), w))\n"
+            "    return total\n",
+            fixed="import numpy as np\n"
+            "import pytrio as trio\n"
+            "def nll(train: trio.TrainingClient, batch: list[trio.Datum]) -> float:\n"
+            "    fb = train.forward(batch, 'cross_entropy').result()\n"
+            "    total = 0.0\n"
+            "    for datum, out in zip(batch, fb.loss_fn_outputs, strict=True):\n"
+            "        w = datum.loss_fn_inputs['weights'].to_numpy()\n"
+            "        total -= float(np.dot(out['logprobs'].to_numpy(), w))\n"
+            "    return total\n",
+            unsafe=True,
+            line=8,
+            column=31,
         ),
         Invalid(
             "import torch\n"

@@ -78,6 +78,8 @@ _SELF_CONVERSIONS = frozenset({"copy", "tolist", "clone", "long", "int", "float"
 _ITEM_METHODS = frozenset({"append", "insert", "add"})
 _ITEMS_METHODS = frozenset({"extend", "update"})
 _FIELD_CALLS = frozenset({"field", "Field"})
+# Annotations of a homogeneous sequence: `list[X]` holds X's (`tuple[X, ...]` does not qualify).
+_SEQUENCE_ANNOTATIONS = frozenset({"list", "List", "Sequence", "Iterable", "Iterator"})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -780,6 +782,9 @@ class SemanticModel:
             head = _dotted(annotation.value)
             if head is not None and head.rsplit(".", 1)[-1] == "Optional":
                 return self.annotation_type(annotation.slice, scope)
+            if head is not None and head.rsplit(".", 1)[-1] in _SEQUENCE_ANNOTATIONS:
+                item = self.annotation_type(annotation.slice, scope)  # `list[trio.Datum]`
+                return SdkType(Kind.LIST, item) if item is not None else None
             symbol = self._symbol_in(annotation.value, scope)
             if symbol == "APIFuture":
                 return SdkType(Kind.API_FUTURE, self.annotation_type(annotation.slice, scope))
@@ -1110,12 +1115,31 @@ class _Pass(ast.NodeVisitor):
         # Typed when a rule asks (`_binding_type`), not now: see `_Binding.element_of`.
         return _Binding(element_of=iterable)
 
+    def _unpacked(self, binding: _Binding, count: int) -> list[_Binding]:
+        """`for d, out in zip(batch, fb.loss_fn_outputs)` / `for i, out in enumerate(...)`: each
+        target walks one of the iterables (typed lazily, like any loop target)."""
+        walked = binding.element_of
+        if (
+            isinstance(walked, ast.Call)
+            and isinstance(walked.func, ast.Name)
+            and walked.func.id in ("zip", "enumerate")
+            and self.scope.lookup_now(walked.func.id) is None  # the builtin
+            and not any(isinstance(a, ast.Starred) for a in walked.args)
+            and all(kw.arg in ("strict", "start") for kw in walked.keywords)
+        ):
+            if walked.func.id == "zip" and len(walked.args) == count:
+                return [_Binding(element_of=arg) for arg in walked.args]
+            if walked.func.id == "enumerate" and walked.args and count == 2:
+                return [_UNKNOWN, _Binding(element_of=walked.args[0])]
+        return [_UNKNOWN] * count
+
     def _bind(self, target: ast.expr, binding: _Binding, value: ast.expr | None = None) -> None:
         if isinstance(target, ast.Name):
             self.scope.bind(target.id, binding)
         elif isinstance(target, ast.Tuple | ast.List):
-            for element in target.elts:
-                self._bind(element, _UNKNOWN)
+            parts = self._unpacked(binding, len(target.elts))
+            for element, part in zip(target.elts, parts, strict=True):
+                self._bind(element, part)
         elif isinstance(target, ast.Starred):
             self._bind(target.value, _UNKNOWN)
         elif isinstance(target, ast.Attribute):
