@@ -331,7 +331,9 @@ def test_zip_enumerate_targets_and_list_annotations() -> None:
     found = types_in(
         """
         import pytrio as trio
-        def step(train: trio.TrainingClient, batch: list[trio.Datum], futures: "list[trio.APIFuture]"):
+        def step(
+            train: trio.TrainingClient, batch: list[trio.Datum], futures: "list[trio.APIFuture]"
+        ):
             fb = train.forward_backward(batch, "cross_entropy").result()
             batch  # ?
             futures  # ?

@@ -20,6 +20,14 @@ _NUMPY_JOINS = frozenset({"concatenate", "stack", "vstack", "hstack"})
 _TORCH_TENSORS = frozenset({"tensor", "as_tensor", "Tensor", "FloatTensor", "LongTensor"})
 _TORCH_JOINS = frozenset({"cat", "stack"})
 _FIELD_PAIRS = frozenset({"list", "tuple", "sorted", "min", "max"})
+_CONVERSIONS = frozenset(
+    {
+        *(f"{module}.{name}" for module in _NUMPY for name in _NUMPY_ARRAYS),
+        *(f"torch.{name}" for name in (*_TORCH_TENSORS, "from_numpy")),
+        *_FIELD_PAIRS,
+        "sum",
+    }
+)
 # Nodes a fix can append `.to_numpy()` to without parentheses (libcst has the same class names).
 _WRAPPABLE = (ast.Name, ast.Attribute, ast.Subscript, ast.Call)
 
@@ -339,8 +347,8 @@ fix: whether a flat list (`tolist()`) or an array is meant is the author's call.
             self._joined(node, first, numpy=True)
         elif module == "torch" and name in _TORCH_JOINS:
             self._joined(node, first, numpy=False)
-        elif not self._is_tensor_data(first):
-            return
+        elif callee not in _CONVERSIONS or not self._is_tensor_data(first):
+            return  # checked by name first: most calls are none of these
         elif module in _NUMPY and name in _NUMPY_ARRAYS:
             whole = len(node.args) == 1 and not node.keywords
             if whole:
