@@ -20,11 +20,13 @@ _NUMPY_JOINS = frozenset({"concatenate", "stack", "vstack", "hstack"})
 _TORCH_TENSORS = frozenset({"tensor", "as_tensor", "Tensor", "FloatTensor", "LongTensor"})
 _TORCH_JOINS = frozenset({"cat", "stack"})
 _FIELD_PAIRS = frozenset({"list", "tuple", "sorted", "min", "max"})
+_SCALARS = frozenset({"float", "int"})
 _CONVERSIONS = frozenset(
     {
         *(f"{module}.{name}" for module in _NUMPY for name in _NUMPY_ARRAYS),
         *(f"torch.{name}" for name in (*_TORCH_TENSORS, "from_numpy")),
         *_FIELD_PAIRS,
+        *_SCALARS,
         "sum",
     }
 )
@@ -77,7 +79,7 @@ class TensorDataAsArray(Rule):
 Flags a `TensorData` used as if it were an array or a list: passed to `np.asarray`,
 `np.array`, `np.asanyarray`, `np.ascontiguousarray`, `torch.tensor`, `torch.as_tensor`,
 `torch.Tensor`, `torch.FloatTensor`, `torch.LongTensor`, `torch.from_numpy`, `list`, `tuple`,
-`sorted`, `min`, `max` or `sum`; joined by `np.concatenate`, `np.stack`, `np.vstack`,
+`sorted`, `min`, `max`, `sum`, `float` or `int`; joined by `np.concatenate`, `np.stack`, `np.vstack`,
 `np.hstack`, `torch.cat` or `torch.stack`; or indexed (`td[0]`, `td[1:]`). The values it knows
 to be `TensorData` are those the SDK made: `result.loss_fn_outputs[i][key]` of a
 `forward`/`forward_backward` result (also through a loop over `result.loss_fn_outputs`, or
@@ -93,8 +95,8 @@ every value of `loss_fn_outputs[i]` is one. numpy wraps it in a zero-dimensional
 `.sum()` gives back the `TensorData`, `* 2` raises `TypeError`; `np.stack` gives an `object`
 array); the torch constructors and joins raise (`Could not infer dtype of TensorData`);
 iterating it yields its field pairs `('data', [...])`, `('dtype', ...)`, `('shape', [...])`, so
-`list`/`tuple`/`sorted`/`min`/`max` give those silently and `sum` raises `TypeError`; indexing
-raises `TypeError` (not subscriptable). `len(td)` does work (the number of values).
+`list`/`tuple`/`sorted`/`min`/`max` give those silently and `sum` raises `TypeError`; `float`,
+`int` and indexing raise `TypeError` (not subscriptable). `len(td)` does work (the number of values).
 `td.to_numpy()` gives the numpy array with the declared dtype (`float32` or `int64`) and shape,
 `td.tolist()` the flat list of values.
 
@@ -103,8 +105,8 @@ An unsafe fix: a numpy conversion of a `TensorData` becomes `td.to_numpy()` (wit
 `np.asarray(td.to_numpy(), ...)`), a torch constructor gets `td.to_numpy()` as its argument, and
 each `TensorData` joined by `np.concatenate`/`np.stack`/`np.vstack`/`np.hstack` gets
 `.to_numpy()`. The result is the array the `TensorData` holds, `float32` or `int64` where a list
-of Python floats would have given `float64`. `list`, `sum`, indexing and the torch joins get no
-fix: whether a flat list (`tolist()`) or an array is meant is the author's call.
+of Python floats would have given `float64`. `list`, `sum`, `float`, indexing and the torch
+joins get no fix: whether a flat list (`tolist()`) or an array is meant is the author's call.
 
 ## References
 - pytrio 0.2.9: `pytrio.types.TensorData` (`to_numpy`, `tolist`)
@@ -125,7 +127,8 @@ fix: whether a flat list (`tolist()`) or an array is meant is the author's call.
   `np.stack`/`vstack`/`hstack` object arrays; `torch.tensor`/`as_tensor` RuntimeError "Could not
   infer dtype of TensorData"; `torch.Tensor`/`FloatTensor`/`LongTensor` TypeError;
   `torch.from_numpy`, `torch.cat`, `torch.stack` TypeError; `list`/`tuple`/`sorted` -> field
-  pairs, `min`/`max` -> a field pair, `sum` TypeError, `float` TypeError, `td[0]` TypeError,
+  pairs, `min`/`max` -> a field pair, `sum`/`float`/`int`/`abs`/`round` TypeError, `bool(td)`
+  True, `td[0]` TypeError,
   `len(td)` == len(td.data).
 - Real code: two public SFT scripts compute the eval loss with
   `np.concatenate([np.asarray(x["logprobs"]) for x in result.loss_fn_outputs])`.
@@ -305,6 +308,13 @@ fix: whether a flat list (`tolist()`) or an array is meant is the author's call.
         ),
         Invalid(
             "import pytrio as trio\n"
+            "def mean_weight(datums: list[trio.Datum]) -> float:\n"
+            "    return sum(float(d.loss_fn_inputs['weights']) for d in datums) / len(datums)\n",
+            fixed=None,
+            message_contains="`float()` raises `TypeError`",
+        ),
+        Invalid(
+            "import pytrio as trio\n"
             "def last_logprob(train: trio.TrainingClient, data: list[trio.Datum]) -> float:\n"
             "    for out in train.forward(data, 'cross_entropy').result().loss_fn_outputs:\n"
             "        return out['logprobs'][-1]\n",
@@ -382,6 +392,12 @@ fix: whether a flat list (`tolist()`) or an array is meant is the author's call.
                     first,
                     f"`{callee}()` iterates the pydantic model's field pairs "
                     "(`('data', [...])`, `('dtype', ...)`, `('shape', [...])`), not its values",
+                    at=node,
+                )
+            elif callee in _SCALARS:
+                self._flag(
+                    first,
+                    f"`{callee}()` raises `TypeError` (read a value from `.tolist()`)",
                     at=node,
                 )
             elif callee == "sum":
