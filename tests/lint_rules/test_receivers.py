@@ -375,3 +375,19 @@ def test_zip_enumerate_targets_and_list_annotations() -> None:
         "d": None,
         "first": None,
     }
+
+
+def test_a_never_called_wrapper_passes_no_evidence_about_a_parameter() -> None:
+    head = (
+        "import pytrio as trio\n"
+        "train = trio.ServiceClient().create_lora_training_client(base_model='m')\n"
+        "def totals(result):\n"
+        "    result  # ?\n"
+    )
+    wrapper = "def wrapper(result):\n    return totals(result)\n"
+    tail = "totals(train.forward(data, 'cross_entropy').result())\n"
+    assert types_in(head + wrapper + tail) == {"result": "ForwardBackwardOutput"}
+    # A wrapper that is called, passed along or decorated still counts (and knows nothing).
+    for used in ("wrapper(other)\n", "callbacks = [wrapper]\n", "@register\n"):
+        code = head + (used + wrapper if used.startswith("@") else wrapper + used) + tail
+        assert types_in(code) == {"result": None}, used

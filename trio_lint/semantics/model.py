@@ -96,7 +96,8 @@ class _Binding:
     qualname: str | None = None  # canonical `pytrio.X` for SDK imports
     origin: str | None = None  # the SDK root module actually imported (pytrio, tinker)
     # An unannotated parameter: (function name, positional index or None, parameter name), typed
-    # from the module's call sites of that function when they all pass the same kind.
+    # from the module's call sites of that function when they all pass the same kind (a call
+    # site forwarding a parameter of a function nothing in the module calls or reads is skipped).
     param: tuple[str, int | None, str] | None = None
     annotation: ast.expr | None = None
     function: ast.FunctionDef | ast.AsyncFunctionDef | None = None  # `def name(...)`
@@ -192,6 +193,7 @@ class SemanticModel:
         self._defs: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}  # plain defs
         self._calls: dict[str, list[ast.Call]] = {}  # plain function name -> `name(...)` calls
         self._params: dict[tuple[str, int | None, str], SdkType | None] = {}
+        self._unreferenced: dict[int, bool] = {}  # id(def) -> never called nor read
         self._returns: dict[int, list[ast.expr]] = {}  # id(def) -> returned expressions
         self._classes: dict[str, list[_Scope]] = {}  # class name -> its scopes
         self._arg_defaults: dict[str, list[ast.expr]] = {}  # argparse dest -> defaults
@@ -600,11 +602,31 @@ class SemanticModel:
                 and not any(isinstance(a, ast.Starred) for a in call.args[: index + 1])
             ):
                 arg = call.args[index]
+            if self._uncalled_parameter(arg):
+                continue
             typ = self.type_of(arg) if arg is not None else None
             if typ is None or (found is not None and _shape(typ) != _shape(found)):
                 return None
             found = typ
         return found
+
+    def _uncalled_parameter(self, arg: ast.expr | None) -> bool:
+        """`loss_totals(result, batch)` inside `def batch_loss(result, batch)` that nothing in the
+        module calls, decorates or refers to: that call site says nothing either way."""
+        binding = self._resolve(arg) if isinstance(arg, ast.Name) else None
+        if binding is None or binding.param is None:
+            return False
+        function = binding.param[0]
+        defs = self._defs.get(function, ())
+        if self._calls.get(function) or len(defs) != 1 or defs[0].decorator_list:
+            return False
+        key = id(defs[0])
+        if key not in self._unreferenced:
+            self._unreferenced[key] = not any(
+                (ref.name == function) if isinstance(ref, _FreeRef) else (ref.function is defs[0])
+                for ref in self._names.values()
+            )
+        return self._unreferenced[key]
 
     def _attribute_type(self, node: ast.Attribute) -> SdkType | None:
         owner = self._self_attrs.get(id(node))
