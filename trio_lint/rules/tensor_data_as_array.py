@@ -76,16 +76,18 @@ class TensorDataAsArray(Rule):
     min_sdk = "0.2"
     doc = """
 ## What it does
-Flags a `TensorData` used as if it were an array or a list: passed to `np.asarray`,
-`np.array`, `np.asanyarray`, `np.ascontiguousarray`, `torch.tensor`, `torch.as_tensor`,
-`torch.Tensor`, `torch.FloatTensor`, `torch.LongTensor`, `torch.from_numpy`, `list`, `tuple`,
-`sorted`, `min`, `max`, `sum`, `float` or `int`; joined by `np.concatenate`, `np.stack`, `np.vstack`,
-`np.hstack`, `torch.cat` or `torch.stack`; or indexed (`td[0]`, `td[1:]`). The values it knows
-to be `TensorData` are those the SDK made: `result.loss_fn_outputs[i][key]` of a
-`forward`/`forward_backward` result (also through a loop over `result.loss_fn_outputs`, or
+Flags a `TensorData` (a value of `result.loss_fn_outputs[i]` or of `datum.loss_fn_inputs`) used
+as an array or a list: given to a numpy or torch array constructor or to `list`, `sum`, `float`
+and similar builtins, joined by `np.concatenate` or `torch.cat`, or indexed.
+
+The calls: `np.asarray`, `np.array`, `np.asanyarray`, `np.ascontiguousarray`, `torch.tensor`,
+`torch.as_tensor`, `torch.Tensor`, `torch.FloatTensor`, `torch.LongTensor`, `torch.from_numpy`,
+`list`, `tuple`, `sorted`, `min`, `max`, `sum`, `float`, `int`; the joins `np.concatenate`,
+`np.stack`, `np.vstack`, `np.hstack`, `torch.cat`, `torch.stack`; indexing `td[0]`, `td[1:]`.
+The values it knows to be `TensorData` are those the SDK made: `result.loss_fn_outputs[i][key]`
+of a `forward`/`forward_backward` result (also through a loop over `result.loss_fn_outputs`, or
 `zip`/`enumerate` of it) and `datum.loss_fn_inputs[key]` of a `Datum` (also in a loop over a
-list of Datums). A dict or array
-your code built before passing it to `Datum` is not flagged.
+list of Datums). A dict or array your code built before passing it to `Datum` is not flagged.
 
 ## Why is this bad?
 `TensorData` is a pydantic model (`data`, `dtype`, `shape`), not an array: the SDK converts every
@@ -93,10 +95,11 @@ your code built before passing it to `Datum` is not flagged.
 every value of `loss_fn_outputs[i]` is one. numpy wraps it in a zero-dimensional `object` array
 (`np.concatenate` of those raises `ValueError: zero-dimensional arrays cannot be concatenated`,
 `.sum()` gives back the `TensorData`, `* 2` raises `TypeError`; `np.stack` gives an `object`
-array); the torch constructors and joins raise (`Could not infer dtype of TensorData`);
+array); the torch constructors and joins raise (`torch.tensor`: `RuntimeError: Could not infer
+dtype of TensorData`, the others `TypeError`);
 iterating it yields its field pairs `('data', [...])`, `('dtype', ...)`, `('shape', [...])`, so
-`list`/`tuple`/`sorted`/`min`/`max` give those silently and `sum` raises `TypeError`; `float`,
-`int` and indexing raise `TypeError` (not subscriptable). `len(td)` does work (the number of values).
+`list`/`tuple`/`sorted`/`min`/`max` give those silently and `sum` raises `TypeError`; `float`
+and `int` raise `TypeError`, and so does indexing (`'TensorData' object is not subscriptable`). `len(td)` does work (the number of values).
 `td.to_numpy()` gives the numpy array with the declared dtype (`float32` or `int64`) and shape,
 `td.tolist()` the flat list of values.
 
