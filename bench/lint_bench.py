@@ -5,7 +5,9 @@
 
 Detection rows time, in this process and without interpreter start-up, discovery or output, the
 `ast` parse, parse + semantic model, and parse + model + every default rule on the pytrio-heavy
-corpus, as lines per CPU second (target: 40,000 for the last).
+corpus, as lines per CPU second. Targets for the last: 40,000 lines per CPU second, and (the same
+target made portable across machines) at most 3.9x the `ast` parse's CPU time; see
+DETECTION_RATIO_TARGET.
 
 Two corpora, written under bench/out/ (git-ignored):
 - pytrio-heavy: generated training/sampling scripts that all use pytrio (with and without pitfalls);
@@ -348,7 +350,7 @@ def main() -> int:
     rows.append(row(name, len(corpus), lines, "trio-lint cold (--no-cache)", cold))
     rows.append(row(name, len(corpus), lines, "trio-lint warm cache", warm))
     rows.append(row("one file", 1, count_lines(corpus[:1]), "trio-lint one_file.py", one))
-    detection, detection_speed = detection_rows(corpus, lines)
+    detection, detection_timings = detection_rows(corpus, lines)
     rows += detection
     ratios.append(ratio("pytrio-heavy: trio-lint cold / libcst parse", cold, parse, 1.5, False))
     ratios.append(ratio("pytrio-heavy: trio-lint cold / warm cache", cold, warm, 10, True))
@@ -404,11 +406,7 @@ def main() -> int:
     print_table(["corpus", "measure", "wall s", "CPU s", "files/s", "lines/s", "note"], rows)
     print()
     print_table(["ratio", "by CPU", "by wall", "target", "verdict (CPU)"], ratios)
-    verdict = "met" if detection_speed >= DETECTION_TARGET else "MISSED"
-    print(
-        f"\ndetection (parse + model + rules, no start-up): {detection_speed:,.0f} lines per CPU"
-        f" second (target >= {DETECTION_TARGET:,}: {verdict})"
-    )
+    print("\n" + detection_verdicts(detection_timings, lines))
     verdict = "met" if one.cpu < 0.5 else "MISSED"
     print(
         f"\ntrio-lint one_file.py: {one.cpu:.2f} s CPU, {one.wall:.2f} s wall"
@@ -418,9 +416,15 @@ def main() -> int:
 
 
 DETECTION_TARGET = 40_000  # lines per CPU second, parse + model + rules
+# The same target as a ratio to the `ast` parse: 40k was set where `ast.parse` alone ran ~155k
+# lines per CPU second, i.e. detection at most 155 / 40 ~= 3.9x the parse. CPU speed differs
+# between machines (and on a shared VM between hours); the parse timed in the same process and
+# the same minute cancels it out, so the ratio is the portable form of the target. Both are
+# printed, and the absolute one is never relaxed.
+DETECTION_RATIO_TARGET = 3.9
 
 
-def detection_rows(corpus: list[Path], lines: int) -> tuple[list[list[str]], float]:
+def detection_rows(corpus: list[Path], lines: int) -> tuple[list[list[str]], dict[str, Timing]]:
     timings = time_detection(corpus)
     name = f"pytrio-heavy, {len(corpus)} files"
     labels = {
@@ -429,20 +433,37 @@ def detection_rows(corpus: list[Path], lines: int) -> tuple[list[list[str]], flo
         "rules": "detection: parse + model + rules",
     }
     rows = [row(name, len(corpus), lines, labels[key], timings[key]) for key in labels]
-    rules = timings["rules"]
-    return rows, (lines / rules.cpu if rules.cpu else float("inf"))
+    return rows, timings
+
+
+def detection_verdicts(timings: dict[str, Timing], lines: int) -> str:
+    """The two verdicts on detection (parse + model + rules, no start-up): absolute lines per CPU
+    second, and CPU time as a multiple of the `ast` parse's."""
+    rules, parse = timings["rules"].cpu, timings["parse"].cpu
+    speed = lines / rules if rules else float("inf")
+    times = rules / parse if parse else float("inf")
+    absolute = "met" if speed >= DETECTION_TARGET else "MISSED"
+    relative = "met" if times <= DETECTION_RATIO_TARGET else "MISSED"
+    return (
+        f"detection (parse + model + rules, no start-up): {speed:,.0f} lines per CPU second"
+        f" (target >= {DETECTION_TARGET:,}: {absolute})\n"
+        f"detection / ast parse: {times:.2f}x the CPU time (parse alone: {lines / parse:,.0f}"
+        f" lines per CPU second here); target <= {DETECTION_RATIO_TARGET}x, the absolute"
+        f" target's ratio on the machine it was set on: {relative}"
+    )
 
 
 def detection_report(files: int) -> int:
     OUT.mkdir(parents=True, exist_ok=True)
     corpus = build_pytrio_corpus(OUT / "corpus", files)
     lines = count_lines(corpus)
-    rows, speed = detection_rows(corpus, lines)
-    print(f"pytrio-heavy {len(corpus)} files / {lines} lines; Python {sys.version.split()[0]}")
+    rows, timings = detection_rows(corpus, lines)
+    print(
+        f"pytrio-heavy {len(corpus)} files / {lines} lines; Python {sys.version.split()[0]};"
+        f" load average {os.getloadavg()[0]:.1f}"
+    )
     print_table(["corpus", "measure", "wall s", "CPU s", "files/s", "lines/s", "note"], rows)
-    verdict = "met" if speed >= DETECTION_TARGET else "MISSED"
-    print(f"\ndetection: {speed:,.0f} lines per CPU second", end=" ")
-    print(f"(target >= {DETECTION_TARGET:,}: {verdict})")
+    print("\n" + detection_verdicts(timings, lines))
     return 0
 
 
