@@ -78,6 +78,7 @@ def target(ctx: LintContext) -> str:
     return str(ctx.sdk_version)
 
 
+@cache  # the API data is fixed for the process; every typed receiver of every unit asks
 def _kind_symbol(kind: str) -> str | None:
     symbols = _symbols()
     for candidate in (f"pytrio.{kind}", f"pytrio.types.{kind}"):
@@ -257,6 +258,7 @@ def callee(ctx: LintContext, node: ast.Call) -> Callee | None:
     return Callee(symbol, func.attr, f"{_display(symbol)}.{func.attr}")
 
 
+@cache  # a scan over every release, for every resolved call of every unit
 def _any_release(symbol: str) -> Function | Class | Module | None:
     data = api_data()
     for version in reversed(data.versions):
@@ -266,6 +268,7 @@ def _any_release(symbol: str) -> Function | Class | Module | None:
     return None
 
 
+@cache
 def _function_at(target_callee: Callee, release: str) -> Function | None:
     found = api_data().symbol(target_callee.symbol, release)
     if isinstance(found, Function):

@@ -306,7 +306,7 @@ class SemanticModel:
         return pytrio_only and self._other_only
 
     def type_of(self, expr: ast.AST | None, *, pytrio_only: bool = False) -> SdkType | None:
-        if expr is None or self._hidden(pytrio_only):
+        if expr is None or (pytrio_only and self._other_only):  # `_hidden`, inlined: hot
             return None
         key = id(expr)
         if key in self._cache:
