@@ -3,13 +3,17 @@
     .venv/bin/python bench/local_speed_bench.py [--steps 3] [--prompts 4] [--group 4]
 
 Each measure runs against a fresh `trio-local serve` process (as `trio-local run` starts it, with
-its default clock cycle) and a fresh client process, so nothing is warm that a user's first run
-would not have warm:
+its default clock cycle) and a fresh client process:
 
 - first answer: seconds from `ServiceClient()` returning to the first `forward_backward` result
-  (target < 2 s), split into run creation, the SDK's tokenizer load and the rest, and the same for
-  the first `sample` of a fresh sampling client; the service's own log of where its first event's
-  seconds went is printed below (`/trio-local/stats` -> `engine_timings`), when it has one.
+  (target < 2 s), split into run creation, the script's own `get_tokenizer()` call, and the first
+  step, of which the SDK spends part loading the tokenizer again (0.2.9's forward_backward checks
+  token ids against `len(get_tokenizer(model_id))`; a timing wrapper around that loader, which
+  changes nothing else, measures it); then the first `sample` of a fresh sampling client. Three
+  columns: a user's first run on a machine (empty tokenizer and weights caches), a later run
+  (caches filled by the first), and a later run with `--no-warmup`. Below them, where the
+  service's own first seconds went (`/trio-local/stats` -> `engine_timings`, all on background
+  threads with warm-up) and its warm-up state when the client finished.
 - async vs sync: the same GRPO-shaped steps (save weights and get a sampler, sample `--prompts`
   prompts x `--group` completions, one importance-sampling forward_backward, optim_step), written
   once with the blocking API and once with `*_async` + `asyncio.gather`, as pytrio-cookbook's
@@ -68,6 +72,17 @@ CLIENT = textwrap.dedent(
     params = trio.SamplingParams(max_tokens=args["max_tokens"], temperature=1.0, seed=0)
 
     if mode == "first":
+        # A timing wrapper (behaviour unchanged) around the SDK's tokenizer loader, which
+        # TrainingClient.get_tokenizer and the first forward_backward's vocabulary check call.
+        import pytrio.client.training as sdk_training
+        loader, spent = sdk_training.get_tokenizer, []
+        def timed_loader(model_id):
+            begin = time.perf_counter()
+            try:
+                return loader(model_id)
+            finally:
+                spent.append(time.perf_counter() - begin)
+        sdk_training.get_tokenizer = timed_loader
         start = time.perf_counter()
         training = service.create_lora_training_client(base_model=model, rank=16, seed=0)
         created = time.perf_counter()
@@ -81,7 +96,8 @@ CLIENT = textwrap.dedent(
         training.forward_backward([datum], "cross_entropy").result()
         done = time.perf_counter()
         out.update(create_s=created - start, tokenizer_s=loaded - created,
-                   first_step_s=done - loaded, first_answer_s=done - start)
+                   first_step_s=done - loaded, first_answer_s=done - start,
+                   sdk_tokenizer_loads=len(spent), sdk_tokenizer_in_step_s=sum(spent[1:]))
         start = time.perf_counter()
         sampler = service.create_sampling_client(base_model=model)
         sampler.sample(prompt(0), 1, trio.SamplingParams(max_tokens=8)).result()
@@ -130,16 +146,18 @@ CLIENT = textwrap.dedent(
 
 
 class Served:
-    """A `trio-local serve` process on a free port with fresh data and cache directories."""
+    """A `trio-local serve` process on a free port with a fresh data directory."""
 
-    def __init__(self, root: Path, cycle_ms: int | None) -> None:
+    def __init__(
+        self, root: Path, cycle_ms: int | None, cache: Path, options: tuple[str, ...] = ()
+    ) -> None:
         self.root = root
         self.env = {
             **os.environ,
             "TRIO_LOCAL_DATA_DIR": str(root / "data"),
-            "TRIO_LOCAL_CACHE_DIR": os.environ.get("TRIO_LOCAL_CACHE_DIR", str(root / "cache")),
+            "TRIO_LOCAL_CACHE_DIR": str(cache),
         }
-        command = [str(BIN / "trio-local"), "serve", "--port", "0", "--api-key", KEY]
+        command = [str(BIN / "trio-local"), "serve", "--port", "0", "--api-key", KEY, *options]
         if cycle_ms is not None:
             command += ["--cycle-ms", str(cycle_ms)]
         self.process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=self.env)
@@ -165,12 +183,11 @@ class Served:
                 return json.loads(line[len("RESULT ") :])
         raise RuntimeError(f"client failed:\n{completed.stdout}\n{completed.stderr[-3000:]}")
 
-    def timings(self) -> dict:
+    def stats(self) -> dict:
         try:
-            stats = httpx.get(f"{self.url}/trio-local/stats", timeout=5).json()
+            return httpx.get(f"{self.url}/trio-local/stats", timeout=5).json()
         except (httpx.HTTPError, ValueError):
             return {}
-        return stats.get("engine_timings") or {}
 
     def stop(self) -> None:
         self.process.terminate()
@@ -178,13 +195,78 @@ class Served:
 
 
 def _table(title: str, rows: list[tuple[str, str, str]]) -> None:
+    _grid(title, ["value"], [(name, [value], target) for name, value, target in rows])
+
+
+def _grid(title: str, columns: list[str], rows: list[tuple[str, list[str], str]]) -> None:
     print(title)
     width = max(len(name) for name, _, _ in rows)
-    print(f"| {'measure':<{width}} | {'value':>9} | target |")
-    print(f"|{'-' * (width + 2)}|{'-' * 11}|--------|")
-    for name, value, target in rows:
-        print(f"| {name:<{width}} | {value:>9} | {target:<6} |")
+    cells = [max(9, len(column)) for column in columns]
+    head = " | ".join(f"{c:>{w}}" for c, w in zip(columns, cells, strict=True))
+    print(f"| {'measure':<{width}} | {head} | target |")
+    rule = "|".join("-" * (w + 2) for w in cells)
+    print(f"|{'-' * (width + 2)}|{rule}|--------|")
+    for name, values, target in rows:
+        line = " | ".join(f"{v:>{w}}" for v, w in zip(values, cells, strict=True))
+        print(f"| {name:<{width}} | {line} | {target:<6} |")
     print()
+
+
+# (column, serve options, whether the caches start empty)
+FIRST_SCENARIOS = (
+    ("first run (cold caches)", (), True),
+    ("later run", (), False),
+    ("later, --no-warmup", ("--no-warmup",), False),
+)
+
+
+def first_answer(args: argparse.Namespace, work: dict, tmp: Path, cache: Path) -> None:
+    results, services = [], []
+    for index, (_, options, cold) in enumerate(FIRST_SCENARIOS):
+        root = tmp / f"first-{index}"
+        served = Served(root, args.cycle_ms, root / "cache" if cold else cache, options)
+        try:
+            time.sleep(1.0)  # a script starts a moment after the service, as under `run`
+            results.append(served.client(mode="first", **work))
+            services.append(served.stats())
+        finally:
+            served.stop()
+    seconds = lambda key: [f"{r[key]:.2f}" for r in results]  # noqa: E731
+    rows = [
+        ("import pytrio, s", seconds("import_s"), ""),
+        ("ServiceClient(), s", seconds("service_client_s"), ""),
+        ("create_lora_training_client, s", seconds("create_s"), ""),
+        ("get_tokenizer (the script's call), s", seconds("tokenizer_s"), ""),
+        ("first forward_backward after it, s", seconds("first_step_s"), ""),
+        ("  of which the SDK's own get_tokenizer, s", seconds("sdk_tokenizer_in_step_s"), ""),
+        ("first answer after ServiceClient(), s", seconds("first_answer_s"), "< 2"),
+        (
+            "  of which the SDK's tokenizer loads, s",
+            [f"{r['tokenizer_s'] + r['sdk_tokenizer_in_step_s']:.2f}" for r in results],
+            "",
+        ),
+        (
+            "  of which the rest (service, wire), s",
+            [
+                f"{r['first_answer_s'] - r['tokenizer_s'] - r['sdk_tokenizer_in_step_s']:.2f}"
+                for r in results
+            ],
+            "",
+        ),
+        ("first sample, new sampling client, s", seconds("first_sample_s"), ""),
+    ]
+    names = sorted({name for stats in services for name in stats.get("engine_timings", {})})
+    for name in names:
+        values = [stats.get("engine_timings", {}).get(name) for stats in services]
+        rows.append((f"service: {name}, s", ["-" if v is None else f"{v:.2f}" for v in values], ""))
+    rows.append(
+        ("service: warm-up state", [s.get("warmup", {}).get("state", "?") for s in services], "")
+    )
+    _grid(
+        f"first answer, {args.model}, fresh service and client process each",
+        [name for name, _, _ in FIRST_SCENARIOS],
+        rows,
+    )
 
 
 def main() -> int:
@@ -206,35 +288,15 @@ def main() -> int:
         "max_tokens": args.max_tokens,
     }
     with tempfile.TemporaryDirectory(prefix="trio-local-speed-") as tmp:
+        # One cache for the whole bench (a user's machine after the first run): the first
+        # scenario fills it, so its build costs are counted once, in that scenario.
+        cache = Path(tmp) / "first-0" / "cache"
         if not args.skip_first:
-            served = Served(Path(tmp) / "first", args.cycle_ms)
-            try:
-                time.sleep(1.0)  # a script starts a moment after the service, as under `run`
-                first = served.client(mode="first", **work)
-                engine = served.timings()
-            finally:
-                served.stop()
-            _table(
-                f"first answer, {args.model}, fresh service and client process",
-                [
-                    ("import pytrio, s", f"{first['import_s']:.2f}", ""),
-                    ("ServiceClient(), s", f"{first['service_client_s']:.2f}", ""),
-                    ("create_lora_training_client, s", f"{first['create_s']:.2f}", ""),
-                    ("get_tokenizer, s", f"{first['tokenizer_s']:.2f}", ""),
-                    ("first forward_backward after it, s", f"{first['first_step_s']:.2f}", ""),
-                    (
-                        "first answer after ServiceClient(), s",
-                        f"{first['first_answer_s']:.2f}",
-                        "< 2",
-                    ),
-                    ("first sample, new sampling client, s", f"{first['first_sample_s']:.2f}", ""),
-                ]
-                + [(f"service: {name}, s", f"{value:.2f}", "") for name, value in engine.items()],
-            )
+            first_answer(args, work, Path(tmp), cache)
         if not args.skip_async:
             walls = {}
             for mode in ("sync", "async", "sync", "async"):
-                served = Served(Path(tmp) / f"{mode}-{len(walls)}", args.cycle_ms)
+                served = Served(Path(tmp) / f"{mode}-{len(walls)}", args.cycle_ms, cache)
                 try:
                     walls.setdefault(mode, []).append(served.client(mode=mode, **work)["wall_s"])
                 finally:

@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 
 from trio_local import catalogue
-from trio_local.config import ConfigError, ServeConfig, default_data_dir
+from trio_local.config import ConfigError, ServeConfig, default_data_dir, warmup_default
 
 # Long enough that a client's next request, sent as soon as a result arrives, misses the next
 # boundary as it would on the service, so the submission patterns differ clearly (about 3, 2
@@ -79,6 +79,29 @@ def _service_options(parser: argparse.ArgumentParser) -> None:
         help="longest prompt + max_tokens of a sample request "
         f"(default {catalogue.DEFAULT_SAMPLE_MAX_SEQ_LEN})",
     )
+    parser.add_argument(
+        "--no-warmup",
+        dest="warmup",
+        action="store_false",
+        default=warmup_default(),
+        help="do not import the model libraries and build the default model in the background "
+        "from the start (saves that model's ~200-300 MB while unused; the first request then "
+        "pays a few seconds); also TRIO_LOCAL_WARMUP=0",
+    )
+    parser.add_argument(
+        "--warmup-model",
+        default=None,
+        metavar="ID",
+        help="the model id to warm up (default: the first announced id, "
+        f"{catalogue.DEFAULT_MODEL} unless --models says otherwise)",
+    )
+    parser.add_argument(
+        "--no-weights-cache",
+        dest="weights_cache",
+        action="store_false",
+        help="always seed stand-in weights afresh instead of keeping them in trio-local's cache "
+        "directory (~150-250 MB per model id, newest 4 kept)",
+    )
     parser.add_argument("--log-level", default="warning", help="uvicorn log level")
 
 
@@ -123,6 +146,9 @@ def _config(args: argparse.Namespace, default_port: int) -> ServeConfig:
         models=tuple(m.strip() for m in (args.models or "").split(",") if m.strip()),
         train_max_seq_len=args.max_seq_len,
         sample_max_seq_len=args.max_sample_len,
+        warmup=args.warmup,
+        warmup_model=args.warmup_model,
+        weights_cache=args.weights_cache,
     )
 
 

@@ -23,6 +23,12 @@ def default_cache_dir() -> Path:
     return Path(os.environ.get("TRIO_LOCAL_CACHE_DIR") or Path(root) / "trio-local")
 
 
+def warmup_default() -> bool:
+    """Warm-up is on unless TRIO_LOCAL_WARMUP says 0/false/no/off."""
+    value = os.environ.get("TRIO_LOCAL_WARMUP", "1").strip().lower()
+    return value not in {"0", "false", "no", "off"}
+
+
 def is_loopback(host: str) -> bool:
     if host == "localhost":
         return True
@@ -57,6 +63,21 @@ class ServeConfig:
     # max_tokens a sampler accepts.
     train_max_seq_len: int = catalogue.DEFAULT_TRAIN_MAX_SEQ_LEN
     sample_max_seq_len: int = catalogue.DEFAULT_SAMPLE_MAX_SEQ_LEN
+    # From the start, import the model libraries and build the warm-up model (default: the
+    # first announced id) in the background; costs that model's memory (~200-300 MB).
+    warmup: bool = field(default_factory=warmup_default)
+    warmup_model: str | None = None
+    # Keep seeded stand-in weights in the cache directory (~150-250 MB per model id).
+    weights_cache: bool = True
+
+    @property
+    def warmup_entry(self) -> catalogue.CatalogueEntry | None:
+        """The model the warm-up builds, or None without warm-up."""
+        if not self.warmup:
+            return None
+        if self.warmup_model:
+            return catalogue.resolve(self.warmup_model, self.models)
+        return catalogue.announced(self.models)[0]
 
     @property
     def trainer_limits(self) -> catalogue.RunnerLimits:
@@ -107,3 +128,8 @@ class ServeConfig:
                 catalogue.resolve(model_id)
             except catalogue.ModelNotServed as error:
                 raise ConfigError(f"--models: {error}") from None
+        if self.warmup_model is not None:
+            try:
+                catalogue.resolve(self.warmup_model, self.models)
+            except catalogue.ModelNotServed as error:
+                raise ConfigError(f"--warmup-model: {error}") from None

@@ -1,7 +1,8 @@
 """The service: data directory, key, store, scheduler and engine, served by uvicorn.
 
-Start-up stays light (no torch import) so the first request is answered within a couple of
-seconds; the tokenizer is built in a background thread and the model on the first event.
+Start-up stays light (no torch import on the serving thread) so the service answers at once;
+the tokenizer is built and the default model warmed up on background threads (`Engine.warm_up`),
+and a request that needs them before they are done waits for them.
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ class Service:
         self.scheduler.start()
         self.liveness.start()
         self.tokenizers.start()
-        self.engine.warm_up()
+        self.engine.warm_up(self.config.warmup_entry)
 
     def stop(self) -> None:
         self.liveness.stop()

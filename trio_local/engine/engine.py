@@ -1,13 +1,16 @@
 """The engine's one entry point: trainer events and sample requests for every run.
 
-Only the scheduler's worker thread runs events, so model state needs no locks. The one
-exception is `prepare()`: when a run is created, the control plane asks for its model to be
-built on a builder thread (imports, seeded init), while the client is still loading its
-tokenizer; the worker picks the finished model up from a future.
+Only the scheduler's worker thread runs events, so model state needs no locks. The exceptions
+are `warm_up()` and `prepare()`: from the service's start the default model is built on a
+builder thread (imports, seeded init or the weights cache, one throwaway training step) and its
+tokenizer loaded, and when a run is created the control plane asks for its model the same way,
+while the client is still loading its tokenizer; the worker picks finished models up from
+futures, waiting for one still being built rather than building it again.
 """
 
 from __future__ import annotations
 
+import logging
 import queue
 import threading
 import time
@@ -25,6 +28,7 @@ from pytrio.protocol.actor.events.trainer.save import TrainerSavePayload
 from pytrio.protocol.actor.sampling_run.sample import SampleRequest
 
 from trio_local import catalogue
+from trio_local.config import default_cache_dir
 from trio_local.engine import sampling, trainer
 from trio_local.engine.errors import EngineError
 from trio_local.engine.images import flatten
@@ -37,6 +41,8 @@ from trio_local.storage.db import Store, iso, new_cuid, now
 if TYPE_CHECKING:
     from trio_local.config import ServeConfig
     from trio_local.tokenizers import Tokenizers
+
+logger = logging.getLogger("trio_local")
 
 SAMPLER_CACHE_SIZE = 8
 # Base models kept in memory (~200-300 MB each) when no run uses them: a teacher and a student
@@ -53,6 +59,23 @@ class EventOutcome:
 
 def checkpoint_uri(run_id: str, kind: str, name: str) -> str:
     return f"trio://{run_id}/{'weights' if kind == 'TRAINING' else 'sampler_weights'}/{name}"
+
+
+def model_unavailable(model_id: str, error: BaseException) -> EngineError:
+    """The error a request gets when its model could not be set up (also by the warm-up)."""
+    if isinstance(error, EngineError):
+        return error
+    hint = (
+        "the model libraries (torch, transformers, peft) come with trio-local's `local` extra: "
+        "pip install 'pytrio-skill[local]'"
+        if isinstance(error, ImportError)
+        else "the trio-local service's log has the details"
+    )
+    return EngineError(
+        "model_unavailable",
+        f"trio-local could not set up its stand-in model for {model_id}: "
+        f"{type(error).__name__}: {error}; {hint}",
+    )
 
 
 class _Builder:
@@ -102,6 +125,15 @@ class Engine:
         self._tokenizers: dict[str, Any] = {}
         self.runs: dict[str, TrainerRun] = {}
         self._samplers: OrderedDict[str, tuple[str, str]] = OrderedDict()  # cuid -> id, adapter
+        self._tokenizer_loads: dict[str, Future] = {}
+        # Seeded stand-in weights, cached across restarts (None: always build).
+        self.weights_cache: Path | None = (
+            default_cache_dir() / "stand-ins" if config.weights_cache else None
+        )
+        self._warming: list[Future] = []  # the warm-up's jobs (empty: no warm-up)
+        self._warm_model: str | None = None
+        self.models_built = 0
+        self.models_from_cache = 0
         # Where the service's first seconds went (served by /trio-local/stats).
         self.timings: dict[str, float] = {}
 
@@ -118,15 +150,54 @@ class Engine:
         torch.set_num_threads(self.threads)
         self._time("import torch, transformers, peft", started)
 
-    def warm_up(self) -> None:
-        """Import the model libraries in the background, so a first event does not wait 3-5 s."""
-        self._builder.submit(self._import_torch)
+    def warm_up(self, entry: catalogue.CatalogueEntry | None) -> None:
+        """Pay a first request's one-time costs in the background from the service's start:
+        import the model libraries and, given `entry`, build (or load from the weights cache)
+        its stand-in, run one throwaway training step through it and load its tokenizer. A
+        request that arrives meanwhile waits for this work (`host`, `tokenizer`) instead of
+        repeating it; a failure is raised to that request."""
+        if entry is None:
+            return
+        self._warm_model = entry.model_id
+        imported = self._builder.submit(self._import_torch)
+        self._warming.append(imported)
+        with self._build_lock:
+            future = self._builder.submit(self._build, entry, True)
+            self._building[entry.model_id] = future
+            self._warming.append(future)
+            self._warming.append(self._load_tokenizer_soon(entry.family, after=imported))
 
-    def _build(self, entry: catalogue.CatalogueEntry) -> ModelHost:
+    def warm_up_status(self) -> dict[str, Any]:
+        """Served at /trio-local/stats: off, warming, ready or failed (with the error)."""
+        status: dict[str, Any] = {
+            "model": self._warm_model,
+            "models_built": self.models_built,
+            "models_from_cache": self.models_from_cache,
+        }
+        if not self._warming:
+            return {"state": "off", **status}
+        for future in self._warming:
+            if not future.done():
+                return {"state": "warming", **status}
+            error = future.exception()
+            if error is not None:
+                return {"state": "failed", "error": f"{type(error).__name__}: {error}", **status}
+        return {"state": "ready", **status}
+
+    def _build(self, entry: catalogue.CatalogueEntry, exercise: bool = False) -> ModelHost:
         self._import_torch()
         started = time.perf_counter()
-        host = ModelHost(entry.spec)
-        self._time("first base model build", started)
+        host = ModelHost(entry.spec, cache_dir=self.weights_cache)
+        if host.from_cache:
+            self.models_from_cache += 1
+            self._time("first base model load (weights cache)", started)
+        else:
+            self.models_built += 1
+            self._time("first base model build", started)
+        if exercise:
+            started = time.perf_counter()
+            host.exercise()
+            self._time("warm-up training step", started)
         return host
 
     def prepare(self, entry: catalogue.CatalogueEntry, *, on_demand: bool = False) -> None:
@@ -145,7 +216,13 @@ class Engine:
             self.prepare(entry, on_demand=True)
             with self._build_lock:
                 future = self._building[entry.model_id]
-            host = future.result()
+            try:
+                host = future.result()
+            except Exception as error:
+                with self._build_lock:  # the next request tries again
+                    if self._building.get(entry.model_id) is future:
+                        del self._building[entry.model_id]
+                raise model_unavailable(entry.model_id, error) from error
             with self._build_lock:
                 self._building.pop(entry.model_id, None)
             self._hosts[entry.model_id] = host
@@ -162,14 +239,44 @@ class Engine:
                 if owner == model_id:
                     del self._samplers[cuid]
 
+    def _load_tokenizer(self, family: catalogue.Family) -> Any:
+        from trio_local.engine.tokenizer import load_tokenizer
+
+        self.tokenizers.ready(family).result()
+        started = time.perf_counter()
+        tokenizer = load_tokenizer(self.tokenizers.directory(family))
+        self._time(f"{family.name} tokenizer load", started)
+        return tokenizer
+
+    def _load_tokenizer_soon(self, family: catalogue.Family, after: Future) -> Future:
+        # Its own thread, so that a build queued on the builder need not wait for it; but
+        # after the libraries' import (transformers half-imported on two threads fails).
+        future: Future = Future()
+
+        def load() -> None:
+            try:
+                after.result()
+                future.set_result(self._load_tokenizer(family))
+            except BaseException as error:
+                future.set_exception(error)
+
+        threading.Thread(target=load, name="trio-local-tokenizer-load", daemon=True).start()
+        self._tokenizer_loads[family.name] = future
+        return future
+
     def tokenizer(self, family: catalogue.Family) -> Any:
         if family.name not in self._tokenizers:
-            from trio_local.engine.tokenizer import load_tokenizer
-
-            started = time.perf_counter()
-            self.tokenizers.ready(family).result()
-            self._tokenizers[family.name] = load_tokenizer(self.tokenizers.directory(family))
-            self._time(f"{family.name} tokenizer load", started)
+            with self._build_lock:
+                loading = self._tokenizer_loads.pop(family.name, None)
+            tokenizer = None
+            if loading is not None:
+                try:
+                    tokenizer = loading.result()
+                except Exception:  # loaded again below, which raises the error itself
+                    logger.warning(
+                        "trio-local: preloading the %s tokenizer failed", family.name, exc_info=True
+                    )
+            self._tokenizers[family.name] = tokenizer or self._load_tokenizer(family)
         return self._tokenizers[family.name]
 
     # trainer events

@@ -12,11 +12,14 @@ log-softmax a slice of positions at a time (recomputed in the backward pass).
 
 from __future__ import annotations
 
+import threading
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from trio_local.catalogue import LORA_ALPHA, StandInSpec
+from trio_local.engine import weights_cache
 from trio_local.engine.errors import EngineError
 
 ATTN_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj")
@@ -26,6 +29,9 @@ BASE_ADAPTER = "_base"
 # Logits held at once when scoring a sequence: 32M floats (128 MB), ~210 positions of Qwen3's
 # vocabulary; the unembedding's matmul is as fast in such slices as in one piece.
 SLICE_ELEMENTS = 32 * 1024 * 1024
+# torch's default generator is process-wide: the builder thread (stand-ins, warm-up) and the
+# worker (adapters) take turns seeding it, or one could draw the other's numbers.
+SEEDED = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -64,11 +70,10 @@ def _lora_config(spec: LoraSpec) -> Any:
     )
 
 
-def build_base_model(spec: StandInSpec) -> Any:
-    import torch
-    from transformers import Qwen3Config, Qwen3ForCausalLM
+def _config(spec: StandInSpec) -> Any:
+    from transformers import Qwen3Config
 
-    config = Qwen3Config(
+    return Qwen3Config(
         vocab_size=spec.vocab_size,
         hidden_size=spec.hidden_size,
         intermediate_size=spec.intermediate_size,
@@ -82,22 +87,36 @@ def build_base_model(spec: StandInSpec) -> Any:
         eos_token_id=spec.eos_id,
         pad_token_id=spec.pad_id,
     )
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(spec.seed)
-        model = Qwen3ForCausalLM(config)
+
+
+def build_base_model(spec: StandInSpec, cache_dir: Path | None = None) -> tuple[Any, bool]:
+    """The seeded stand-in and whether it came from the weights cache in `cache_dir`."""
+    import torch
+    from transformers import Qwen3ForCausalLM
+
+    config = _config(spec)
+    path = weights_cache.cache_path(cache_dir, spec) if cache_dir is not None else None
+    model = weights_cache.load(path, config) if path is not None else None
+    cached = model is not None
+    if model is None:
+        with SEEDED, torch.random.fork_rng(devices=[]):
+            torch.manual_seed(spec.seed)
+            model = Qwen3ForCausalLM(config)
+        if path is not None:
+            weights_cache.store(path, model)
     model.requires_grad_(False)
     model.eval()
-    return model
+    return model, cached
 
 
 class ModelHost:
     """A stand-in base model plus named LoRA adapters; one adapter is active at a time."""
 
-    def __init__(self, spec: StandInSpec) -> None:
+    def __init__(self, spec: StandInSpec, cache_dir: Path | None = None) -> None:
         from peft import get_peft_model
 
         self.spec = spec
-        base = build_base_model(spec)
+        base, self.from_cache = build_base_model(spec, cache_dir)
         placeholder = LoraSpec(4, 0, train_mlp=False, train_attn=True, train_unembed=False)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -105,6 +124,24 @@ class ModelHost:
         self.model.eval()
         self._active = BASE_ADAPTER
         self.adapters: set[str] = {BASE_ADAPTER}
+
+    def exercise(self) -> None:
+        """One throwaway forward and backward pass through a temporary adapter: torch's
+        one-time set-up (autograd, kernels, peft's layers) is paid here instead of by the first
+        request. The base weights and every other adapter are left as they were."""
+        import torch
+
+        name = "_warm_up"
+        self.add_adapter(name, LoraSpec(8, 0, train_mlp=True, train_attn=True, train_unembed=False))
+        try:
+            self.activate(name)
+            ids = torch.arange(100, 116).unsqueeze(0)
+            with torch.enable_grad():
+                hidden = self.hidden_states(ids, None)
+                scored = self.token_logprobs(hidden[0], ids[0], grad=True)
+                scored.sum().backward()
+        finally:
+            self.remove_adapter(name)
 
     @property
     def causal_lm(self) -> Any:
@@ -172,7 +209,7 @@ class ModelHost:
         if name in self.adapters:
             self.remove_adapter(name)
         # The seed fixes lora_A's init (lora_B starts at zero), so equal seeds give equal runs.
-        with torch.random.fork_rng(devices=[]), warnings.catch_warnings():
+        with SEEDED, torch.random.fork_rng(devices=[]), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             torch.manual_seed(spec.seed if spec.seed is not None else 0)
             self.model.add_adapter(name, _lora_config(spec))

@@ -74,7 +74,12 @@ QWEN3_5_ADDED_TOKENS: tuple[tuple[str, bool], ...] = (
 EOS_TOKEN = "<|im_end|>"
 PAD_TOKEN = "<|endoftext|>"
 # Bump when the files written below change, so stale builds are rebuilt.
-BUILD_VERSION = "2"
+BUILD_VERSION = "3"
+# The class AutoTokenizer builds. transformers 5 rebuilds a `Qwen2Tokenizer` in Python from
+# tokenizer.json's vocabulary and merges with Qwen2's own pre-tokenizer pattern (~1.5x the load
+# time, and Qwen3.5's pattern lost); the generic fast class loads tokenizer.json as it is, in
+# transformers 4 and 5 alike. The SDK's get_tokenizer loads this on every call.
+TOKENIZER_CLASS = "PreTrainedTokenizerFast"
 
 # The Qwen3 Instruct-2507 chat format (ChatML with tool calls, no thinking block).
 CHAT_TEMPLATE = """\
@@ -300,7 +305,7 @@ def _build_tokenizer_json(vocab: Vocabulary) -> str:
 
 def _tokenizer_config(vocab: Vocabulary) -> dict[str, object]:
     return {
-        "tokenizer_class": "Qwen2Tokenizer",
+        "tokenizer_class": TOKENIZER_CLASS,
         "model_max_length": 131072,
         "eos_token": EOS_TOKEN,
         "pad_token": PAD_TOKEN,

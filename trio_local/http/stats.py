@@ -41,6 +41,7 @@ async def stats(request: Request) -> Response:
                 finding["example"] = None
         snapshot["checks"] = report
     snapshot["engine_timings"] = dict(state.engine.timings)
+    snapshot["warmup"] = state.engine.warm_up_status()
     return reply(snapshot)
 
 
