@@ -63,6 +63,7 @@ QUESTIONS = [
 ]
 
 COMMON = f"""
+import time
 QUESTIONS = {QUESTIONS!r}
 def messages(question):
     return [{{"role": "system", "content": "Answer in one word."}},
@@ -98,7 +99,24 @@ rows = [{"messages": messages(q), "answer": a} for q, a, _ in QUESTIONS]
 args = GRPOConfig(num_generations=4, max_completion_length=8, batch_size=2, max_steps=2,
                   learning_rate=1e-4)
 trainer = GRPOTrainer(MODEL, reward_funcs=varied, args=args, train_dataset=rows, lora_rank=8)
+started = time.perf_counter()
 state = trainer.train()
+print("DRIVER train_s", time.perf_counter() - started)
+print("DRIVER steps", state.global_step)
+""",
+    # The same trainer's asyncio variant on the same work (its rollouts gathered): async vs sync.
+    "cookbook GRPOTrainer (train_async)": """
+import asyncio
+from trio_cookbook.trainer import GRPOConfig, GRPOTrainer
+def varied(completions, **kwargs):
+    return [len(set(str(c))) / 10.0 for c in completions]
+rows = [{"messages": messages(q), "answer": a} for q, a, _ in QUESTIONS]
+args = GRPOConfig(num_generations=4, max_completion_length=8, batch_size=2, max_steps=2,
+                  learning_rate=1e-4)
+trainer = GRPOTrainer(MODEL, reward_funcs=varied, args=args, train_dataset=rows, lora_rank=8)
+started = time.perf_counter()
+state = asyncio.run(trainer.train_async())
+print("DRIVER train_s", time.perf_counter() - started)
 print("DRIVER steps", state.global_step)
 """,
     "cookbook DPOTrainer": """
@@ -216,7 +234,8 @@ def run_entry(
     seconds = time.perf_counter() - started
     ok = code == 0 and (suite != "cookbook" or "DRIVER steps 2" in stdout)
     if ok:
-        result = "ran"
+        trained = [line.split()[-1] for line in stdout.splitlines() if "DRIVER train_s" in line]
+        result = f"ran (train() {float(trained[0]):.1f} s)" if trained else "ran"
     else:
         lines = [line for line in stderr.strip().splitlines() if line.strip()]
         result = f"FAILED (exit {code}): {lines[-1][:160] if lines else stdout[-160:]}"
@@ -291,7 +310,7 @@ def main() -> int:
     print()
     print(render(rows))
     shutil.rmtree(work, ignore_errors=True)
-    return 0 if all(row.result == "ran" for row in rows) else 1
+    return 0 if all(row.result.startswith("ran") for row in rows) else 1
 
 
 if __name__ == "__main__":

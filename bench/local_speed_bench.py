@@ -117,6 +117,26 @@ CLIENT = textwrap.dedent(
             fb.result()
             training.optim_step(trio.AdamParams(learning_rate=1e-4)).result()
         out["wall_s"] = time.perf_counter() - start
+    elif mode == "fanout":
+        sampler = service.create_sampling_client(base_model=model)
+        sampler.sample(prompt(0), 1, params).result()  # the sampler's first-use costs
+        n = args["prompts"] * args["group"]
+        walls = {}
+        start = time.perf_counter()
+        sampler.sample(prompt(1), n, params).result()
+        walls["one request of n samples"] = time.perf_counter() - start
+        async def fan_out():
+            return await asyncio.gather(
+                *(sampler.sample_async(prompt(1), 1, params) for _ in range(n))
+            )
+        start = time.perf_counter()
+        asyncio.run(fan_out())
+        walls["n concurrent 1-sample requests (async)"] = time.perf_counter() - start
+        start = time.perf_counter()
+        for _ in range(n):
+            sampler.sample(prompt(1), 1, params).result()
+        walls["n 1-sample requests one by one (sync)"] = time.perf_counter() - start
+        out["walls"] = walls
     else:
         async def main():
             training = await service.create_lora_training_client_async(
@@ -279,6 +299,7 @@ def main() -> int:
     parser.add_argument("--cycle-ms", type=int, default=None, help="default: trio-local's own")
     parser.add_argument("--skip-first", action="store_true")
     parser.add_argument("--skip-async", action="store_true")
+    parser.add_argument("--skip-fanout", action="store_true")
     args = parser.parse_args()
     work = {
         "model": args.model,
@@ -310,6 +331,22 @@ def main() -> int:
                     ("async wall, s", f"{async_s:.2f}", ""),
                     ("ratio async / sync", f"{async_s / sync_s:.2f}", "<= 1"),
                 ],
+            )
+        if not args.skip_fanout:
+            served = Served(Path(tmp) / "fanout", args.cycle_ms, cache)
+            try:
+                walls = served.client(mode="fanout", **work)["walls"]
+                busy = served.stats()
+            finally:
+                served.stop()
+            n = args.prompts * args.group
+            base = walls["one request of n samples"]
+            lane = max(busy.get("runs", {}).values(), key=lambda r: r.get("events", 0), default={})
+            _grid(
+                f"sampling fan-out, n = {n} samples x {args.max_tokens} tokens, one sampler",
+                ["wall, s", "x one request"],
+                [(name, [f"{wall:.2f}", f"{wall / base:.2f}"], "") for name, wall in walls.items()]
+                + [("sampler's busy seconds (all)", [f"{lane.get('busy_s', 0):.2f}", ""], "")],
             )
     return 0
 

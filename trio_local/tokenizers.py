@@ -38,7 +38,8 @@ def modelscope_cache() -> Path:
     return default_cache_dir() / "modelscope"
 
 
-def _cached_build(family: catalogue.Family) -> Path:
+def cached_build(family: catalogue.Family) -> Path:
+    """The family's tokenizer files in trio-local's cache, built there first if missing."""
     from trio_local.engine.tokenizer import BUILD_VERSION, VOCABULARIES, ensure_tokenizer_dir
 
     # The build is shared between data directories through trio-local's cache.
@@ -99,7 +100,7 @@ class Tokenizers:
         for family in order:
             future = self._ready[family.name]
             try:
-                cached = _cached_build(family)
+                cached = cached_build(family)
                 self._builds[family.name] = cached
                 _copy_into(cached, self.directory(family))
                 for entry in entries:

@@ -32,6 +32,7 @@ from trio_local.config import default_cache_dir
 from trio_local.engine import sampling, trainer
 from trio_local.engine.errors import EngineError
 from trio_local.engine.images import flatten
+from trio_local.engine.libraries import import_model_libraries
 from trio_local.engine.model import BASE_ADAPTER, LoraSpec, ModelHost
 from trio_local.engine.trainer import TrainerRun
 from trio_local.protocol.bounds import CHECKPOINT_NAME, CHECKPOINT_NAME_MAX
@@ -143,9 +144,8 @@ class Engine:
 
     def _import_torch(self) -> None:
         started = time.perf_counter()
-        import peft  # noqa: F401  (imported here, off the worker thread's first event)
+        import_model_libraries()  # here, off the worker thread's first event
         import torch
-        import transformers  # noqa: F401
 
         torch.set_num_threads(self.threads)
         self._time("import torch, transformers, peft", started)

@@ -18,6 +18,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from trio_local.engine.libraries import import_model_libraries
+
 # Qwen2/Qwen3 pre-tokenizer: unlike GPT-4's pattern it splits digits one by one (`\p{N}`).
 QWEN_PATTERN = (
     r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
@@ -281,6 +283,7 @@ def _load_ranks(path: Path) -> dict[bytes, int]:
 
 
 def _build_tokenizer_json(vocab: Vocabulary) -> str:
+    import_model_libraries()
     from transformers.convert_slow_tokenizer import TikTokenConverter
 
     class _Converter(TikTokenConverter):
@@ -379,6 +382,7 @@ def ensure_tokenizer_dir(target: Path, vocab: Vocabulary = VOCABULARIES["qwen3"]
 
 
 def load_tokenizer(directory: Path):  # -> transformers.PreTrainedTokenizerBase
+    import_model_libraries()
     from transformers import AutoTokenizer
 
     return AutoTokenizer.from_pretrained(str(directory), local_files_only=True)
