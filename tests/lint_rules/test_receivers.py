@@ -391,3 +391,20 @@ def test_a_never_called_wrapper_passes_no_evidence_about_a_parameter() -> None:
     for used in ("wrapper(other)\n", "callbacks = [wrapper]\n", "@register\n"):
         code = head + (used + wrapper if used.startswith("@") else wrapper + used) + tail
         assert types_in(code) == {"result": None}, used
+
+
+def test_a_parameter_forwarded_to_its_own_function_does_not_recurse() -> None:
+    # A recursive call from a closure passes the parameter back as a free name.
+    found = types_in(
+        """
+        import pytrio as trio
+        def step(train, depth):
+            train  # ?
+            train = wrap(train)
+            def again():
+                return step(train, depth - 1)
+            return again
+        step(trio.ServiceClient(), 3)
+        """
+    )
+    assert found == {"train": None}

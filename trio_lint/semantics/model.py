@@ -613,8 +613,9 @@ class SemanticModel:
     def _uncalled_parameter(self, arg: ast.expr | None) -> bool:
         """`loss_totals(result, batch)` inside `def batch_loss(result, batch)` that nothing in the
         module calls, decorates or refers to: that call site says nothing either way."""
-        binding = self._resolve(arg) if isinstance(arg, ast.Name) else None
-        if binding is None or binding.param is None:
+        # The read's own binding, not `_resolve`: that may infer, and inference comes back here.
+        binding = self._names.get(id(arg)) if isinstance(arg, ast.Name) else None
+        if not isinstance(binding, _Binding) or binding.param is None:
             return False
         function = binding.param[0]
         defs = self._defs.get(function, ())
