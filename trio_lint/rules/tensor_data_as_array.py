@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules.base import Fix, Invalid, NodeEdit, Rule, Valid, edit, unsafe_fix
+from trio_lint.semantics.names import dotted_name
 from trio_lint.semantics.receivers import Kind
 
 if TYPE_CHECKING:
@@ -32,15 +33,6 @@ _CONVERSIONS = frozenset(
 )
 # Nodes a fix can append `.to_numpy()` to without parentheses (libcst has the same class names).
 _WRAPPABLE = (ast.Name, ast.Attribute, ast.Subscript, ast.Call)
-
-
-def _dotted(expr: ast.expr) -> str | None:
-    if isinstance(expr, ast.Name):
-        return expr.id
-    if isinstance(expr, ast.Attribute):
-        base = _dotted(expr.value)
-        return f"{base}.{expr.attr}" if base is not None else None
-    return None
 
 
 def _to_numpy(node: cst.CSTNode) -> cst.CSTNode:
@@ -351,7 +343,7 @@ joins get no fix: whether a flat list (`tolist()`) or an array is meant is the a
     def visit_Call(self, node: ast.Call) -> None:
         if not node.args or any(isinstance(a, ast.Starred) for a in node.args):
             return
-        callee = _dotted(node.func)
+        callee = dotted_name(node.func)
         if callee is None:
             return
         module, _, name = callee.rpartition(".")
@@ -418,7 +410,7 @@ joins get no fix: whether a flat list (`tolist()`) or an array is meant is the a
         else:
             return
         found = [item for item in items if self._is_tensor_data(item)]
-        callee = _dotted(node.func)
+        callee = dotted_name(node.func)
         for item in found:
             if numpy:
                 effect = (

@@ -55,7 +55,13 @@ from collections.abc import Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from trio_lint.semantics.names import CANONICAL_ROOT, Binding, bindings_of_import, normalize
+from trio_lint.semantics.names import (
+    CANONICAL_ROOT,
+    Binding,
+    bindings_of_import,
+    dotted_name,
+    normalize,
+)
 from trio_lint.semantics.receivers import (
     ATTRIBUTES,
     CLASS_KINDS,
@@ -146,15 +152,6 @@ class _FreeRef:
 def _shape(typ: SdkType) -> str:
     """What two types must share to agree: kind and contents, not the method that made them."""
     return str(typ)
-
-
-def _dotted(expr: ast.AST) -> str | None:
-    if isinstance(expr, ast.Name):
-        return expr.id
-    if isinstance(expr, ast.Attribute):
-        base = _dotted(expr.value)
-        return f"{base}.{expr.attr}" if base is not None else None
-    return None
 
 
 def _params(args: ast.arguments) -> Iterator[ast.arg]:
@@ -802,7 +799,7 @@ class SemanticModel:
                         return typ
             return None
         if isinstance(annotation, ast.Subscript):
-            head = _dotted(annotation.value)
+            head = dotted_name(annotation.value)
             if head is not None and head.rsplit(".", 1)[-1] == "Optional":
                 return self.annotation_type(annotation.slice, scope)
             if head is not None and head.rsplit(".", 1)[-1] in _SEQUENCE_ANNOTATIONS:
@@ -817,7 +814,7 @@ class SemanticModel:
         return SdkType(kind) if kind is not None else None
 
     def _symbol_in(self, expr: ast.expr, scope: _Scope) -> str | None:
-        dotted = _dotted(expr)
+        dotted = dotted_name(expr)
         if dotted is None:
             return None
         head, _, rest = dotted.partition(".")

@@ -17,6 +17,16 @@ CANONICAL_ROOT = "pytrio"
 TOP_LEVEL_TYPES = frozenset({"AdamParams", "Datum", "ModelInput", "SamplingParams", "ImageChunk"})
 
 
+def dotted_name(expr: ast.AST) -> str | None:
+    """`a.b.c` for a chain of names and attributes as written (no resolution), else None."""
+    if isinstance(expr, ast.Name):
+        return expr.id
+    if isinstance(expr, ast.Attribute):
+        base = dotted_name(expr.value)
+        return f"{base}.{expr.attr}" if base is not None else None
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class Binding:
     """A local name bound to an SDK symbol: canonical `qualname`, `origin` the real root."""
