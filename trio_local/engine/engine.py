@@ -11,6 +11,7 @@ futures, waiting for one still being built rather than building it again.
 from __future__ import annotations
 
 import logging
+import os
 import queue
 import threading
 import time
@@ -50,6 +51,7 @@ SAMPLER_CACHE_SIZE = 8
 # stay, a long series of one-off ids does not pile up.
 IDLE_HOSTS = 3
 PREBUILT_HOSTS = 2
+WARMUP_NICE = 10
 
 
 @dataclass(frozen=True)
@@ -79,29 +81,40 @@ def model_unavailable(model_id: str, error: BaseException) -> EngineError:
     )
 
 
+def _lower_priority(nice: int) -> None:
+    """Make the calling thread yield the CPU to other work (Linux: per-thread nice value)."""
+    try:
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + nice)
+    except (AttributeError, OSError):  # elsewhere the warm-up simply runs at normal priority
+        pass
+
+
 class _Builder:
     """One daemon thread running build jobs in order (an executor's thread would hold up the
-    process's exit until a half-done import of torch finished)."""
+    process's exit until a half-done import of torch finished); with `nice`, at low priority."""
 
-    def __init__(self) -> None:
+    def __init__(self, name: str, nice: int = 0) -> None:
         self._jobs: queue.SimpleQueue[tuple[Callable[..., Any], tuple, Future]] = (
             queue.SimpleQueue()
         )
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+        self._name = name
+        self._nice = nice
 
     def submit(self, job: Callable[..., Any], *args: Any) -> Future:
         future: Future = Future()
         self._jobs.put((job, args, future))
         with self._lock:
             if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._run, name="trio-local-build", daemon=True
-                )
+                self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
                 self._thread.start()
         return future
 
     def _run(self) -> None:
+        if self._nice:
+            _lower_priority(self._nice)
         while True:
             job, args, future = self._jobs.get()
             try:
@@ -122,7 +135,10 @@ class Engine:
         self._hosts: OrderedDict[str, ModelHost] = OrderedDict()  # model id -> base + adapters
         self._building: dict[str, Future] = {}
         self._build_lock = threading.Lock()
-        self._builder = _Builder()
+        self._builder = _Builder("trio-local-build")
+        # The warm-up uses spare CPU only: on two cores it would otherwise slow the script's
+        # own start-up (its imports and tokenizer loads) by as much as it saves.
+        self._warm_builder = _Builder("trio-local-warm-up", nice=WARMUP_NICE)
         self._tokenizers: dict[str, Any] = {}
         self.runs: dict[str, TrainerRun] = {}
         self._samplers: OrderedDict[str, tuple[str, str]] = OrderedDict()  # cuid -> id, adapter
@@ -159,10 +175,10 @@ class Engine:
         if entry is None:
             return
         self._warm_model = entry.model_id
-        imported = self._builder.submit(self._import_torch)
+        imported = self._warm_builder.submit(self._import_torch)
         self._warming.append(imported)
         with self._build_lock:
-            future = self._builder.submit(self._build, entry, True)
+            future = self._warm_builder.submit(self._build, entry, True)
             self._building[entry.model_id] = future
             self._warming.append(future)
             self._warming.append(self._load_tokenizer_soon(entry.family, after=imported))
@@ -254,6 +270,7 @@ class Engine:
         future: Future = Future()
 
         def load() -> None:
+            _lower_priority(WARMUP_NICE)
             try:
                 after.result()
                 future.set_result(self._load_tokenizer(family))
