@@ -145,7 +145,7 @@ def test_a_request_during_warm_up_waits_for_it_and_gets_an_unwarmed_services_ans
     tmp_path,
 ) -> None:
     # No warm-up and no weights cache: the model is seeded afresh for the first request.
-    with serve(tmp_path / "plain", "--no-warmup", "--no-weights-cache") as plain:
+    with serve(tmp_path / "plain", "--no-warmup") as plain:
         time.sleep(1.0)
         assert plain.stats()["warmup"]["state"] == "off"
         assert plain.stats()["engine_timings"] == {}  # nothing imported or built before a request

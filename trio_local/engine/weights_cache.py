@@ -26,8 +26,9 @@ logger = logging.getLogger("trio_local")
 
 # Bump when the stored layout or the way weights are derived from a spec changes. "2": files
 # written before the seeded sections were serialised (one lock for the builder and the worker)
-# may hold weights drawn under a race, and loading bumps their mtime, so they never age out.
-CACHE_VERSION = "2"
+# may hold weights drawn under a race, and loading bumps their mtime, so they never age out. "3":
+# files written while the cache was on by default, by services sharing a process with other code.
+CACHE_VERSION = "3"
 # ~150 MB per Qwen3-vocabulary stand-in, ~250 MB per Qwen3.5 one.
 MAX_FILES = 4
 # The tied unembedding is the embedding: stored once, re-tied on load.
