@@ -233,12 +233,10 @@ def _grid(title: str, columns: list[str], rows: list[tuple[str, list[str], str]]
 
 
 # (column, serve options, whether the caches start empty)
-# The weights cache is opt-in (`--weights-cache`); the bench's service runs in its own process,
-# where it is safe, so every column uses it.
 FIRST_SCENARIOS = (
-    ("first run (cold caches)", ("--weights-cache",), True),
-    ("later run", ("--weights-cache",), False),
-    ("later, --no-warmup", ("--weights-cache", "--no-warmup"), False),
+    ("first run (cold caches)", (), True),
+    ("later run", (), False),
+    ("later, --no-warmup", ("--no-warmup",), False),
 )
 
 

@@ -96,13 +96,11 @@ def _service_options(parser: argparse.ArgumentParser) -> None:
         f"{catalogue.DEFAULT_MODEL} unless --models says otherwise)",
     )
     parser.add_argument(
-        "--weights-cache",
+        "--no-weights-cache",
         dest="weights_cache",
-        action="store_true",
-        help="keep seeded stand-in weights in trio-local's cache directory and load them from "
-        "there on later starts (~150-250 MB per model id, newest 4 kept); only for a service in "
-        "its own process: code in the same process that draws from torch's global random "
-        "generator while a model is seeded changes the weights that get cached",
+        action="store_false",
+        help="always seed stand-in weights afresh instead of keeping them in trio-local's cache "
+        "directory (~150-250 MB per model id, newest 4 kept)",
     )
     parser.add_argument("--log-level", default="warning", help="uvicorn log level")
 

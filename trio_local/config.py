@@ -67,11 +67,8 @@ class ServeConfig:
     # first announced id) in the background; costs that model's memory (~200-300 MB).
     warmup: bool = field(default_factory=warmup_default)
     warmup_model: str | None = None
-    # Keep seeded stand-in weights in the cache directory (~150-250 MB per model id). Off by
-    # default: seeding draws from torch's process-wide generator, so in a process where other
-    # code draws from it meanwhile (an embedded service, a test run) the weights differ from a
-    # fresh build, and a cache would keep that difference across restarts.
-    weights_cache: bool = False
+    # Keep seeded stand-in weights in the cache directory (~150-250 MB per model id).
+    weights_cache: bool = True
 
     @property
     def warmup_entry(self) -> catalogue.CatalogueEntry | None:

@@ -116,6 +116,9 @@ def serve(
 ) -> Iterator[Served]:
     """`trio-local serve` on a fresh data directory, and the environment a client needs."""
     env = {**os.environ, "TRIO_TEST_PEFT_DELAY_S": str(delay)}
+    # Its own cache: the weights this service seeds are compared with another service's, never
+    # with files a process shared with other code may have written.
+    env["TRIO_LOCAL_CACHE_DIR"] = str(tmp_path / "cache")
     env.pop("TRIO_LOCAL_WARMUP", None)
     if warmup_env is not None:
         env["TRIO_LOCAL_WARMUP"] = warmup_env
@@ -145,7 +148,7 @@ def test_a_request_during_warm_up_waits_for_it_and_gets_an_unwarmed_services_ans
     tmp_path,
 ) -> None:
     # No warm-up and no weights cache: the model is seeded afresh for the first request.
-    with serve(tmp_path / "plain", "--no-warmup") as plain:
+    with serve(tmp_path / "plain", "--no-warmup", "--no-weights-cache") as plain:
         time.sleep(1.0)
         assert plain.stats()["warmup"]["state"] == "off"
         assert plain.stats()["engine_timings"] == {}  # nothing imported or built before a request

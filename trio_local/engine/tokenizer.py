@@ -76,7 +76,7 @@ QWEN3_5_ADDED_TOKENS: tuple[tuple[str, bool], ...] = (
 EOS_TOKEN = "<|im_end|>"
 PAD_TOKEN = "<|endoftext|>"
 # Bump when the files written below change, so stale builds are rebuilt.
-BUILD_VERSION = "3"
+BUILD_VERSION = "4"
 # The class AutoTokenizer builds. transformers 5 rebuilds a `Qwen2Tokenizer` in Python from
 # tokenizer.json's vocabulary and merges with Qwen2's own pre-tokenizer pattern (~1.5x the load
 # time, and Qwen3.5's pattern lost); the generic fast class loads tokenizer.json as it is, in

@@ -27,7 +27,8 @@ logger = logging.getLogger("trio_local")
 # Bump when the stored layout or the way weights are derived from a spec changes. "2": files
 # written before the seeded sections were serialised (one lock for the builder and the worker)
 # may hold weights drawn under a race, and loading bumps their mtime, so they never age out. "3":
-# files written while the cache was on by default, by services sharing a process with other code.
+# files written by services that shared their process with other code drawing from torch's
+# global generator (a test run), whose weights can differ from a fresh build.
 CACHE_VERSION = "3"
 # ~150 MB per Qwen3-vocabulary stand-in, ~250 MB per Qwen3.5 one.
 MAX_FILES = 4
