@@ -70,6 +70,21 @@ def messages(question):
             {{"role": "user", "content": question}}]
 """
 
+# One GRPO driver for the sync and the asyncio entry points, so both run the same work.
+GRPO_DRIVER = """
+from trio_cookbook.trainer import GRPOConfig, GRPOTrainer
+def varied(completions, **kwargs):  # differs between samples, so advantages are not all 0
+    return [len(set(str(c))) / 10.0 for c in completions]
+rows = [{"messages": messages(q), "answer": a} for q, a, _ in QUESTIONS]
+args = GRPOConfig(num_generations=4, max_completion_length=8, batch_size=2, max_steps=2,
+                  learning_rate=1e-4)
+trainer = GRPOTrainer(MODEL, reward_funcs=varied, args=args, train_dataset=rows, lora_rank=8)
+started = time.perf_counter()
+state = RUN_TRAINER
+print("DRIVER train_s", time.perf_counter() - started)
+print("DRIVER steps", state.global_step)
+"""
+
 DRIVERS: dict[str, str] = {
     "cookbook SFTTrainer": """
 import asyncio
@@ -91,34 +106,10 @@ trainer = SFTTrainer(MODEL, args=args, train_dataset=rows, lora_rank=8)
 state = asyncio.run(trainer.train())
 print("DRIVER steps", state.global_step, "loss", state.metrics.get("train/loss"))
 """,
-    "cookbook GRPOTrainer": """
-from trio_cookbook.trainer import GRPOConfig, GRPOTrainer
-def varied(completions, **kwargs):  # differs between samples, so advantages are not all 0
-    return [len(set(str(c))) / 10.0 for c in completions]
-rows = [{"messages": messages(q), "answer": a} for q, a, _ in QUESTIONS]
-args = GRPOConfig(num_generations=4, max_completion_length=8, batch_size=2, max_steps=2,
-                  learning_rate=1e-4)
-trainer = GRPOTrainer(MODEL, reward_funcs=varied, args=args, train_dataset=rows, lora_rank=8)
-started = time.perf_counter()
-state = trainer.train()
-print("DRIVER train_s", time.perf_counter() - started)
-print("DRIVER steps", state.global_step)
-""",
+    "cookbook GRPOTrainer": GRPO_DRIVER.replace("RUN_TRAINER", "trainer.train()"),
     # The same trainer's asyncio variant on the same work (its rollouts gathered): async vs sync.
-    "cookbook GRPOTrainer (train_async)": """
-import asyncio
-from trio_cookbook.trainer import GRPOConfig, GRPOTrainer
-def varied(completions, **kwargs):
-    return [len(set(str(c))) / 10.0 for c in completions]
-rows = [{"messages": messages(q), "answer": a} for q, a, _ in QUESTIONS]
-args = GRPOConfig(num_generations=4, max_completion_length=8, batch_size=2, max_steps=2,
-                  learning_rate=1e-4)
-trainer = GRPOTrainer(MODEL, reward_funcs=varied, args=args, train_dataset=rows, lora_rank=8)
-started = time.perf_counter()
-state = asyncio.run(trainer.train_async())
-print("DRIVER train_s", time.perf_counter() - started)
-print("DRIVER steps", state.global_step)
-""",
+    "cookbook GRPOTrainer (train_async)": "import asyncio\n"
+    + GRPO_DRIVER.replace("RUN_TRAINER", "asyncio.run(trainer.train_async())"),
     "cookbook DPOTrainer": """
 from trio_cookbook.trainer import DPOConfig, DPOTrainer
 rows = [{"messages": messages(q), "chosen": a, "rejected": r} for q, a, r in QUESTIONS]
