@@ -7,13 +7,19 @@ name 'AutoModel' from 'transformers'"), so every import of them goes through her
 
 from __future__ import annotations
 
+import importlib
 import threading
+from typing import Literal
+
+Library = Literal["torch", "transformers", "peft"]
+ALL: tuple[Library, ...] = ("peft", "torch", "transformers")
 
 _lock = threading.Lock()
 
 
-def import_model_libraries() -> None:
+def import_model_libraries(*names: Library) -> None:
+    """Import `names` (all three when none is given). A tokenizer needs transformers only, so
+    a broken peft install fails the model build with its cause, not the tokenizer too."""
     with _lock:
-        import peft  # noqa: F401
-        import torch  # noqa: F401
-        import transformers  # noqa: F401
+        for name in names or ALL:
+            importlib.import_module(name)

@@ -283,7 +283,7 @@ def _load_ranks(path: Path) -> dict[bytes, int]:
 
 
 def _build_tokenizer_json(vocab: Vocabulary) -> str:
-    import_model_libraries()
+    import_model_libraries("transformers")
     from transformers.convert_slow_tokenizer import TikTokenConverter
 
     class _Converter(TikTokenConverter):
@@ -382,7 +382,7 @@ def ensure_tokenizer_dir(target: Path, vocab: Vocabulary = VOCABULARIES["qwen3"]
 
 
 def load_tokenizer(directory: Path):  # -> transformers.PreTrainedTokenizerBase
-    import_model_libraries()
+    import_model_libraries("transformers")
     from transformers import AutoTokenizer
 
     return AutoTokenizer.from_pretrained(str(directory), local_files_only=True)
