@@ -41,6 +41,8 @@ class Function:
     # "api": a pytrio APIFuture; "concurrent": a concurrent.futures.Future (what the call gives,
     # or for `async def`, what awaiting it gives).
     future: str | None = None
+    # "classmethod" / "staticmethod" for methods called on the class; None: on an instance.
+    binding: str | None = None
 
     @property
     def keywords(self) -> frozenset[str]:
@@ -199,7 +201,11 @@ def _function(entry: dict[str, Any]) -> Function:
             keyword_only = True
         params.append(param)
     return Function(
-        tuple(params), entry.get("returns"), entry.get("async", False), entry.get("future")
+        tuple(params),
+        entry.get("returns"),
+        entry.get("async", False),
+        entry.get("future"),
+        entry.get("binding"),
     )
 
 

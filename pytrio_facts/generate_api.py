@@ -325,6 +325,11 @@ def describe_function(
         entry["returns"] = returns
     if is_async:
         entry["async"] = True
+    if method:
+        # Called on the class, not an instance (`TensorData.from_torch(t)` builds one).
+        bound = _decorators(node) & {"classmethod", "staticmethod"}
+        if bound:
+            entry["binding"] = bound.pop()
     future = future_kind(returns, is_async)
     if future is not None:
         entry["future"] = future

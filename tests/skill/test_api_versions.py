@@ -97,6 +97,33 @@ def test_installed_release_agrees_with_the_live_sdk() -> None:
     assert checked > 100
 
 
+def test_method_binding_agrees_with_the_live_sdk() -> None:
+    """classmethod / staticmethod / instance method, as `inspect.getattr_static` sees them."""
+    data = api_data()
+    seen: set[str | None] = set()
+    for qualname in data.symbol_names():
+        entry = data.symbol(qualname, INSTALLED)
+        if not isinstance(entry, Class) or qualname.count(".") > 2:
+            continue
+        live = _live(qualname)
+        for name, method in entry.methods.items():
+            static = inspect.getattr_static(live, name)
+            expected = (
+                "classmethod"
+                if isinstance(static, classmethod)
+                else "staticmethod"
+                if isinstance(static, staticmethod)
+                else None
+            )
+            assert method.binding == expected, (qualname, name)
+            seen.add(expected)
+    assert seen == {None, "classmethod", "staticmethod"}
+    tensor = data.symbol("pytrio.types.TensorData", INSTALLED)
+    assert isinstance(tensor, Class)
+    assert tensor.methods["from_torch"].binding == "classmethod"
+    assert tensor.methods["to_numpy"].binding is None
+
+
 def test_futures_and_awaits_follow_the_return_annotations() -> None:
     data = api_data()
     training = data.symbol("pytrio.TrainingClient", INSTALLED)

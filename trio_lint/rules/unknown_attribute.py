@@ -4,10 +4,19 @@ from __future__ import annotations
 
 import ast
 import difflib
+from typing import TYPE_CHECKING
 
+from pytrio_facts.api_model import Class, Symbol, api_data
 from trio_lint.diagnostics import Severity
 from trio_lint.rules import _conformance as conformance
 from trio_lint.rules.base import Invalid, Valid
+
+if TYPE_CHECKING:
+    from trio_lint.semantics.context import LintContext
+
+# How a library builds its own array from a NumPy array (the way back from a pytrio object
+# whose class has `from_<library>` but no `to_<library>`); facts of these libraries, not pytrio's.
+_FROM_NUMPY = {"torch": "torch.from_numpy"}
 
 
 class UnknownAttribute(conformance.ConformanceNameRule):
@@ -31,10 +40,14 @@ training script already ran. Such names usually come from other SDKs (`generate`
 `loss`) or from guessing.
 
 ## Fix safety
-No fix: the closest existing name is suggested, but whether it was meant is not known.
+No fix: the closest existing name is suggested, but whether it was meant is not known. A
+classmethod (`TensorData.from_torch`, which builds a new object) is never offered for a missing
+method with another verb: for `x.to_torch()` on a `TensorData` the message gives the conversion
+the release has, `torch.from_numpy(x.to_numpy())`.
 
 ## References
 - pytrio 0.2.9: `pytrio.TrainingClient`, `pytrio.SamplingClient`, `pytrio.types.ForwardBackwardOutput`
+- pytrio 0.2.9: `pytrio.types.TensorData.to_numpy`, `pytrio.types.TensorData.from_torch` (a classmethod)
 """
     evidence = """
 - generated: pytrio_facts/api_versions.json (every release's public API)
@@ -56,6 +69,18 @@ No fix: the closest existing name is suggested, but whether it was meant is not 
             "svc = trio.ServiceClient()\n"
             "print(svc.username, svc.workspace_name)\n"
         ),
+        Valid(
+            "import pytrio as trio\n"
+            "import torch\n"
+            "def logprobs(train: trio.TrainingClient, batch):\n"
+            "    out = train.forward_backward(batch, 'cross_entropy').result()\n"
+            "    return torch.from_numpy(out.loss_fn_outputs[0]['logprobs'].to_numpy())\n"
+        ),
+        Valid(
+            "import pytrio as trio\n"
+            "import torch\n"
+            "weights = trio.types.TensorData.from_torch(torch.ones(4))\n"
+        ),
     )
     INVALID = (
         Invalid(
@@ -75,14 +100,44 @@ No fix: the closest existing name is suggested, but whether it was meant is not 
             "import pytrio as trio\nparams = trio.GenerationConfig(max_tokens=8)\n",
         ),
         Invalid("from pytrio.types import SampleOutput\n", message_contains="SampleSequence"),
+        Invalid(
+            "import pytrio as trio\n"
+            "def logprobs(train: trio.TrainingClient, batch):\n"
+            "    out = train.forward_backward(batch, 'cross_entropy').result()\n"
+            "    return out.loss_fn_outputs[0]['logprobs'].to_torch()\n",
+            line=4,
+            message_contains="use `torch.from_numpy(out.loss_fn_outputs[0]['logprobs'].to_numpy())`",
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "def weights(datum: trio.Datum):\n"
+            "    return datum.loss_fn_inputs['weights'].to_list()\n",
+            message_contains="did you mean `tolist`?",
+        ),
     )
 
     def report_issue(self, issue: conformance.Issue, node: ast.AST) -> None:
+        found = api_data().symbol(issue.symbol, issue.target)
+        receiver = _instance_receiver(self.ctx, issue)
         names = conformance.member_names(issue)
+        if isinstance(found, Class):
+            # A classmethod with another verb is not the near miss of a missing method:
+            # `from_torch(tensor)` builds a new object, it is not what `to_torch()` meant.
+            verb = issue.name.split("_", 1)[0]
+            names = [
+                n
+                for n in names
+                if n not in found.methods
+                or not found.methods[n].binding
+                or n.split("_", 1)[0] == verb
+            ]
         close = difflib.get_close_matches(issue.name, names, n=1, cutoff=0.5)
         fields = [n for n in names if n in ("metrics", "sequences")]
+        conversion = _conversion_hint(issue, found, receiver, node)
         hint = ""
-        if fields:  # results hold their data under these two
+        if conversion:
+            hint = conversion
+        elif fields:  # results hold their data under these two
             hint = f"; it has {', '.join(f'`{n}`' for n in fields)}"
         elif close:
             hint = f"; did you mean `{close[0]}`?"
@@ -94,3 +149,55 @@ No fix: the closest existing name is suggested, but whether it was meant is not 
                 hint=hint,
             ),
         )
+
+
+def _instance_receiver(ctx: LintContext, issue: conformance.Issue) -> str | None:
+    """The source of the instance a missing method or attribute was asked of (`td` in
+    `td.to_torch()`); None when it was asked of the class or module itself."""
+    node = issue.node
+    if issue.what not in ("method", "attribute") or not isinstance(node, ast.Attribute):
+        return None
+    if ctx.model.qualified_name(node.value, pytrio_only=True) is not None:
+        return None
+    return _short(node.value)
+
+
+def _conversion_hint(
+    issue: conformance.Issue, found: Symbol | None, receiver: str | None, node: ast.AST
+) -> str:
+    """`x.to_torch()` on a class that has only the constructor `from_torch(tensor)`: say which
+    instance method converts (the one returning a NumPy array) and how to get the library's array
+    from it. Empty when the class has no such pair."""
+    if not isinstance(found, Class) or not issue.name.startswith("to_"):
+        return ""
+    library = issue.name.removeprefix("to_")
+    builder = found.methods.get(f"from_{library}")
+    if builder is None or not builder.binding:
+        return ""
+    if receiver is None:  # `TensorData.to_torch(td)`: the instance is the first argument
+        call_args = node.args if isinstance(node, ast.Call) and node.func is issue.node else []
+        receiver = _short(call_args[0]) if call_args else "x"
+    to_array = next(
+        (
+            name
+            for name, method in sorted(found.methods.items())
+            if not method.binding
+            and not method.params
+            and (method.returns or "").rsplit(".", 1)[-1] == "ndarray"
+        ),
+        None,
+    )
+    head = (
+        f"; `{issue.owner}.from_{library}()` is a {builder.binding} that builds a new "
+        f"`{issue.owner}` from {library} data, not a conversion back"
+    )
+    if to_array is None:
+        return head
+    back = f"{receiver}.{to_array}()"
+    wrap = _FROM_NUMPY.get(library)
+    return f"{head}; use `{wrap}({back})`" if wrap else f"{head}; `{back}` gives a NumPy array"
+
+
+def _short(expr: ast.expr) -> str:
+    text = ast.unparse(expr)
+    return text if len(text) <= 40 and "\n" not in text else "x"
