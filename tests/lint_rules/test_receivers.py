@@ -408,3 +408,85 @@ def test_a_parameter_forwarded_to_its_own_function_does_not_recurse() -> None:
         """
     )
     assert found == {"train": None}
+
+
+def test_lists_filled_by_append_and_extend_hold_what_every_addition_agrees_on() -> None:
+    found = types_in(
+        """
+        import pytrio as trio
+        def build(tokens):
+            return trio.Datum(model_input=trio.ModelInput.from_ints(tokens), loss_fn_inputs={})
+        def run(rows, raw):
+            data = []
+            for tokens in rows:
+                data.append(build(tokens))
+            more = []
+            more.extend(data)
+            more += [build([1])]
+            mixed = []
+            mixed.append(build([1]))
+            mixed.append(raw)
+            replaced = []
+            replaced.append(build([1]))
+            replaced[0] = raw
+            started = [raw]
+            started.append(build([1]))
+            data  # ?
+            data[0].loss_fn_inputs["weights"]  # ?
+            more  # ?
+            mixed  # ?
+            replaced  # ?
+            started  # ?
+            for d in more:
+                d  # ?
+        """
+    )
+    assert found == {
+        "data": "list[Datum]",
+        "data[0].loss_fn_inputs['weights']": "TensorData",
+        "more": "list[Datum]",
+        "mixed": None,  # a Datum and something unknown
+        "replaced": None,  # an item set by index: not only additions
+        "started": None,  # the display's own items decide; `raw` is unknown
+        "d": "Datum",
+    }
+
+
+def test_get_values_and_items_of_tensor_dicts() -> None:
+    found = types_in(
+        """
+        import numpy as np
+        import pytrio as trio
+        def run(train: trio.TrainingClient, datum: trio.Datum):
+            out = train.forward(datum, "cross_entropy").result().loss_fn_outputs[0]
+            plain = {"weights": [1.0]}
+            out.get("logprobs")  # ?
+            out.get("logprobs", None)  # ?
+            out.get("logprobs", np.zeros(3))  # ?
+            out.get(key="logprobs")  # ?
+            datum.loss_fn_inputs.values()  # ?
+            plain.get("weights")  # ?
+            for key, td in out.items():
+                key  # ?
+                td  # ?
+            for pair in out.items():
+                pair  # ?
+            for name, value in plain.items():
+                value  # ?
+            for v in datum.loss_fn_inputs.values():
+                v  # ?
+        """
+    )
+    assert found == {
+        "out.get('logprobs')": "TensorData",
+        "out.get('logprobs', None)": "TensorData",
+        "out.get('logprobs', np.zeros(3))": None,  # the default may be what comes back
+        "out.get(key='logprobs')": None,
+        "datum.loss_fn_inputs.values()": "list[TensorData]",
+        "plain.get('weights')": None,
+        "key": None,
+        "td": "TensorData",
+        "pair": None,  # a (key, value) tuple
+        "value": None,
+        "v": "TensorData",
+    }

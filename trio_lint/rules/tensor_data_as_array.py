@@ -79,7 +79,10 @@ The calls: `np.asarray`, `np.array`, `np.asanyarray`, `np.ascontiguousarray`, `t
 The values it knows to be `TensorData` are those the SDK made: `result.loss_fn_outputs[i][key]`
 of a `forward`/`forward_backward` result (also through a loop over `result.loss_fn_outputs`, or
 `zip`/`enumerate` of it) and `datum.loss_fn_inputs[key]` of a `Datum` (also in a loop over a
-list of Datums). A dict or array your code built before passing it to `Datum` is not flagged.
+list of Datums, or an item of one, including a list started empty and filled only with Datums by
+`.append`, `.extend` or `+=`). Both dicts give `TensorData` through `.get(key)` (no default, or
+`None`), `.values()` and the value of `.items()` as well. A dict or array your code built before
+passing it to `Datum` is not flagged.
 
 ## Why is this bad?
 `TensorData` is a pydantic model (`data`, `dtype`, `shape`), not an array: the SDK converts every
@@ -124,7 +127,10 @@ joins get no fix: whether a flat list (`tolist()`) or an array is meant is the a
   `torch.from_numpy`, `torch.cat`, `torch.stack` TypeError; `list`/`tuple`/`sorted` -> field
   pairs, `min`/`max` -> a field pair, `sum`/`float`/`int`/`abs`/`round` TypeError, `bool(td)`
   True, `td[0]` TypeError,
-  `len(td)` == len(td.data).
+  `len(td)` == len(td.data). `Datum.loss_fn_inputs` and each `loss_fn_outputs[i]` are plain
+  `dict`s: `.get(key)`, `.values()` and `.items()` give the same `TensorData` objects (observed on
+  a list filled with `data.append(trio.Datum(...))`: `np.asarray(data[0].loss_fn_inputs[k])` has
+  shape () and dtype object).
 - Real code: two public SFT scripts compute the eval loss with
   `np.concatenate([np.asarray(x["logprobs"]) for x in result.loss_fn_outputs])`.
 """
@@ -179,6 +185,33 @@ joins get no fix: whether a flat list (`tolist()`) or an array is meant is the a
             "    result = train.forward_backward(batch, 'cross_entropy').result()\n"
             "    return np.concatenate([np.asarray(x['logprobs']) for x in result.loss_fn_outputs])\n",
             config={"target-version": "0.1"},
+        ),
+        Valid(
+            "import numpy as np\n"
+            "import pytrio as trio\n"
+            "def weights(rows: list[tuple[list[int], list[float]]]):\n"
+            "    data = []\n"
+            "    for tokens, w in rows:\n"
+            "        data.append(trio.Datum(model_input=trio.ModelInput.from_ints(tokens),\n"
+            "                               loss_fn_inputs={'weights': w}))\n"
+            "    return [d.loss_fn_inputs['weights'].to_numpy() for d in data], data\n"
+        ),
+        Valid(
+            "import numpy as np\n"
+            "rows = []\n"
+            "rows.append({'weights': [0.0, 1.0]})\n"
+            "inputs = {'weights': [0.0, 1.0], 'advantages': [0.5, 0.5]}\n"
+            "arrays = {k: np.asarray(v) for k, v in inputs.items()}\n"
+            "print(np.asarray(rows[0]['weights']), np.asarray(inputs.get('weights')),\n"
+            "      [list(v) for v in inputs.values()], arrays)\n"
+        ),
+        Valid(
+            "import numpy as np\n"
+            "import pytrio as trio\n"
+            "def arrays(train: trio.TrainingClient, data: list):\n"
+            "    out = train.forward(data, 'cross_entropy').result().loss_fn_outputs[0]\n"
+            "    found = {k: td.to_numpy() for k, td in out.items()}\n"
+            "    return found, out.get('logprobs').to_numpy(), len(out.get('logprobs'))\n"
         ),
         Valid(
             "import numpy as np\n"
@@ -327,6 +360,100 @@ joins get no fix: whether a flat list (`tolist()`) or an array is meant is the a
             "    return torch.stack([d.loss_fn_inputs['target_tokens'] for d in datums])\n",
             fixed=None,
             line=6,
+        ),
+        # A list filled by `.append`, read back by index.
+        Invalid(
+            "import numpy as np\n"
+            "import pytrio as trio\n"
+            "def first_weights(rows):\n"
+            "    data = []\n"
+            "    for tokens, w in rows:\n"
+            "        data.append(trio.Datum(model_input=trio.ModelInput.from_ints(tokens),\n"
+            "                               loss_fn_inputs={'weights': w}))\n"
+            "    return np.asarray(data[0].loss_fn_inputs['weights'])\n",
+            fixed="import numpy as np\n"
+            "import pytrio as trio\n"
+            "def first_weights(rows):\n"
+            "    data = []\n"
+            "    for tokens, w in rows:\n"
+            "        data.append(trio.Datum(model_input=trio.ModelInput.from_ints(tokens),\n"
+            "                               loss_fn_inputs={'weights': w}))\n"
+            "    return data[0].loss_fn_inputs['weights'].to_numpy()\n",
+            unsafe=True,
+            line=8,
+        ),
+        # A list filled by `.extend` from a helper, walked by a loop.
+        Invalid(
+            "import numpy as np\n"
+            "import pytrio as trio\n"
+            "def build(tokens):\n"
+            "    return trio.Datum(model_input=trio.ModelInput.from_ints(tokens[:-1]),\n"
+            "                      loss_fn_inputs={'weights': [1.0] * (len(tokens) - 1)})\n"
+            "def total_weight(chunks):\n"
+            "    batch = []\n"
+            "    for chunk in chunks:\n"
+            "        batch.extend([build(t) for t in chunk])\n"
+            "    total = 0.0\n"
+            "    for datum in batch:\n"
+            "        total += float(np.asarray(datum.loss_fn_inputs['weights']).sum())\n"
+            "    return total\n",
+            fixed="import numpy as np\n"
+            "import pytrio as trio\n"
+            "def build(tokens):\n"
+            "    return trio.Datum(model_input=trio.ModelInput.from_ints(tokens[:-1]),\n"
+            "                      loss_fn_inputs={'weights': [1.0] * (len(tokens) - 1)})\n"
+            "def total_weight(chunks):\n"
+            "    batch = []\n"
+            "    for chunk in chunks:\n"
+            "        batch.extend([build(t) for t in chunk])\n"
+            "    total = 0.0\n"
+            "    for datum in batch:\n"
+            "        total += float(datum.loss_fn_inputs['weights'].to_numpy().sum())\n"
+            "    return total\n",
+            unsafe=True,
+            line=12,
+        ),
+        # `.items()`, `.get()` and `.values()` of an output or input dict.
+        Invalid(
+            "import numpy as np\n"
+            "import pytrio as trio\n"
+            "def arrays(train: trio.TrainingClient, data: list):\n"
+            "    out = train.forward(data, 'cross_entropy').result()\n"
+            "    found = {}\n"
+            "    for key, td in out.loss_fn_outputs[0].items():\n"
+            "        found[key] = np.asarray(td)\n"
+            "    return found\n",
+            fixed="import numpy as np\n"
+            "import pytrio as trio\n"
+            "def arrays(train: trio.TrainingClient, data: list):\n"
+            "    out = train.forward(data, 'cross_entropy').result()\n"
+            "    found = {}\n"
+            "    for key, td in out.loss_fn_outputs[0].items():\n"
+            "        found[key] = td.to_numpy()\n"
+            "    return found\n",
+            unsafe=True,
+            line=7,
+        ),
+        Invalid(
+            "import torch\n"
+            "import pytrio as trio\n"
+            "def logprobs(train: trio.TrainingClient, data: list):\n"
+            "    out = train.forward(data, 'cross_entropy').result()\n"
+            "    return torch.tensor(out.loss_fn_outputs[0].get('logprobs'))\n",
+            fixed="import torch\n"
+            "import pytrio as trio\n"
+            "def logprobs(train: trio.TrainingClient, data: list):\n"
+            "    out = train.forward(data, 'cross_entropy').result()\n"
+            "    return torch.tensor(out.loss_fn_outputs[0].get('logprobs').to_numpy())\n",
+            unsafe=True,
+            message_contains="Could not infer dtype",
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "def values(datum: trio.Datum):\n"
+            "    return [list(td) for td in datum.loss_fn_inputs.values()]\n",
+            fixed=None,
+            message_contains="field pairs",
         ),
     )
 

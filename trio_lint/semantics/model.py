@@ -13,7 +13,9 @@ Names and imports
 - `imports_sdk`, `other_sdk_only` (imports tinker and not pytrio), `module_imports()`.
 
 Receivers (what an expression holds: clients, futures, SDK results; see `receivers.py` for kinds)
-- `type_of(expr)` -> `SdkType | None`, `kind_of(expr)` -> `Kind | None`.
+- `type_of(expr)` -> `SdkType | None`, `kind_of(expr)` -> `Kind | None`. A list started empty
+  and filled by `.append`/`.extend`/`+=` holds what every addition agrees on; a
+  `dict[str, TensorData]` gives TensorData through `[key]`, `.get(key)`, `.values()`, `.items()`.
 - `client_call(call)` -> (client kind, method) for `recv.m(...)` on a PyTRIO client.
 - `method_returns(kind, name)` -> what a client method returns on the target SDK line.
 
@@ -581,7 +583,28 @@ class SemanticModel:
         if binding.element_of is not None:
             typ = self.type_of(binding.element_of)
             return typ.of if typ is not None and typ.kind is Kind.LIST else None
-        return self.type_of(binding.expr) if binding.expr is not None else None
+        if binding.expr is None:
+            return None
+        typ = self.type_of(binding.expr)
+        expr = binding.expr
+        if typ is None and binding.parts and isinstance(expr, ast.List) and not expr.elts:
+            return self._filled_list_type(binding.parts)
+        return typ
+
+    def _filled_list_type(self, parts: list[tuple[str, Any, ast.expr]]) -> SdkType | None:
+        """`data = []` filled by `data.append(d)` / `data.extend(ds)` / `data += ds`: a list of
+        what every addition agrees on (any other mutation, or a disagreement: unknown)."""
+        found: SdkType | None = None
+        for how, _key, value in parts:
+            typ = self.type_of(value)
+            if how == "items":
+                typ = typ.of if typ is not None and typ.kind is Kind.LIST else None
+            elif how != "item":
+                return None
+            if typ is None or (found is not None and _shape(typ) != _shape(found)):
+                return None
+            found = typ
+        return SdkType(Kind.LIST, found) if found is not None else None
 
     def _param_type(self, function: str, index: int | None, name: str) -> SdkType | None:
         """`def step(training, batch)` called as `step(train, b)` with `train` a TrainingClient at
@@ -663,6 +686,8 @@ class SemanticModel:
             return SdkType(Kind.API_FUTURE)
         if recv.is_client:
             return self.methods[recv.kind].get(name)
+        if recv.kind is Kind.TENSOR_DICT:
+            return _tensor_dict_call(call, name)
         return None
 
     def _returned_type(self, call: ast.Call) -> SdkType | None:
@@ -840,6 +865,25 @@ def _empty_literal(expr: ast.expr) -> bool:
         and not expr.args
         and not expr.keywords
     )
+
+
+def _tensor_dict_call(call: ast.Call, name: str) -> SdkType | None:
+    """On a `dict[str, TensorData]`: `d.get(key)` (no default, or `None`) gives a TensorData and
+    `d.values()` iterates TensorData (typed as a list of them: only iteration is asked)."""
+    if call.keywords:
+        return None
+    if name == "get" and (
+        len(call.args) == 1
+        or (
+            len(call.args) == 2
+            and isinstance(call.args[1], ast.Constant)
+            and call.args[1].value is None
+        )
+    ):
+        return SdkType(Kind.TENSOR_DATA)
+    if name == "values" and not call.args:
+        return SdkType(Kind.LIST, SdkType(Kind.TENSOR_DATA))
+    return None
 
 
 def _is_field_call(call: ast.Call) -> bool:
@@ -1151,6 +1195,22 @@ class _Pass(ast.NodeVisitor):
                 return [_Binding(element_of=arg) for arg in walked.args]
             if walked.func.id == "enumerate" and walked.args and count == 2:
                 return [_UNKNOWN, _Binding(element_of=walked.args[0])]
+        if (
+            count == 2
+            and isinstance(walked, ast.Call)
+            and isinstance(walked.func, ast.Attribute)
+            and walked.func.attr == "items"
+            and not walked.args
+            and not walked.keywords
+        ):
+            # `for key, value in d.items()`: the value walks `d.values()` (a node made here for
+            # the lazy typing only; rules never see it).
+            values = ast.Call(
+                func=ast.Attribute(value=walked.func.value, attr="values", ctx=ast.Load()),
+                args=[],
+                keywords=[],
+            )
+            return [_UNKNOWN, _Binding(element_of=values)]
         return [_UNKNOWN] * count
 
     def _bind(self, target: ast.expr, binding: _Binding, value: ast.expr | None = None) -> None:
