@@ -115,7 +115,8 @@ def check_tree(
     instances = []
     contexts = {flag: ctx.for_rule(flag) for flag in (False, True)}
     grouped: set[tuple[str, type[ast.AST], str]] = set()
-    by_method: dict[str, list[Handler]] = {}  # `Rule.call_methods`: method name -> visit_Call
+    by_method: dict[str, list[Handler]] = {}  # `Rule.call_methods`: callee name -> visit_Call
+    by_symbol: dict[str, list[Handler]] = {}  # `Rule.call_symbols`: SDK symbol -> visit_Call
     for rule in rules:
         if not rule.wanted(model):
             continue
@@ -128,9 +129,15 @@ def check_tree(
                     continue  # the group's first rule serves this hook (`Rule.hook_group`)
                 grouped.add(key)
             handler = (getattr(instance, attr), rule.code)
-            if node_class is ast.Call and not leaving and rule.call_methods is not None:
-                for method in rule.call_methods:
+            if (
+                node_class is ast.Call
+                and not leaving
+                and (rule.call_methods is not None or rule.call_symbols is not None)
+            ):
+                for method in rule.call_methods or ():
                     by_method.setdefault(method, []).append(handler)
+                for symbol in rule.call_symbols or ():
+                    by_symbol.setdefault(symbol, []).append(handler)
                 continue
             table = leave if leaving else visit
             table.setdefault(node_class, []).append(handler)
@@ -140,7 +147,7 @@ def check_tree(
         """A rule bug must not cost the other rules or the file: report it, drop the rule."""
         crashed.add(code)
         ctx.add_finding(_internal_error(code, node, exc))
-        for table in (visit, leave, by_method):
+        for table in (visit, leave, by_method, by_symbol):
             for key, handlers in table.items():
                 table[key] = [h for h in handlers if h[1] != code]  # type: ignore[index]
 
@@ -161,6 +168,7 @@ def check_tree(
 
     skip = _Memo(skippable)
 
+    sdk_symbol = model.call_symbol
     stack: list = [tree]
     pop, push = stack.pop, stack.append
     leave_marker = _Leave
@@ -179,12 +187,10 @@ def check_tree(
                     crash(code, node, exc)
             continue
         handlers = visit.get(node_class)
-        if node_class is ast.Call and by_method:
-            func = node.func
-            if func.__class__ is ast.Attribute:
-                more = by_method.get(func.attr)
-                if more:
-                    handlers = [*handlers, *more] if handlers else more
+        if node_class is ast.Call and (by_method or by_symbol):
+            more = _filtered_call_handlers(node.func, by_method, by_symbol, sdk_symbol)
+            if more:
+                handlers = [*handlers, *more] if handlers else more
         if handlers:
             for handler, code in handlers:
                 try:
@@ -212,6 +218,29 @@ def check_tree(
         except Exception as exc:
             ctx.add_finding(_internal_error(instance.code, tree, exc))
     return ctx.findings, model
+
+
+def _filtered_call_handlers(
+    func: ast.expr,
+    by_method: dict[str, list[Handler]],
+    by_symbol: dict[str, list[Handler]],
+    sdk_symbol: Callable[[ast.expr], str | None],
+) -> list[Handler] | None:
+    """The `call_methods` / `call_symbols` rules a call with callee `func` is for, each once."""
+    func_class = func.__class__
+    if func_class is ast.Attribute:
+        name = func.attr
+    elif func_class is ast.Name:
+        name = func.id
+    else:
+        return None
+    found = by_method.get(name) if by_method else None
+    if by_symbol:
+        symbol = sdk_symbol(func)
+        more = by_symbol.get(symbol) if symbol is not None else None
+        if more:
+            found = [*found, *(h for h in more if h not in found)] if found else more
+    return found
 
 
 def _internal_error(code: str, node: ast.AST, exc: Exception) -> Finding:

@@ -93,9 +93,13 @@ class Rule:
     # first selected rule of a group has its hooks called, and it reports for the whole group,
     # so each node is dispatched once rather than once per rule.
     hook_group: ClassVar[str | None] = None
-    # A rule whose `visit_Call` only looks at method calls `x.m(...)` with `m` in this set: the
-    # walk calls it for those alone (most calls of a unit are `print`, `len`, `range`...).
+    # A rule whose `visit_Call` only looks at calls named `m` in this set, `x.m(...)` or `m(...)`:
+    # the walk calls it for those alone (most calls of a unit are `print`, `len`, `range`...).
     call_methods: ClassVar[frozenset[str] | None] = None
+    # A rule whose `visit_Call` only looks at calls of these SDK symbols, however imported
+    # ("Datum" for `trio.Datum(...)`, `Datum(...)`, `types.Datum(...)`; "ModelInput.from_ints"),
+    # besides the calls of `call_methods`: the walk calls it for those alone.
+    call_symbols: ClassVar[frozenset[str] | None] = None
     # ruff-style documentation: What it does / Why is this bad? / Fix safety / References (public:
     # "pytrio 0.2.9: pytrio.X" or a URL). Example and "Use instead" are rendered from INVALID[0] and
     # VALID[0] (`trio_lint.explain.rule_doc`).

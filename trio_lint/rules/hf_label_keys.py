@@ -14,6 +14,7 @@ _HF_KEYS = ("labels", "target_ids", "targets", "input_ids", "label_ids")
 class HfLabelKeys(Rule):
     code = "PTR302"
     name = "hf-label-keys"
+    call_symbols = frozenset({"Datum"})
     message = (
         "`loss_fn_inputs` has {key!r} but no 'target_tokens': PyTRIO reads only 'target_tokens' "
         "(the next token at each input position)"

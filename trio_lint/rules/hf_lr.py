@@ -11,6 +11,7 @@ from trio_lint.rules.base import Invalid, Rule, Valid, edit, rename_keyword, saf
 class HfLr(Rule):
     code = "PTR202"
     name = "hf-lr"
+    call_symbols = frozenset({"AdamParams"})
     message = "`AdamParams` has no `lr`; the PyTRIO name is `learning_rate`"
     severity = Severity.ERROR
     fix_safety = Applicability.SAFE

@@ -11,6 +11,7 @@ from trio_lint.rules.base import Invalid, Rule, Valid, edit, rename_keyword, saf
 class HfMaxNewTokens(Rule):
     code = "PTR201"
     name = "hf-max-new-tokens"
+    call_symbols = frozenset({"SamplingParams"})
     message = "`SamplingParams` has no `max_new_tokens`; the PyTRIO name is `max_tokens`"
     severity = Severity.ERROR
     fix_safety = Applicability.SAFE

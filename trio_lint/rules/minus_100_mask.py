@@ -38,6 +38,7 @@ def _inside(node: ast.AST, outer: ast.AST) -> bool:
 class Minus100Mask(Rule):
     code = "PTR301"
     name = "minus-100-mask"
+    call_symbols = frozenset({"Datum", "ModelInput.from_ints"})
     message = "`-100` in `model_input`: PyTRIO rejects it as an out-of-vocabulary token"
     severity = Severity.ERROR
     doc = """

@@ -15,6 +15,8 @@ _SAMPLE = ("sample", "sample_async")
 class MissingMaxTokens(Rule):
     code = "PTR206"
     name = "missing-max-tokens"
+    call_symbols = frozenset({"SamplingParams"})
+    call_methods = frozenset(_SAMPLE)
     message = "Sampling needs `max_tokens > 0`: {detail}"
     severity = Severity.ERROR
     # Facts of PyTRIO's own SDK (not Tinker's): see the doc's References.

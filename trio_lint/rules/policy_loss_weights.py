@@ -27,6 +27,8 @@ def _inputs_keys(model, datum: ast.expr) -> list[str] | None:
 class PolicyLossWeights(Rule):
     code = "PTR304"
     name = "policy-loss-weights"
+    call_methods = frozenset(_METHODS)
+    call_symbols = frozenset({"Datum"})
     message = (
         "`weights` are dropped for policy losses ({loss}): mask prompt tokens with "
         "`advantages` = 0 instead"

@@ -35,6 +35,8 @@ def _listish(expr: ast.expr) -> bool:
 class RawListModelInput(Rule):
     code = "PTR204"
     name = "raw-list-model-input"
+    call_symbols = frozenset({"Datum"})
+    call_methods = frozenset(_PROMPT_METHODS)
     message = (
         "`{param}` needs a `ModelInput`, not a list: wrap it as `{alias}.ModelInput.from_ints(...)`"
     )

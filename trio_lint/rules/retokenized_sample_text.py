@@ -16,6 +16,7 @@ _ENCODERS = frozenset({"encode", "encode_plus", "__call__"})
 class RetokenizedSampleText(Rule):
     code = "PTR310"
     name = "retokenized-sample-text"
+    call_symbols = frozenset({"Datum"})
     message = (
         "training tokens re-encoded from a sampled sequence's `.text`: use its `.tokens` "
         "(re-encoding can split the text differently, so the tokens no longer match the sampled "
@@ -126,11 +127,8 @@ No fix: the prompt tokens and the sampled tokens have to be joined as token list
         self._reported: set[int] = set()
         # Datums wait for `finish`: a helper's parameters are traced to the module's calls of it.
         self._datums: list[tuple[ast.Call, ast.AST | None]] = []
-        self._calls: dict[str, list[ast.Call]] = {}
 
     def visit_Call(self, node: ast.Call) -> None:
-        if isinstance(node.func, ast.Name):
-            self._calls.setdefault(node.func.id, []).append(node)
         if self.model.is_sdk(node.func, "Datum"):
             function = self.ctx.function_stack[-1] if self.ctx.function_stack else None
             self._datums.append((node, function))
@@ -147,7 +145,7 @@ No fix: the prompt tokens and the sampled tokens have to be joined as token list
         if name.id not in params and name.id not in [a.arg for a in function.args.kwonlyargs]:
             return []
         found = []
-        for call in self._calls.get(function.name, ()):
+        for call in self.model.calls_of(function.name):
             given = next((kw.value for kw in call.keywords if kw.arg == name.id), None)
             if given is None and name.id in params and params.index(name.id) < len(call.args):
                 given = call.args[params.index(name.id)]

@@ -12,6 +12,7 @@ from trio_lint.rules.base import Invalid, Rule, Valid
 class UnshiftedTargets(Rule):
     code = "PTR305"
     name = "unshifted-targets"
+    call_symbols = frozenset({"Datum"})
     message = (
         "`target_tokens` equals the input tokens: each position must predict the NEXT token; "
         "use `model_input=from_ints(tokens[:-1])` and `target_tokens=tokens[1:]`"
@@ -76,14 +77,8 @@ No fix: `weights`, `logprobs` and `advantages` need the same shift.
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._found: list[ast.expr] = []
-        self._auto_shift = False
 
     def visit_Call(self, node: ast.Call) -> None:
-        auto = keyword(node, "auto_shift")
-        if auto is not None and not (
-            isinstance(auto.value, ast.Constant) and auto.value.value is False
-        ):
-            self._auto_shift = True
         if not self.model.is_sdk(node.func, "Datum"):
             return
         model_input = argument(node, 0, "model_input")
@@ -106,7 +101,20 @@ No fix: `weights`, `logprobs` and `advantages` need the same shift.
                 self._found.append(value)
 
     def finish(self) -> None:
-        if self._auto_shift:
+        if self._found and self._auto_shift():
             return
         for value in self._found:
             self.report(value)
+
+    def _auto_shift(self) -> bool:
+        """Some call of the unit passes `auto_shift=` (not False): a helper that shifts."""
+        if "auto_shift" not in self.ctx.source:
+            return False
+        for node in ast.walk(self.ctx.tree):
+            if isinstance(node, ast.Call):
+                auto = keyword(node, "auto_shift")
+                if auto is not None and not (
+                    isinstance(auto.value, ast.Constant) and auto.value.value is False
+                ):
+                    return True
+        return False

@@ -48,6 +48,7 @@ def _full_length(expr: ast.expr, sequence: str | None) -> bool:
 class UnshiftedWeights(Rule):
     code = "PTR306"
     name = "unshifted-weights"
+    call_symbols = frozenset({"Datum"})
     message = "`target_tokens` is shifted by one but `weights` is not: use `{name}[1:]`"
     severity = Severity.WARNING
     doc = """

@@ -292,6 +292,18 @@ class SemanticModel:
         qualname = self.qualified_name(expr, pytrio_only=pytrio_only)
         return qualname is not None and qualname.removeprefix(CANONICAL_ROOT + ".") in names
 
+    def call_symbol(self, func: ast.expr) -> str | None:
+        """`Datum` / `ModelInput.from_ints` when a callee names that SDK symbol (the key of
+        `Rule.call_symbols`; `is_sdk(func, key)` holds for it whatever the rule's view)."""
+        qualname = self.qualified_name(func)
+        if qualname is None:
+            return None
+        return qualname.removeprefix(CANONICAL_ROOT + ".")
+
+    def calls_of(self, name: str) -> list[ast.Call]:
+        """Every call `name(...)` in the unit, in source order."""
+        return self._calls.get(name, [])
+
     def sdk_symbol(self, expr: ast.AST, *, pytrio_only: bool = False) -> str | None:
         """`AdamParams` when `expr` names the SDK's AdamParams however it was imported."""
         qualname = self.qualified_name(expr, pytrio_only=pytrio_only)

@@ -1,0 +1,70 @@
+"""`Rule.call_methods` / `Rule.call_symbols` only save work: a rule called for every call finds
+exactly what it finds when the walk calls it for its declared calls alone.
+
+Run over every rule's examples, the buggy scripts and this repository's PyTRIO code (examples,
+eval solutions), so an under-declared filter (a rule whose `visit_Call` also looks at calls it
+did not declare) fails here rather than losing findings silently.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from trio_lint.check import run_rules
+from trio_lint.config import config_from_mapping
+from trio_lint.parse import SourceError, parse
+from trio_lint.rules import all_rules
+
+ROOT = Path(__file__).resolve().parents[2]
+FILTERED = [
+    pytest.param(rule, id=rule.code)
+    for rule in all_rules()
+    if rule.call_methods is not None or rule.call_symbols is not None
+]
+
+
+def _corpus() -> list[tuple[str, str, dict]]:
+    """(name, source, [tool.trio-lint] keys) of every example and PyTRIO script we have."""
+    sources = [
+        (f"{rule.code} example {i}", textwrap.dedent(example.code), example.config)
+        for rule in all_rules()
+        for i, example in enumerate([*rule.VALID, *rule.INVALID])
+    ]
+    for directory in ("tests/lint_rules/scripts", "examples", "tests/evals/solutions", "demo"):
+        for path in sorted((ROOT / directory).rglob("*.py")):
+            sources.append((str(path.relative_to(ROOT)), path.read_text(encoding="utf-8"), {}))
+    return sources
+
+
+CORPUS = _corpus()
+
+
+def _findings(rule, source: str, config) -> list[tuple]:
+    try:
+        tree = parse(source)
+    except SourceError:  # the examples of the syntax-error rule
+        return []
+    return sorted(
+        (f.code, f.span.line, f.span.col, f.message)
+        for f in run_rules(tree, source, config, [rule])
+    )
+
+
+def test_the_corpus_exercises_the_filters() -> None:
+    assert FILTERED and len(CORPUS) > 400
+
+
+@pytest.mark.parametrize("rule", FILTERED)
+def test_a_filtered_rule_finds_what_it_finds_unfiltered(rule) -> None:
+    unfiltered = type(rule.__name__, (rule,), {"call_methods": None, "call_symbols": None})
+    found_any = False
+    for target in ("0.2.9", "0.1.12"):
+        for name, source, keys in CORPUS:
+            config = config_from_mapping({"target-version": target, **keys}, origin="test")
+            filtered = _findings(rule, source, config)
+            assert filtered == _findings(unfiltered, source, config), (rule.code, target, name)
+            found_any = found_any or bool(filtered)
+    assert found_any, f"{rule.code}: no finding anywhere in the corpus, the test proves nothing"
