@@ -174,12 +174,16 @@ def test_an_image_chunk_datum_trains_and_samples(client) -> None:
     lp_blue = other.loss_fn_outputs[0]["logprobs"].to_numpy()
     assert lp_red.shape == (len(before) + image_positions + len(after) - 1,)
     assert np.max(np.abs(lp_red - lp_blue)) > 1e-4, "the image does not reach the model"
-    losses = []
-    for _ in range(8):
+    losses, answer = [], []  # the mean loss, and the answer token's logprob, per step
+    # Until the answer is learnt (how many steps that takes depends on the seeded weights; a
+    # larger rate overshoots on this stand-in: 5e-3 and 1e-2 oscillated for some seeds).
+    while len(losses) < 40 and (not answer or answer[-1] < -0.1):
         fb = training.forward_backward([datum(red)], "cross_entropy")
-        training.optim_step(trio.AdamParams(learning_rate=1e-2)).result()
-        losses.append(fb.result().metrics["loss_mean"])
-    assert losses[-1] < losses[0] * 0.7, losses
+        training.optim_step(trio.AdamParams(learning_rate=2e-3)).result()
+        done = fb.result()
+        losses.append(done.metrics["loss_mean"])
+        answer.append(float(done.loss_fn_outputs[0]["logprobs"].to_numpy()[-1]))
+    assert answer[-1] > -0.1 and losses[-1] < losses[0] * 0.7, (losses, answer)
 
     sampler = training.save_weights_and_get_sampling_client()
     prompt = trio.ModelInput(

@@ -51,3 +51,30 @@ def test_the_key_follows_the_id_and_old_files_are_pruned(tmp_path) -> None:
     kept = list(tmp_path.glob("standin-*.safetensors"))
     assert len(kept) == weights_cache.MAX_FILES
     assert weights_cache.cache_path(tmp_path, specs[0]) in kept  # the newest is kept
+
+
+def test_seeded_weights_do_not_depend_on_what_else_the_process_draws_or_patches() -> None:
+    """A stand-in and an adapter get the same weights while another caller has drawn from
+    torch's global generator and while transformers has switched torch's init functions off
+    process-wide (as its `from_pretrained` does while loading, on any thread)."""
+    from transformers.initialization import no_init_weights
+
+    from trio_local.engine.model import LoraSpec, ModelHost
+
+    spec = catalogue.resolve(MODEL).spec
+    lora = LoraSpec(8, 11, train_mlp=True, train_attn=True, train_unembed=False)
+    plain = ModelHost(spec)
+    plain.add_adapter("run", lora)
+    torch.manual_seed(1234)
+    torch.randn(1000)
+    with no_init_weights():
+        disturbed = ModelHost(spec)
+        disturbed.add_adapter("run", lora)
+    assert same_weights(plain.model, disturbed.model)
+    adapter = plain.parameters("run")
+    assert adapter and all(
+        torch.count_nonzero(p) == (0 if "lora_B" in k else p.numel()) for k, p in adapter.items()
+    )
+    other = ModelHost(spec)
+    other.add_adapter("run", LoraSpec(8, 12, train_mlp=True, train_attn=True, train_unembed=False))
+    assert not same_weights(plain.model, other.model)  # the seed decides lora_A

@@ -12,7 +12,6 @@ log-softmax a slice of positions at a time (recomputed in the backward pass).
 
 from __future__ import annotations
 
-import threading
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,9 +28,6 @@ BASE_ADAPTER = "_base"
 # Logits held at once when scoring a sequence: 32M floats (128 MB), ~210 positions of Qwen3's
 # vocabulary; the unembedding's matmul is as fast in such slices as in one piece.
 SLICE_ELEMENTS = 32 * 1024 * 1024
-# torch's default generator is process-wide: the builder thread (stand-ins, warm-up) and the
-# worker (adapters) take turns seeding it, or one could draw the other's numbers.
-SEEDED = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -89,19 +85,48 @@ def _config(spec: StandInSpec) -> Any:
     )
 
 
-def build_base_model(spec: StandInSpec, cache_dir: Path | None = None) -> tuple[Any, bool]:
-    """The seeded stand-in and whether it came from the weights cache in `cache_dir`."""
+def _seeded_model(spec: StandInSpec, config: Any) -> Any:
+    """The stand-in with weights drawn from a generator of its own, seeded from the spec.
+
+    Never from torch's process-wide generator or transformers' init functions: other threads of
+    the process (another service in a test run, a concurrent `from_pretrained`, which switches
+    transformers' init off process-wide while it loads) could draw from or patch those meanwhile,
+    and the same id would get other weights than in a fresh process. The distributions are
+    transformers' own for Qwen3: normal(0, initializer_range) matrices, unit RMSNorm scales, a
+    zero padding row.
+    """
     import torch
     from transformers import Qwen3ForCausalLM
 
+    with torch.device("meta"):
+        model = Qwen3ForCausalLM(config)
+    model.to_empty(device="cpu")
+    model.tie_weights()
+    generator = torch.Generator().manual_seed(spec.seed)
+    with torch.no_grad():
+        for name, param in sorted(model.named_parameters()):
+            if param.ndim >= 2:
+                param.normal_(0.0, config.initializer_range, generator=generator)
+            elif name.endswith("norm.weight"):
+                param.fill_(1.0)
+            else:  # a new kind of parameter in a transformers upgrade: decide its init here
+                raise EngineError("model_unavailable", f"no seeded init for parameter {name}")
+        embed = model.model.embed_tokens
+        if embed.padding_idx is not None:
+            embed.weight[embed.padding_idx].zero_()
+    # The rotary tables are buffers computed from the config, not drawn: compute them afresh.
+    model.model.rotary_emb = type(model.model.rotary_emb)(config=config)
+    return model
+
+
+def build_base_model(spec: StandInSpec, cache_dir: Path | None = None) -> tuple[Any, bool]:
+    """The seeded stand-in and whether it came from the weights cache in `cache_dir`."""
     config = _config(spec)
     path = weights_cache.cache_path(cache_dir, spec) if cache_dir is not None else None
     model = weights_cache.load(path, config) if path is not None else None
     cached = model is not None
     if model is None:
-        with SEEDED, torch.random.fork_rng(devices=[]):
-            torch.manual_seed(spec.seed)
-            model = Qwen3ForCausalLM(config)
+        model = _seeded_model(spec, config)
         if path is not None:
             weights_cache.store(path, model)
     model.requires_grad_(False)
@@ -121,6 +146,7 @@ class ModelHost:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             self.model = get_peft_model(base, _lora_config(placeholder), adapter_name=BASE_ADAPTER)
+        self._seed_adapter(BASE_ADAPTER, 0)
         self.model.eval()
         self._active = BASE_ADAPTER
         self.adapters: set[str] = {BASE_ADAPTER}
@@ -204,17 +230,31 @@ class ModelHost:
         return torch.cat(values), torch.cat(ids)
 
     def add_adapter(self, name: str, spec: LoraSpec) -> None:
-        import torch
-
         if name in self.adapters:
             self.remove_adapter(name)
-        # The seed fixes lora_A's init (lora_B starts at zero), so equal seeds give equal runs.
-        with SEEDED, torch.random.fork_rng(devices=[]), warnings.catch_warnings():
+        with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            torch.manual_seed(spec.seed if spec.seed is not None else 0)
             self.model.add_adapter(name, _lora_config(spec))
+        self._seed_adapter(name, spec.seed if spec.seed is not None else 0)
         self.adapters.add(name)
         self._active = ""
+
+    def _seed_adapter(self, name: str, seed: int) -> None:
+        """Redraw the adapter's lora_A from a generator of its own (peft's kaiming-uniform
+        bound, 1/sqrt(fan_in)) and zero its lora_B, so equal seeds give equal runs whatever else
+        the process draws from torch's global generator."""
+        import torch
+
+        generator = torch.Generator().manual_seed(seed)
+        with torch.no_grad():
+            for key, param in sorted(self.model.named_parameters()):
+                if f".{name}." not in key:
+                    continue
+                if "lora_A" in key:
+                    bound = 1.0 / param.shape[1] ** 0.5
+                    param.uniform_(-bound, bound, generator=generator)
+                elif "lora_B" in key:
+                    param.zero_()
 
     def remove_adapter(self, name: str) -> None:
         if name in self.adapters and name != BASE_ADAPTER:

@@ -1,12 +1,13 @@
 """The stand-ins' seeded base weights, cached on disk.
 
-Seeding a stand-in (random init of ~40-64M parameters, most of them the embedding) costs about a
-second of CPU on two cores; reading the same weights back from a safetensors file costs a few
-milliseconds. The file is keyed by everything that decides the weights (the stand-in's shape
-and seed, the torch and transformers versions whose init functions draw them, and CACHE_VERSION
-for this module's layout), so a cached model is always the one a fresh build would give, and an
-upgrade simply misses the cache. Files are written to a temporary name and renamed into place;
-an unreadable file is deleted and the model rebuilt. Only the newest MAX_FILES are kept.
+Seeding a stand-in (~40-64M parameters drawn from its own generator, most of them the
+embedding) costs about half a second of CPU; reading the same weights back from a safetensors
+file costs a few milliseconds. The file is keyed by everything that decides the weights (the
+stand-in's shape and seed, the torch version whose generator draws them, the transformers version
+whose model class lays them out, and CACHE_VERSION for this module's layout), so a cached model is
+always the one a fresh build would give, and an upgrade simply misses the cache. Files are written
+to a temporary name and renamed into place; an unreadable file is deleted and the model rebuilt.
+Only the newest MAX_FILES are kept.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ logger = logging.getLogger("trio_local")
 # may hold weights drawn under a race, and loading bumps their mtime, so they never age out. "3":
 # files written by services that shared their process with other code drawing from torch's
 # global generator (a test run), whose weights can differ from a fresh build.
-CACHE_VERSION = "3"
+# "4": weights drawn from a generator of the stand-in's own, not torch's global one.
+CACHE_VERSION = "4"
 # ~150 MB per Qwen3-vocabulary stand-in, ~250 MB per Qwen3.5 one.
 MAX_FILES = 4
 # The tied unembedding is the embedding: stored once, re-tied on load.
