@@ -78,6 +78,10 @@ def _is_local_file_call(func: ast.expr) -> bool:
 class CheckpointPathAsLocalFile(Rule):
     code = "PTR401"
     name = "checkpoint-path-as-local-file"
+    call_methods = frozenset(
+        {*(name.rsplit(".", 1)[-1] for name in _LOCAL_FILE_CALLS), *_OS_PATH_FS}
+        | {"from_pretrained", "load_file", "safe_open"}
+    )
     message = "`{expr}` is a remote checkpoint URI, not a local file: {remedy}"
     severity = Severity.ERROR
     doc = """

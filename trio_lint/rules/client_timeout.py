@@ -25,6 +25,7 @@ def _seconds(expr: ast.expr | None) -> float | None:
 class ClientTimeout(Rule):
     code = "PTR109"
     name = "client-timeout"
+    call_methods = frozenset({"result", "wait_for"})
     message = (
         "A {seconds:g} s client-side timeout around `{what}`: the SDK already retries for up to "
         f"{_WINDOW // 60} minutes and the request keeps running after the timeout; wait without "

@@ -74,6 +74,7 @@ def _append_result(node: cst.CSTNode) -> cst.CSTNode:
 class MissingResult(Rule):
     code = "PTR101"
     name = "missing-result"
+    call_methods = _CONSUMERS
     message = (
         "`{method}(...)` returns a future: call `.result()` (or `await` it) before reading {use}"
     )

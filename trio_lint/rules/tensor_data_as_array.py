@@ -58,6 +58,9 @@ def _short(expr: ast.expr) -> str:
 class TensorDataAsArray(Rule):
     code = "PTR311"
     name = "tensor-data-as-array"
+    call_methods = frozenset(
+        {*(name.rsplit(".", 1)[-1] for name in _CONVERSIONS), *_NUMPY_JOINS, *_TORCH_JOINS}
+    )
     message = (
         "`{expr}` is a pytrio `TensorData`, not an array or a list: {effect}; "
         "convert it with `.to_numpy()` (or `.tolist()` for a flat list)"
