@@ -988,6 +988,10 @@ class _Pass(ast.NodeVisitor):
             )
         hook(node)
 
+    def visit_Constant(self, node: ast.Constant) -> None:
+        """No children. (Without this, `ast.NodeVisitor.visit_Constant`, a shim looking for
+        the deprecated `visit_Num`/`visit_Str` hooks, would run for every constant.)"""
+
     def generic_visit(self, node: ast.AST) -> None:
         visit = self.visit
         for name in _fields(node.__class__):
