@@ -31,10 +31,12 @@ from pytrio_facts.api_model import (
     history,
     renamed,
 )
+from trio_lint.rules import _futures as futures
 from trio_lint.rules.base import Rule
 
 if TYPE_CHECKING:
     from trio_lint.semantics.context import LintContext
+    from trio_lint.semantics.receivers import SdkType
 
 Category = Literal["removed", "added", "unknown", "positional"]
 What = Literal["name", "method", "attribute", "keyword"]
@@ -145,14 +147,17 @@ def attribute_issue(ctx: LintContext, node: ast.Attribute, *, called: bool) -> I
             release,
             pydantic=isinstance(found, Class) and found.pydantic,
         )
-    symbol = _receiver_symbol(ctx, node.value)
-    if symbol is None:
+    typ = ctx.model.type_of(node.value, pytrio_only=True)
+    symbol = _kind_symbol(str(typ.kind)) if typ is not None else None
+    if typ is None or symbol is None:
         return None
     found = data.symbol(symbol, release)
     if not isinstance(found, Class) or _class_has(found, name):
         return None
     if name in _OWNED_ATTRIBUTES.get(symbol, ()):
         return None
+    if typ.is_future and futures.checked_receiver(node.value) and response_has(typ, name, release):
+        return None  # the response's member read on its future: PTR101 missing-result's
     seen = history(data.present(symbol, name), release)
     if not seen.known and not (found.closed and (called or found.pydantic)):
         # An instance attribute set outside __init__ is not listed: only calls of unknown
@@ -174,6 +179,18 @@ def attribute_issue(ctx: LintContext, node: ast.Attribute, *, called: bool) -> I
 
 def _class_has(found: Class, name: str) -> bool:
     return found.has_member(name) or (found.pydantic and name in PYDANTIC_MEMBERS)
+
+
+def response_has(future: SdkType, name: str, release: str) -> bool | None:
+    """Whether the response a future holds has `name` on `release` (`metrics` on the future of
+    `forward_backward`): None when that response is not a class of the release (a REST result
+    the model does not name, a plain list or dict)."""
+    held = future.of
+    symbol = _kind_symbol(str(held.kind)) if held is not None else None
+    found = api_data().symbol(symbol, release) if symbol is not None else None
+    if not isinstance(found, Class):
+        return None
+    return _class_has(found, name)
 
 
 def _canonical_symbol(qualname: str) -> str | None:

@@ -6,54 +6,20 @@ import ast
 from typing import TYPE_CHECKING
 
 from trio_lint.diagnostics import Applicability, Severity
+from trio_lint.rules import _conformance as conformance
+from trio_lint.rules import _futures as futures
 from trio_lint.rules.base import Invalid, Rule, Valid, edit, safe_fix
 
 if TYPE_CHECKING:
     import libcst as cst
 
-# Methods whose sync form returns a future (TrainingClient, SamplingClient, RestClient on 0.2).
-# Only a cheap pre-check: the receiver model decides whether the call really returns a future.
-_FUTURE_METHODS = frozenset(
-    {
-        "forward",
-        "forward_backward",
-        "forward_backward_custom",
-        "optim_step",
-        "save_state",
-        "save_weights_for_sampler",
-        "load_state",
-        "load_state_with_optimizer",
-        "sample",
-        "compute_logprobs",
-        "get_training_run",
-        "list_training_runs",
-        "list_checkpoints",
-        "list_user_checkpoints",
-        "get_checkpoint_archive_url",
-        "get_checkpoint_download_url",
-        "download_checkpoint",
-        "get_session",
-        "list_sessions",
-        "get_sampler",
-    }
-)
-# What may legitimately be done with a future (APIFuture and concurrent.futures.Future).
-_FUTURE_API = frozenset(
-    {"result", "done", "exception", "cancel", "cancelled", "running", "map", "add_done_callback"}
-)
+# Names of another SDK's future, where the code is only that SDK's: tinker's `APIFuture` waits with
+# `result_async()` too (pytrio's has no such method: PTR213 reports it there).
+_TINKER_FUTURE_API = frozenset({"result_async"})
 
 
 # Builtins that consume an iterable: a future given to one of them is not its result.
 _CONSUMERS = frozenset({"sum", "len", "list", "tuple", "sorted", "max", "min", "enumerate", "zip"})
-
-
-def _is_reference(expr: ast.expr) -> bool:
-    """A name or `self.x`: a value bound elsewhere (the model says what it holds)."""
-    return isinstance(expr, ast.Name) or (
-        isinstance(expr, ast.Attribute)
-        and isinstance(expr.value, ast.Name)
-        and expr.value.id == "self"
-    )
 
 
 def _await_again(node: cst.CSTNode) -> cst.CSTNode:
@@ -80,12 +46,18 @@ class MissingResult(Rule):
     )
     severity = Severity.ERROR
     fix_safety = Applicability.SAFE
+    _callee_ids: set[int] | None = None  # per unit, like the instance (`_callees`)
     doc = """
 ## What it does
 Flags a result field read from the future that a PyTRIO call returns:
 `tc.forward_backward(...).metrics`,
 `sc.sample(...).sequences`, or a name bound to such a call and read (`fb.metrics`, `resp[0]`) before
 `.result()` or `await`.
+
+A method that neither the future nor its response has, such as `fut.result_async()` (pytrio's
+`APIFuture` has `result()` and is awaitable), is a misnamed way of waiting, not a read of the
+response: PTR213 unknown-attribute reports it alone. Tinker's `APIFuture` has `result_async()`, so
+it is not flagged in Tinker code.
 
 ## Why is this bad?
 `forward_backward`, `optim_step`, `save_state`, `save_weights_for_sampler`, `sample` and
@@ -152,6 +124,30 @@ submitting the next request first is usually faster).
             "    rest = trio.ServiceClient().create_rest_client()\n"
             "    checkpoints = rest.list_checkpoints(run_id).result().checkpoints\n"
             "    for c in checkpoints:\n        print(c.path)\n"
+        ),
+        # A future method the SDK does not have is PTR213's finding (one mistake, one finding):
+        # this code does wait for the result, under a name pytrio's `APIFuture` lacks.
+        Valid(
+            "import pytrio as trio\n"
+            "async def step(training: trio.TrainingClient, data):\n"
+            "    fut = training.forward_backward(data, 'cross_entropy')\n"
+            "    return await fut.result_async()\n"
+        ),
+        Valid(
+            "import pytrio as trio\n"
+            "async def steps(training: trio.TrainingClient, batches):\n"
+            "    futs = []\n"
+            "    for batch in batches:\n"
+            "        futs.append(training.forward_backward(batch, 'cross_entropy'))\n"
+            "    return [await f.result_async() for f in futs]\n"
+        ),
+        # Tinker's `APIFuture` does have `result_async()`.
+        Valid(
+            "import tinker\n"
+            "async def step(training: tinker.TrainingClient, data):\n"
+            "    fut = training.forward_backward(data, 'cross_entropy')\n"
+            "    return await fut.result_async()\n",
+            config={"sdk-modules": ["pytrio", "tinker"]},
         ),
     )
     INVALID = (
@@ -242,6 +238,26 @@ submitting the next request first is usually faster).
             "    for c in checkpoints:\n        print(c.path)\n",
             line=5,
         ),
+        Invalid(
+            "import pytrio as trio\n"
+            "def losses(training: trio.TrainingClient, batches):\n"
+            "    futs = []\n"
+            "    for batch in batches:\n"
+            "        futs.append(training.forward_backward(batch, 'cross_entropy'))\n"
+            "    return [f.metrics['loss:sum'] for f in futs]\n",
+            line=6,
+            message_contains="`f` holds a future",
+        ),
+        Invalid(
+            # A method of the response, called on the future: the missing `.result()` is the
+            # mistake (PTR213 leaves this one to this rule).
+            "import pytrio as trio\n"
+            "def dump(training: trio.TrainingClient, data):\n"
+            "    fut = training.forward_backward(data, 'cross_entropy')\n"
+            "    return fut.model_dump_json()\n",
+            line=4,
+            message_contains="before reading `.model_dump_json`",
+        ),
     )
 
     def visit_For(self, node: ast.For) -> None:
@@ -262,17 +278,20 @@ submitting the next request first is usually faster).
             self._check(node.args[0], node.args[0], f"its items (`{func.id}(...)`)")
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        if node.attr not in _FUTURE_API:
-            self._check(node, node.value, f"`.{node.attr}`")
+        if node.attr not in futures.FUTURE_API:
+            self._check(node, node.value, f"`.{node.attr}`", member=node)
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
         self._check(node, node.value, "an item")
 
-    def _check(self, node: ast.expr, value: ast.expr, use: str) -> None:
+    def _check(
+        self, node: ast.expr, value: ast.expr, use: str, member: ast.Attribute | None = None
+    ) -> None:
+        """`member`: the attribute read on `value` (None for items and iteration)."""
         if isinstance(value, ast.Await) and isinstance(value.value, ast.Call):
             # One await of a two-await method gives the future, not the result.
             func = value.value.func
-            if isinstance(func, ast.Attribute) and self._is_future(value):
+            if isinstance(func, ast.Attribute) and self._reads_response(value, member):
                 fix = safe_fix("Await the future too", edit(value, "Await", _await_again))
                 self.report(
                     node,
@@ -283,13 +302,13 @@ submitting the next request first is usually faster).
             return
         if isinstance(value, ast.Call):
             func = value.func
-            if not (isinstance(func, ast.Attribute) and func.attr in _FUTURE_METHODS):
+            if not (isinstance(func, ast.Attribute) and func.attr in futures.FUTURE_METHODS):
                 return
-            if not self._is_future(value):
+            if not self._reads_response(value, member):
                 return
             fix = safe_fix("Insert `.result()`", edit(value, "Call", _append_result))
             self.report(node, self.message.format(method=func.attr, use=use), fix=fix)
-        elif _is_reference(value) and self._is_future(value):
+        elif futures.is_reference(value) and self._reads_response(value, member):
             name = ast.unparse(value)
             self.report(
                 node,
@@ -297,6 +316,34 @@ submitting the next request first is usually faster).
                 f" before reading {use}",
             )
 
-    def _is_future(self, expr: ast.expr) -> bool:
-        typ = self.model.type_of(expr)
-        return typ is not None and typ.is_future
+    def _reads_response(self, future: ast.expr, member: ast.Attribute | None) -> bool:
+        """`future` holds a future, and `member` (when given) is read as the response's.
+
+        A member of the response (`fb.metrics`) is. A name that neither the future nor its
+        response has is a misnamed future method when the conformance rules report it on the
+        future (`fut.result_async()`: PTR213 alone names the mistake) or when another SDK's
+        future has it; anything else (`runs.get(...)`, `fb.loss`) is still read as the response.
+        """
+        typ = self.model.type_of(future)
+        if typ is None or not typ.is_future:
+            return False
+        if member is None:
+            return True
+        if conformance.response_has(typ, member.attr, conformance.target(self.ctx)):
+            return True
+        if self.model.other_sdk_only and member.attr in _TINKER_FUTURE_API:
+            return False
+        called = id(member) in self._callees()
+        return conformance.attribute_issue(self.ctx, member, called=called) is None
+
+    def _callees(self) -> set[int]:
+        """Ids of the attributes called in the unit (`x.m` of `x.m(...)`), found on first use:
+        only a future's unknown member asks."""
+        if self._callee_ids is None:
+            tree = self.ctx.tree
+            self._callee_ids = (
+                {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
+                if tree is not None
+                else set()
+            )
+        return self._callee_ids

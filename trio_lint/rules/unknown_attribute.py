@@ -32,7 +32,8 @@ Flags a method called on a PyTRIO client or future, a field read from a PyTRIO r
 a name taken from the `pytrio` or `pytrio.types` module that no released pytrio has. Only
 expressions known to hold a PyTRIO object are checked (SDK names, clients made by the SDK,
 parameters annotated with SDK types, results of `.result()`). Names of an older or newer release
-are PTR003's, PTR006's and PTR007's.
+are PTR003's, PTR006's and PTR007's. A member of a response used on its future
+(`fut.model_dump_json()` before `.result()`) is PTR101 missing-result's.
 
 ## Why is this bad?
 It raises `AttributeError` (an import, `ImportError`) at run time, often after the slow part of a
@@ -81,6 +82,13 @@ the release has, `torch.from_numpy(x.to_numpy())`.
             "import torch\n"
             "weights = trio.types.TensorData.from_torch(torch.ones(4))\n"
         ),
+        # The response's method on its future: PTR101 missing-result's finding.
+        Valid(
+            "import pytrio as trio\n"
+            "def dump(training: trio.TrainingClient, data):\n"
+            "    fut = training.forward_backward(data, 'cross_entropy')\n"
+            "    return fut.model_dump_json()\n"
+        ),
     )
     INVALID = (
         Invalid(
@@ -89,6 +97,14 @@ the release has, `torch.from_numpy(x.to_numpy())`.
             "    return train.train_step(batch).result()\n",
             line=3,
             message_contains="no pytrio release has this method",
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "async def step(training: trio.TrainingClient, data):\n"
+            "    fut = training.forward_backward(data, 'cross_entropy')\n"
+            "    return await fut.result_async()\n",
+            line=4,
+            message_contains="`APIFuture.result_async()`: no pytrio release has this method",
         ),
         Invalid(
             "import pytrio as trio\n"

@@ -1,0 +1,81 @@
+"""One mistake, one finding: a future used under a name it lacks gets PTR213's finding or PTR101's,
+never both, and the one it gets says what is wrong (checked against the installed pytrio's own
+`APIFuture` and response types)."""
+
+from __future__ import annotations
+
+import textwrap
+from concurrent.futures import Future
+
+import pytest
+from pytrio.types import APIFuture, ForwardBackwardOutput
+
+from trio_lint import lint_source
+
+SOURCE = textwrap.dedent(
+    """\
+    import pytrio as trio
+
+    async def step(training: trio.TrainingClient, data, batches):
+        fut = training.forward_backward(data, "cross_entropy")
+        out = await fut.result_async()
+        futs = []
+        for batch in batches:
+            futs.append(training.forward_backward(batch, "cross_entropy"))
+        outs = [await f.result_async() for f in futs]
+        direct = training.forward_backward(data, "cross_entropy").result_async()
+        loss = fut.metrics["loss_sum"]
+        first = [f.loss_fn_outputs for f in futs]
+        dumped = fut.model_dump_json()
+        return out, outs, direct, loss, first, dumped
+
+    def sessions(rest: trio.RestClient):
+        found = rest.list_sessions()
+        return found.get("sessions", [])
+    """
+)
+# line -> the one code it must get
+EXPECTED = {5: "PTR213", 9: "PTR213", 10: "PTR213", 11: "PTR101", 12: "PTR101", 13: "PTR101"}
+# A concurrent.futures.Future read as the 0.1 REST dict: only PTR101 sees it.
+EXPECTED[18] = "PTR101"
+
+
+def _lint(select: list[str]) -> list:
+    return lint_source(SOURCE, "example.py", {"select": select, "force-sdk": True})
+
+
+def test_each_mistake_gets_one_finding() -> None:
+    found = [(d.line, d.code) for d in _lint(["PTR"])]
+    assert sorted(found) == sorted(EXPECTED.items())
+
+
+def test_the_future_method_finding_names_the_method_not_the_result() -> None:
+    by_line = {d.line: d for d in _lint(["PTR"])}
+    message = by_line[5].message
+    assert message.startswith("`APIFuture.result_async()`: no pytrio release has this method")
+    assert "did you mean `result`?" in message
+    assert "before reading" in by_line[11].message and "`.metrics`" in by_line[11].message
+
+
+@pytest.mark.parametrize("code", ["PTR101", "PTR213"])
+def test_a_rule_alone_finds_what_it_finds_in_the_full_run(code: str) -> None:
+    """Which rule owns a mistake does not depend on which other rules are selected."""
+    alone = [(d.line, d.message) for d in _lint([code])]
+    full = [(d.line, d.message) for d in _lint(["PTR"]) if d.code == code]
+    assert alone == full
+    assert alone, code
+
+
+def test_the_findings_are_true_on_the_installed_sdk() -> None:
+    """`APIFuture` has neither `result_async` nor the response's members; its result has them."""
+    output = ForwardBackwardOutput(loss_fn_outputs=[], metrics={"loss_sum": 1.0})
+    fut = APIFuture.completed(output)
+    with pytest.raises(AttributeError):
+        fut.result_async()  # type: ignore[attr-defined]
+    for name in ("metrics", "loss_fn_outputs", "model_dump_json"):
+        with pytest.raises(AttributeError):
+            getattr(fut, name)
+        assert hasattr(fut.result(), name)
+    rest_future: Future = Future()
+    with pytest.raises(AttributeError):
+        rest_future.get  # type: ignore[attr-defined]  # noqa: B018
