@@ -4,6 +4,7 @@ never both, and the one it gets says what is wrong (checked against the installe
 
 from __future__ import annotations
 
+import asyncio
 import textwrap
 from concurrent.futures import Future
 
@@ -40,6 +41,10 @@ EXPECTED = {5: "PTR213", 9: "PTR213", 10: "PTR213", 11: "PTR101", 12: "PTR101", 
 EXPECTED[18] = "PTR101"
 
 
+async def _await(future: object) -> object:
+    return await future  # type: ignore[misc]
+
+
 def _lint(select: list[str]) -> list:
     return lint_source(SOURCE, "example.py", {"select": select, "force-sdk": True})
 
@@ -53,8 +58,21 @@ def test_the_future_method_finding_names_the_method_not_the_result() -> None:
     by_line = {d.line: d for d in _lint(["PTR"])}
     message = by_line[5].message
     assert message.startswith("`APIFuture.result_async()`: no pytrio release has this method")
-    assert "did you mean `result`?" in message
+    # Inside `async def` the future itself is awaited (`APIFuture.__await__`).
+    assert message.endswith("; use `await fut` (an `APIFuture` is awaitable)")
+    assert by_line[10].message.endswith("; use `await` the future (an `APIFuture` is awaitable)")
     assert "before reading" in by_line[11].message and "`.metrics`" in by_line[11].message
+
+
+def test_the_wait_advice_fits_the_future_and_the_function() -> None:
+    """`await` only for an `APIFuture` inside `async def`; a RestClient call's
+    `concurrent.futures.Future` in a sync function gets `.result()` alone."""
+    by_line = {d.line: d.message for d in _lint(["PTR101"])}
+    assert by_line[11].startswith("`fut` holds a future: call `fut.result()` (or `await fut`)")
+    assert by_line[18].startswith(
+        "`found` holds a `concurrent.futures.Future`: call `found.result()` before reading"
+    )
+    assert "await" not in by_line[18]
 
 
 @pytest.mark.parametrize("code", ["PTR101", "PTR213"])
@@ -76,6 +94,11 @@ def test_the_findings_are_true_on_the_installed_sdk() -> None:
         with pytest.raises(AttributeError):
             getattr(fut, name)
         assert hasattr(fut.result(), name)
+    # The advice PTR101 and PTR213 give: an `APIFuture` is awaitable, a concurrent future is not.
+    assert asyncio.run(_await(fut)) is output
     rest_future: Future = Future()
+    rest_future.set_result(output)
+    with pytest.raises(TypeError):
+        asyncio.run(_await(rest_future))
     with pytest.raises(AttributeError):
         rest_future.get  # type: ignore[attr-defined]  # noqa: B018

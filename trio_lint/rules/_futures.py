@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import ast
 
+from trio_lint.semantics.receivers import Kind
+
 # Methods whose sync form returns a future (TrainingClient, SamplingClient, RestClient on 0.2).
 # Only a cheap pre-check: the receiver model decides whether the call really returns a future.
 FUTURE_METHODS = frozenset(
@@ -59,3 +61,23 @@ def checked_receiver(expr: ast.expr) -> bool:
     if isinstance(expr, ast.Call):
         return isinstance(expr.func, ast.Attribute) and expr.func.attr in FUTURE_METHODS
     return is_reference(expr)
+
+
+def noun(kind: Kind) -> str:
+    """What the message calls the future: a `concurrent.futures.Future` (a RestClient sync call on
+    0.2) is named, since the way to wait differs from an `APIFuture`'s."""
+    return "a `concurrent.futures.Future`" if kind is Kind.CONCURRENT_FUTURE else "a future"
+
+
+def wait_advice(kind: Kind, subject: str | None, *, in_async: bool) -> str:
+    """How to get the value of a future of `kind`: `subject.result()`, or the call's `.result()`
+    when `subject` is None. `await` is offered only inside `async def` (elsewhere it is a
+    SyntaxError) and only for an `APIFuture`: it has `__await__` on every pytrio release, a
+    `concurrent.futures.Future` has none."""
+    result = f"`{subject}.result()`" if subject else "`.result()`"
+    if not in_async:
+        return f"call {result}"
+    if kind is Kind.API_FUTURE:
+        awaited = f"`await {subject}`" if subject else "`await` it"
+        return f"call {result} (or {awaited})"
+    return f"call {result} (it cannot be awaited)"

@@ -13,6 +13,8 @@ from trio_lint.rules.base import Invalid, Rule, Valid, edit, safe_fix
 if TYPE_CHECKING:
     import libcst as cst
 
+    from trio_lint.semantics.receivers import Kind
+
 # Names of another SDK's future, where the code is only that SDK's: tinker's `APIFuture` waits with
 # `result_async()` too (pytrio's has no such method: PTR213 reports it there).
 _TINKER_FUTURE_API = frozenset({"result_async"})
@@ -41,9 +43,8 @@ class MissingResult(Rule):
     code = "PTR101"
     name = "missing-result"
     call_methods = _CONSUMERS
-    message = (
-        "`{method}(...)` returns a future: call `.result()` (or `await` it) before reading {use}"
-    )
+    # {future} and {wait} follow the receiver (`_futures.noun`, `_futures.wait_advice`).
+    message = "`{method}(...)` returns {future}: {wait} before reading {use}"
     severity = Severity.ERROR
     fix_safety = Applicability.SAFE
     _callee_ids: set[int] | None = None  # per unit, like the instance (`_callees`)
@@ -52,7 +53,9 @@ class MissingResult(Rule):
 Flags a result field read from the future that a PyTRIO call returns:
 `tc.forward_backward(...).metrics`,
 `sc.sample(...).sequences`, or a name bound to such a call and read (`fb.metrics`, `resp[0]`) before
-`.result()` or `await`.
+`.result()` or `await`. The message says how to wait for that future where the read is: `.result()`,
+and also `await` for an `APIFuture` read inside `async def`; a RestClient sync call's
+`concurrent.futures.Future` cannot be awaited, so it gets `.result()` alone.
 
 A method that neither the future nor its response has, such as `fut.result_async()` (pytrio's
 `APIFuture` has `result()` and is awaitable), is a misnamed way of waiting, not a read of the
@@ -74,7 +77,8 @@ choice:
 submitting the next request first is usually faster).
 
 ## References
-- pytrio 0.2.9: `pytrio.TrainingClient.forward_backward`, `pytrio.SamplingClient.sample`, `pytrio.types.APIFuture`
+- pytrio 0.2.9: `pytrio.TrainingClient.forward_backward`, `pytrio.SamplingClient.sample`, `pytrio.types.APIFuture` (`result`, `__await__`)
+- pytrio 0.2.9: `pytrio.RestClient.list_checkpoints` (returns `concurrent.futures.Future`)
 """
     evidence = """
 """
@@ -157,6 +161,8 @@ submitting the next request first is usually faster).
             "loss = tc.forward_backward(batch, 'cross_entropy').result().metrics['loss_sum']\n",
             line=2,
             column=8,
+            # Outside `async def`, `await` is a SyntaxError: it is not offered.
+            message_contains="returns a future: call `.result()` before reading `.metrics`",
         ),
         Invalid(
             "import pytrio as trio\nsvc = trio.ServiceClient()\n"
@@ -182,12 +188,13 @@ submitting the next request first is usually faster).
             "    return fb.metrics['loss_mean']\n",
             fixed=None,
             line=4,
+            message_contains="`fb` holds a future: call `fb.result()` (or `await fb`) before",
         ),
         Invalid(
             "import pytrio as trio\nfb = tc.forward_backward(batch)\nprint(fb.metrics)\n",
             fixed=None,
             line=3,
-            message_contains="`fb`",
+            message_contains="`fb` holds a future: call `fb.result()` before reading `.metrics`",
         ),
         Invalid(
             "import pytrio as trio\n"
@@ -237,6 +244,8 @@ submitting the next request first is usually faster).
             "    checkpoints = rest.list_checkpoints(run_id).result().checkpoints\n"
             "    for c in checkpoints:\n        print(c.path)\n",
             line=5,
+            # A RestClient sync call's `concurrent.futures.Future` has no `__await__`.
+            message_contains="returns a `concurrent.futures.Future`: call `.result()` before",
         ),
         Invalid(
             "import pytrio as trio\n"
@@ -257,6 +266,24 @@ submitting the next request first is usually faster).
             "    return fut.model_dump_json()\n",
             line=4,
             message_contains="before reading `.model_dump_json`",
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "async def step(training: trio.TrainingClient, data):\n"
+            "    return training.forward_backward(data, 'cross_entropy').metrics\n",
+            fixed="import pytrio as trio\n"
+            "async def step(training: trio.TrainingClient, data):\n"
+            "    return training.forward_backward(data, 'cross_entropy').result().metrics\n",
+            message_contains="returns a future: call `.result()` (or `await` it) before reading",
+        ),
+        Invalid(
+            "import pytrio as trio\n"
+            "async def newest(rest: trio.RestClient, run_id: str):\n"
+            "    found = rest.list_checkpoints(run_id)\n"
+            "    return found.checkpoints[-1]\n",
+            line=4,
+            message_contains="`found` holds a `concurrent.futures.Future`: call `found.result()`"
+            " (it cannot be awaited) before reading `.checkpoints`",
         ),
     )
 
@@ -304,17 +331,31 @@ submitting the next request first is usually faster).
             func = value.func
             if not (isinstance(func, ast.Attribute) and func.attr in futures.FUTURE_METHODS):
                 return
-            if not self._reads_response(value, member):
+            kind = self._future_kind(value, member)
+            if kind is None:
                 return
             fix = safe_fix("Insert `.result()`", edit(value, "Call", _append_result))
-            self.report(node, self.message.format(method=func.attr, use=use), fix=fix)
-        elif futures.is_reference(value) and self._reads_response(value, member):
-            name = ast.unparse(value)
-            self.report(
-                node,
-                f"`{name}` holds a future: call `{name}.result()` (or `await {name}`)"
-                f" before reading {use}",
+            message = self.message.format(
+                method=func.attr,
+                future=futures.noun(kind),
+                wait=futures.wait_advice(kind, None, in_async=self.ctx.in_async_function),
+                use=use,
             )
+            self.report(node, message, fix=fix)
+        elif futures.is_reference(value):
+            kind = self._future_kind(value, member)
+            if kind is None:
+                return
+            name = ast.unparse(value)
+            wait = futures.wait_advice(kind, name, in_async=self.ctx.in_async_function)
+            self.report(node, f"`{name}` holds {futures.noun(kind)}: {wait} before reading {use}")
+
+    def _future_kind(self, future: ast.expr, member: ast.Attribute | None) -> Kind | None:
+        """The kind of future `future` holds when `member` is read as its response's."""
+        if not self._reads_response(future, member):
+            return None
+        typ = self.model.type_of(future)
+        return typ.kind if typ is not None else None
 
     def _reads_response(self, future: ast.expr, member: ast.Attribute | None) -> bool:
         """`future` holds a future, and `member` (when given) is read as the response's.

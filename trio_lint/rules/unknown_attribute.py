@@ -10,6 +10,7 @@ from pytrio_facts.api_model import Class, Symbol, api_data
 from trio_lint.diagnostics import Severity
 from trio_lint.rules import _conformance as conformance
 from trio_lint.rules.base import Invalid, Valid
+from trio_lint.semantics.receivers import Kind
 
 if TYPE_CHECKING:
     from trio_lint.semantics.context import LintContext
@@ -41,7 +42,9 @@ training script already ran. Such names usually come from other SDKs (`generate`
 `loss`) or from guessing.
 
 ## Fix safety
-No fix: the closest existing name is suggested, but whether it was meant is not known. A
+No fix: the closest existing name is suggested, but whether it was meant is not known. A misnamed
+wait on an `APIFuture` (`fut.result_async()`) gets the way that exists there: `await fut` inside
+`async def` (every pytrio release's `APIFuture` is awaitable), `fut.result()` in sync code. A
 classmethod (`TensorData.from_torch`, which builds a new object) is never offered for a missing
 method with another verb: for `x.to_torch()` on a `TensorData` the message gives the conversion
 the release has, `torch.from_numpy(x.to_numpy())`.
@@ -106,6 +109,24 @@ the release has, `torch.from_numpy(x.to_numpy())`.
             line=4,
             message_contains="`APIFuture.result_async()`: no pytrio release has this method",
         ),
+        # The way to wait that exists where the code runs: `await` inside `async def`...
+        Invalid(
+            "import pytrio as trio\n"
+            "async def step(training: trio.TrainingClient, data):\n"
+            "    fut = training.forward_backward(data, 'cross_entropy')\n"
+            "    return await fut.result_async()\n",
+            line=4,
+            message_contains="; use `await fut` (an `APIFuture` is awaitable)",
+        ),
+        # ... and `.result()` in sync code.
+        Invalid(
+            "import pytrio as trio\n"
+            "def step(training: trio.TrainingClient, data):\n"
+            "    fut = training.forward_backward(data, 'cross_entropy')\n"
+            "    return fut.result_async()\n",
+            line=4,
+            message_contains="; use `fut.result()`",
+        ),
         Invalid(
             "import pytrio as trio\n"
             "def generate(sampler: trio.SamplingClient, prompt, params):\n"
@@ -153,6 +174,8 @@ the release has, `torch.from_numpy(x.to_numpy())`.
         hint = ""
         if conversion:
             hint = conversion
+        elif close and close[0] == "result" and self._on_api_future(issue):
+            hint = _wait_hint(issue, in_async=self.ctx.in_async_function)
         elif fields:  # results hold their data under these two
             hint = f"; it has {', '.join(f'`{n}`' for n in fields)}"
         elif close:
@@ -165,6 +188,27 @@ the release has, `torch.from_numpy(x.to_numpy())`.
                 hint=hint,
             ),
         )
+
+    def _on_api_future(self, issue: conformance.Issue) -> bool:
+        node = issue.node
+        if not isinstance(node, ast.Attribute):
+            return False
+        typ = self.model.type_of(node.value, pytrio_only=True)
+        return typ is not None and typ.kind is Kind.API_FUTURE
+
+
+def _wait_hint(issue: conformance.Issue, *, in_async: bool) -> str:
+    """A misnamed wait on an `APIFuture` (`fut.result_async()`): the way that exists where the
+    code runs. Every pytrio release's `APIFuture` has `__await__`, so inside `async def` the
+    future itself is awaited; sync code calls `.result()`."""
+    assert isinstance(issue.node, ast.Attribute)
+    text = ast.unparse(issue.node.value)
+    receiver = text if len(text) <= 40 and "\n" not in text else None
+    if in_async:
+        wait = f"`await {receiver}`" if receiver else "`await` the future"
+        return f"; use {wait} (an `APIFuture` is awaitable)"
+    wait = f"`{receiver}.result()`" if receiver else "`.result()` on the future"
+    return f"; use {wait}"
 
 
 def _instance_receiver(ctx: LintContext, issue: conformance.Issue) -> str | None:
