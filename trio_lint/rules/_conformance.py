@@ -430,12 +430,31 @@ def issues_of_call(state: _State, ctx: LintContext, node: ast.Call) -> list[Issu
         found = []
         if isinstance(node.func, ast.Attribute):
             state.called.add(id(node.func))
-            method = attribute_issue(ctx, node.func, called=True)
-            if method is not None:
-                found.append(method)
-        found += call_issues(ctx, node)
+            if _may_be_sdk_call(ctx, node):
+                method = attribute_issue(ctx, node.func, called=True)
+                if method is not None:
+                    found.append(method)
+                found += call_issues(ctx, node)
+        elif _may_be_sdk_call(ctx, node):
+            found += call_issues(ctx, node)
         state.calls[key] = found
     return found
+
+
+def _may_be_sdk_call(ctx: LintContext, node: ast.Call) -> bool:
+    """False when neither the callee nor its receiver is an SDK name or a typed SDK object, nor
+    the method one only the SDK has: `attribute_issue` and `call_issues` would find nothing (most
+    calls of a unit; answered from the model's caches that the rules fill anyway)."""
+    model = ctx.model
+    func = node.func
+    if func.__class__ is ast.Attribute:
+        receiver = func.value  # type: ignore[attr-defined]
+        return not (
+            model.qualified_name(receiver, pytrio_only=True) is None
+            and model.type_of(receiver, pytrio_only=True) is None
+            and model.client_call(node, pytrio_only=True) is None
+        )
+    return model.qualified_name(func, pytrio_only=True) is not None
 
 
 def issue_of_attribute(state: _State, ctx: LintContext, node: ast.Attribute) -> Issue | None:
