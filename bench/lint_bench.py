@@ -198,9 +198,9 @@ def time_libcst_parse(paths: list[Path]) -> Timing:
     return Timing(time.perf_counter() - wall_start, time.process_time() - cpu_start)
 
 
-def time_detection(paths: list[Path], repeat: int = 3) -> dict[str, Timing]:
+def time_detection(paths: list[Path], repeat: int = 5) -> dict[str, Timing]:
     """Detection in this process, without interpreter start-up, discovery or output: the best of
-    `repeat` passes of `ast` parse, parse + semantic model, and parse + model + every default
+    `repeat` rounds of `ast` parse, parse + semantic model, and parse + model + every default
     rule (findings after noqa, as the engine makes them)."""
     from trio_lint.check import run_rules
     from trio_lint.config import LintConfig
@@ -229,16 +229,17 @@ def time_detection(paths: list[Path], repeat: int = 3) -> dict[str, Timing]:
         for source in sources:
             run_rules(parse(source), source, config, rules)
 
+    # The three steps take turns in each round: on a shared VM the speed of the same code drifts
+    # over minutes (the parse alone was seen to vary 2x within half an hour), and a ratio of
+    # two steps measured minutes apart would carry that drift.
     found: dict[str, Timing] = {}
-    for label, step in (("parse", parse_only), ("model", with_model), ("rules", with_rules)):
-        best: Timing | None = None
-        for _ in range(repeat):
+    for _ in range(repeat):
+        for label, step in (("parse", parse_only), ("model", with_model), ("rules", with_rules)):
             wall_start, cpu_start = time.perf_counter(), time.process_time()
             step()
             timing = Timing(time.perf_counter() - wall_start, time.process_time() - cpu_start)
-            if best is None or timing.cpu < best.cpu:
-                best = timing
-        found[label] = best  # type: ignore[assignment]
+            if label not in found or timing.cpu < found[label].cpu:
+                found[label] = timing
     return found
 
 
