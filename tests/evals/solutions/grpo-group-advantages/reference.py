@@ -120,7 +120,10 @@ def main() -> None:
             optim_future.result()
         mean_reward = sum(rewards) / len(rewards)
         print(f"step {step} reward {mean_reward:.3f} groups {useful_groups}/{len(prompts)}")
-        last_text = futures[0].result().sequences[0].text
+        # A completion to show: at temperature 1.0 a tiny model sometimes stops at once, so
+        # take the first one with text.
+        texts = [seq.text for future in futures for seq in future.result().sequences]
+        last_text = next((text for text in texts if text.strip()), last_text)
     print(f"SAMPLE {last_text}")
 
 
