@@ -247,9 +247,7 @@ class ModelHost:
 
         generator = torch.Generator().manual_seed(seed)
         with torch.no_grad():
-            for key, param in sorted(self.model.named_parameters()):
-                if f".{name}." not in key:
-                    continue
+            for key, param in self.parameters(name).items():
                 if "lora_A" in key:
                     bound = 1.0 / param.shape[1] ** 0.5
                     param.uniform_(-bound, bound, generator=generator)
