@@ -181,7 +181,7 @@ class Engine:
             future = self._warm_builder.submit(self._build, entry, True)
             self._building[entry.model_id] = future
             self._warming.append(future)
-            self._warming.append(self._load_tokenizer_soon(entry.family, after=imported))
+            self._warming.append(self._load_tokenizer_soon(entry.family))
 
     def warm_up_status(self) -> dict[str, Any]:
         """Served at /trio-local/stats: off, warming, ready or failed (with the error)."""
@@ -264,15 +264,14 @@ class Engine:
         self._time(f"{family.name} tokenizer load", started)
         return tokenizer
 
-    def _load_tokenizer_soon(self, family: catalogue.Family, after: Future) -> Future:
-        # Its own thread, so that a build queued on the builder need not wait for it; but
-        # after the libraries' import (transformers half-imported on two threads fails).
+    def _load_tokenizer_soon(self, family: catalogue.Family) -> Future:
+        # Its own thread, so that a build queued on the builder need not wait for it, nor run
+        # creation (which needs the tokenizer) for the import of peft.
         future: Future = Future()
 
         def load() -> None:
             _lower_priority(WARMUP_NICE)
             try:
-                after.result()
                 future.set_result(self._load_tokenizer(family))
             except BaseException as error:
                 future.set_exception(error)

@@ -12,14 +12,19 @@ import threading
 from typing import Literal
 
 Library = Literal["torch", "transformers", "peft"]
-ALL: tuple[Library, ...] = ("peft", "torch", "transformers")
+# peft last: a tokenizer needs transformers only, and need not wait for peft's import.
+ALL: tuple[Library, ...] = ("torch", "transformers", "peft")
 
 _lock = threading.Lock()
+_imported: set[str] = set()  # fully imported (sys.modules also holds half-imported modules)
 
 
 def import_model_libraries(*names: Library) -> None:
     """Import `names` (all three when none is given). A tokenizer needs transformers only, so
     a broken peft install fails the model build with its cause, not the tokenizer too."""
-    with _lock:
-        for name in names or ALL:
+    for name in names or ALL:
+        if name in _imported:
+            continue
+        with _lock:
             importlib.import_module(name)
+            _imported.add(name)
