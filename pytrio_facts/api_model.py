@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal
@@ -44,30 +44,28 @@ class Function:
     # "classmethod" / "staticmethod" for methods called on the class; None: on an instance.
     binding: str | None = None
 
-    @property
-    def keywords(self) -> frozenset[str]:
-        """Names a caller may pass by keyword."""
-        return frozenset(
-            p.name for p in self.params if p.kind in ("positional_or_keyword", "keyword_only")
-        )
+    # Derived from `params` once: the linter asks them for every call it resolves.
+    keywords: frozenset[str] = field(init=False, repr=False, compare=False)
+    """Names a caller may pass by keyword."""
+    catch_all: Param | None = field(init=False, repr=False, compare=False)
+    """The `**kwargs` parameter, if any."""
+    max_positional: int | None = field(init=False, repr=False, compare=False)
+    """How many positional arguments fit (None: `*args` takes any number)."""
+    positional_names: tuple[str, ...] = field(init=False, repr=False, compare=False)
 
-    @property
-    def catch_all(self) -> Param | None:
-        """The `**kwargs` parameter, if any."""
-        return next((p for p in self.params if p.kind == "var_keyword"), None)
-
-    @property
-    def max_positional(self) -> int | None:
-        """How many positional arguments fit (None: `*args` takes any number)."""
-        if any(p.kind == "var_positional" for p in self.params):
-            return None
-        return sum(p.kind in ("positional_only", "positional_or_keyword") for p in self.params)
-
-    @property
-    def positional_names(self) -> tuple[str, ...]:
-        return tuple(
+    def __post_init__(self) -> None:
+        positional = tuple(
             p.name for p in self.params if p.kind in ("positional_only", "positional_or_keyword")
         )
+        keywords = frozenset(
+            p.name for p in self.params if p.kind in ("positional_or_keyword", "keyword_only")
+        )
+        star = any(p.kind == "var_positional" for p in self.params)
+        catch_all = next((p for p in self.params if p.kind == "var_keyword"), None)
+        object.__setattr__(self, "keywords", keywords)
+        object.__setattr__(self, "catch_all", catch_all)
+        object.__setattr__(self, "max_positional", None if star else len(positional))
+        object.__setattr__(self, "positional_names", positional)
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,6 +8,8 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from trio_lint.semantics.names import dotted_name
+
 if TYPE_CHECKING:
     import libcst as cst
 
@@ -17,6 +19,24 @@ if TYPE_CHECKING:
 def sdk_line(ctx: LintContext) -> str:
     """The SDK line the code targets: "0.1" or "0.2" (from `target-version`)."""
     return "0.1" if str(ctx.sdk_version).startswith("0.1") else "0.2"
+
+
+def source_text(expr: ast.AST) -> str:
+    """`expr` as written, e.g. a receiver compared by text (`ast.unparse`, cheap for the usual
+    chain of names: hooks call this for every matching call of a unit)."""
+    return dotted_name(expr) or ast.unparse(expr)
+
+
+def same_tree(a: object, b: object) -> bool:
+    """Whether two expressions are written alike: `ast.dump(a) == ast.dump(b)` (positions
+    aside), without building the two strings; most pairs differ near the root."""
+    if a.__class__ is not b.__class__:
+        return False
+    if isinstance(a, ast.AST):
+        return all(same_tree(getattr(a, f, None), getattr(b, f, None)) for f in a._fields)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(map(same_tree, a, b))  # type: ignore[arg-type]
+    return a == b or repr(a) == repr(b)  # repr: NaN constants dump alike
 
 
 def keyword(call: ast.Call, name: str) -> ast.keyword | None:

@@ -100,6 +100,8 @@ No fix: dropping the timeout changes how long the caller may wait.
             if typ is None or typ.kind not in FUTURE_KINDS:
                 return
             seconds = _seconds(argument(node, 0, "timeout"))
+            if seconds is None or seconds >= _WINDOW:
+                return
             what = f"{ast.unparse(func.value)[:40]}.result()"
         elif (isinstance(func, ast.Attribute) and func.attr == "wait_for") or (
             isinstance(func, ast.Name) and func.id == "wait_for"
@@ -109,8 +111,9 @@ No fix: dropping the timeout changes how long the caller may wait.
             if typ is None or typ.kind not in (*FUTURE_KINDS, Kind.COROUTINE):
                 return
             seconds = _seconds(argument(node, 1, "timeout"))
+            if seconds is None or seconds >= _WINDOW:
+                return
             what = f"asyncio.wait_for({ast.unparse(awaited)[:40]}, ...)"  # type: ignore[arg-type]
         else:
             return
-        if seconds is not None and seconds < _WINDOW:
-            self.report(node, self.message.format(seconds=seconds, what=what))
+        self.report(node, self.message.format(seconds=seconds, what=what))

@@ -125,8 +125,9 @@ pipelining of a forward-backward with the next optimizer step.
     def visit_Expr(self, node: ast.Expr) -> None:
         value = node.value
         if isinstance(value, ast.Call):
-            typ = self.model.type_of(value)
-            if typ is not None and typ.is_future and self.model.client_call(value):
+            # client_call first: it answers None at once for `print(...)` and the like.
+            typ = self.model.type_of(value) if self.model.client_call(value) else None
+            if typ is not None and typ.is_future:
                 name = value.func.attr  # type: ignore[union-attr]
                 self.report(
                     value,
@@ -134,8 +135,8 @@ pipelining of a forward-backward with the next optimizer step.
                     fix=unsafe_fix("Append `.result()`", edit(value, "Call", append_result_call)),
                 )
         elif isinstance(value, ast.Await) and isinstance(value.value, ast.Call):
-            typ = self.model.type_of(value)
-            if typ is not None and typ.is_future and self.model.client_call(value.value):
+            typ = self.model.type_of(value) if self.model.client_call(value.value) else None
+            if typ is not None and typ.is_future:
                 name = value.value.func.attr  # type: ignore[union-attr]
                 self.report(
                     value,

@@ -28,6 +28,7 @@ class GatherTrainingOrder(Rule):
         "`optim_step_async`: submit them with sequential `await`s"
     )
     severity = Severity.WARNING
+    call_methods = frozenset({"gather"})  # its visit_Call looks at nothing else
     doc = """
 ## What it does
 Flags `asyncio.gather(...)` whose arguments include both a forward-backward submission

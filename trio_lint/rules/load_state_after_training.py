@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 from trio_lint.diagnostics import Severity
+from trio_lint.rules._common import source_text
 from trio_lint.rules.base import Invalid, Rule, Valid
 from trio_lint.semantics.receivers import Kind
 
@@ -131,7 +132,7 @@ No fix: a new client replaces the old one.
         typ = self.model.type_of(func.value)
         if typ is None or typ.kind is not Kind.TRAINING_CLIENT:
             return
-        recv = ast.unparse(func.value)
+        recv = source_text(func.value)
         trained = self._trained[-1]
         if func.attr in _STATEFUL:
             trained.setdefault(recv, func.attr)

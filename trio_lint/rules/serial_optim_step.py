@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 from trio_lint.diagnostics import Severity
+from trio_lint.rules._common import source_text
 from trio_lint.rules.base import Invalid, Rule, Valid
 
 _FB = ("forward_backward_async", "forward_backward_custom_async")
@@ -26,7 +27,7 @@ def _submission(expr: ast.AST, methods: tuple[str, ...]) -> ast.Call | None:
 
 
 def _receiver(call: ast.Call) -> str:
-    return ast.unparse(call.func.value)  # type: ignore[attr-defined]
+    return source_text(call.func.value)  # type: ignore[attr-defined]
 
 
 def _waits_for(stmt: ast.stmt, name: str) -> bool:
@@ -225,10 +226,5 @@ itself writes it, and it is the clear form for a first script.
                 for n in ast.walk(stmt)
             ):
                 return
-            derived |= {
-                n.id
-                for n in ast.walk(stmt)
-                if isinstance(n, ast.Name)
-                and isinstance(n.ctx, ast.Store)
-                and _reads(stmt, derived)
-            }
+            if _reads(stmt, derived):
+                derived |= _bound_names(stmt)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 from trio_lint.diagnostics import Severity
+from trio_lint.rules._common import source_text
 from trio_lint.rules.base import Invalid, Rule, Valid
 from trio_lint.semantics.receivers import Kind
 
@@ -156,7 +157,7 @@ No fix: where to refresh (every step, every k steps) is the author's choice.
             typ = self.model.type_of(value.func.value)
             if typ is not None and typ.kind is Kind.TRAINING_CLIENT:
                 makers = self._makers.setdefault(self._scope(), {})
-                makers[target.id] = ast.unparse(value.func.value)
+                makers[target.id] = source_text(value.func.value)
 
     def visit_For(self, node: ast.For | ast.AsyncFor | ast.While) -> None:
         if self._active:
@@ -177,7 +178,7 @@ No fix: where to refresh (every step, every k steps) is the author's choice.
         nodes = list(_walk_body(loop.body))
         rebound = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
         updated = {
-            ast.unparse(n.func.value)
+            source_text(n.func.value)
             for n in nodes
             if isinstance(n, ast.Call)
             and isinstance(n.func, ast.Attribute)

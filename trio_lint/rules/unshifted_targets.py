@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from trio_lint.diagnostics import Severity
-from trio_lint.rules._common import argument, keyword
+from trio_lint.rules._common import argument, keyword, same_tree
 from trio_lint.rules.base import Invalid, Rule, Valid
 
 
@@ -96,7 +96,7 @@ No fix: `weights`, `logprobs` and `advantages` need the same shift.
             if (
                 isinstance(key, ast.Constant)
                 and key.value == "target_tokens"
-                and ast.dump(value) == ast.dump(model_input.args[0])
+                and same_tree(value, model_input.args[0])
             ):
                 self._found.append(value)
 

@@ -205,6 +205,7 @@ class SemanticModel:
         self.from_modules: set[str] = set()
         self._client_calls: dict[int, tuple[Kind, str] | None] = {}
         self._finals: dict[tuple[int, str], _Binding | None] = {}  # (id(scope), name)
+        self._built_from: dict[tuple[int, int], list[ast.expr]] = {}  # origins: (id(expr), limit)
         # Analyses derived from the model that several rules share, keyed by the module that
         # derives them (the conformance rules' issues): per unit, like the model.
         self.memo: dict[str, Any] = {}
@@ -415,6 +416,13 @@ class SemanticModel:
         """Every expression the value of `expr` is built from (see the module docstring)."""
         if expr is None:
             return []
+        key = (id(expr), limit)
+        found = self._built_from.get(key)
+        if found is None:  # several rules ask about the same expressions
+            found = self._built_from[key] = self._origins_of(expr, limit)
+        return list(found)  # the caller's own list
+
+    def _origins_of(self, expr: ast.AST, limit: int) -> list[ast.expr]:
         out: list[ast.expr] = []
         seen: set[int] = set()
         stack: list[ast.AST] = [expr]
