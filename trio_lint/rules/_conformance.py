@@ -17,9 +17,10 @@ futures or result objects. Anything else is unknown and never reported.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cache
-from typing import TYPE_CHECKING, Literal
+from functools import cache, partial
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from pytrio_facts.api_model import (
     PYDANTIC_MEMBERS,
@@ -100,78 +101,104 @@ def _display(symbol: str) -> str:
     return last if head and last[:1].isupper() else symbol
 
 
-def _receiver_symbol(ctx: LintContext, expr: ast.expr) -> str | None:
-    typ = ctx.model.type_of(expr, pytrio_only=True)
-    return _kind_symbol(str(typ.kind)) if typ is not None else None
-
-
-def _module_of(qualname: str) -> tuple[str, str] | None:
-    """`pytrio.types.X` -> ("pytrio.types", "X"); `pytrio.X` -> ("pytrio", "X")."""
-    head, _, name = qualname.rpartition(".")
-    if head in ("pytrio", "pytrio.types"):
-        return head, name
-    return None
-
-
 def attribute_issue(ctx: LintContext, node: ast.Attribute, *, called: bool) -> Issue | None:
     """`trio.X`, `trio.types.X`, `Class.member`, or `obj.member` on a typed PyTRIO object."""
+    if node.attr.startswith("_"):
+        return None
+    model = ctx.model
+    parent = model.qualified_name(node.value, pytrio_only=True)
+    typ = model.type_of(node.value, pytrio_only=True) if parent is None else None
+    return _member_issue(ctx, node, parent, typ, called=called)
+
+
+def _member_issue(
+    ctx: LintContext,
+    node: ast.Attribute,
+    parent: str | None,
+    typ: SdkType | None,
+    *,
+    called: bool,
+) -> Issue | None:
+    """`attribute_issue` once the receiver's qualified name (or else its type) is known."""
     name = node.attr
     if name.startswith("_"):
         return None
     release = target(ctx)
-    data = api_data()
-    parent = ctx.model.qualified_name(node.value, pytrio_only=True)
     if parent is not None:
-        symbol = _canonical_symbol(parent)
-        if symbol is None:
-            return None
-        found = data.symbol(symbol, release)
-        if found is None or isinstance(found, Function):
-            return None
-        if isinstance(found, Class) and _class_has(found, name):
-            return None
-        if isinstance(found, Module) and name in found.names:
-            return None
-        what: What = "name" if isinstance(found, Module) else ("method" if called else "attribute")
-        seen = history(data.present(symbol, name), release)
-        if not seen.known and isinstance(found, Class) and not found.closed:
-            return None
-        return Issue(
-            _category(seen),
-            what,
-            node,
-            symbol,
-            _display(symbol),
-            name,
-            seen,
-            release,
-            pydantic=isinstance(found, Class) and found.pydantic,
-        )
-    typ = ctx.model.type_of(node.value, pytrio_only=True)
+        template = _named_member(parent, name, release, called)
+        return template(node=node) if template is not None else None
     symbol = _kind_symbol(str(typ.kind)) if typ is not None else None
     if typ is None or symbol is None:
         return None
+    template = _typed_member(symbol, name, release, called)
+    if template is None:
+        return None
+    if typ.is_future and futures.checked_receiver(node.value) and response_has(typ, name, release):
+        return None  # the response's member read on its future: PTR101 missing-result's
+    return template(node=node)
+
+
+# An issue less its node: what depends only on (symbol, name, release, called) is computed once
+# per process, since most members read on SDK objects (`trio.Datum`, `out.metrics`) recur and
+# have no issue.
+_Template = Callable[..., Issue]
+
+
+@cache
+def _named_member(parent: str, name: str, release: str, called: bool) -> _Template | None:
+    """The issue of `name` read on the SDK name `parent` (a module or a class), if any."""
+    data = api_data()
+    symbol = _canonical_symbol(parent)
+    if symbol is None:
+        return None
+    found = data.symbol(symbol, release)
+    if found is None or isinstance(found, Function):
+        return None
+    if isinstance(found, Class) and _class_has(found, name):
+        return None
+    if isinstance(found, Module) and name in found.names:
+        return None
+    what: What = "name" if isinstance(found, Module) else ("method" if called else "attribute")
+    seen = history(data.present(symbol, name), release)
+    if not seen.known and isinstance(found, Class) and not found.closed:
+        return None
+    return partial(
+        Issue,
+        category=_category(seen),
+        what=what,
+        symbol=symbol,
+        owner=_display(symbol),
+        name=name,
+        history=seen,
+        target=release,
+        pydantic=isinstance(found, Class) and found.pydantic,
+    )
+
+
+@cache
+def _typed_member(symbol: str, name: str, release: str, called: bool) -> _Template | None:
+    """The issue of `name` read on an instance of the SDK class `symbol`, if any (before the
+    future's exception, which depends on the receiver expression)."""
+    data = api_data()
     found = data.symbol(symbol, release)
     if not isinstance(found, Class) or _class_has(found, name):
         return None
     if name in _OWNED_ATTRIBUTES.get(symbol, ()):
         return None
-    if typ.is_future and futures.checked_receiver(node.value) and response_has(typ, name, release):
-        return None  # the response's member read on its future: PTR101 missing-result's
     seen = history(data.present(symbol, name), release)
     if not seen.known and not (found.closed and (called or found.pydantic)):
         # An instance attribute set outside __init__ is not listed: only calls of unknown
         # methods and reads of unknown fields of (closed) pydantic models are reported.
         return None
-    return Issue(
-        _category(seen),
-        "method" if called else "attribute",
-        node,
-        symbol,
-        _display(symbol),
-        name,
-        seen,
-        release,
+    return partial(
+        Issue,
+        category=_category(seen),
+        what="method" if called else "attribute",
+        symbol=symbol,
+        owner=_display(symbol),
+        name=name,
+        history=seen,
+        target=release,
         rename=renamed(symbol, name, seen.removed_in) if seen.removed_in else None,
         pydantic=found.pydantic,
     )
@@ -237,8 +264,9 @@ def _category(seen: History) -> Category:
     return "unknown"
 
 
-@dataclass(frozen=True, slots=True)
-class Callee:
+class Callee(NamedTuple):
+    """A tuple: it keys the per-process caches below on every resolved call (C-level hash)."""
+
     symbol: str  # data symbol of the function or the class
     member: str  # method name; "" for the function itself or the class constructor
     owner: str  # for messages
@@ -250,29 +278,47 @@ def callee(ctx: LintContext, node: ast.Call) -> Callee | None:
     func = node.func
     qualname = ctx.model.qualified_name(func, pytrio_only=True)
     if qualname is not None:
-        symbol = _canonical_symbol(qualname)
-        if symbol is not None:
-            found = _any_release(symbol)
-            if isinstance(found, Function):
-                return Callee(symbol, "", symbol)
-            if isinstance(found, Class):
-                return Callee(symbol, "", _display(symbol), found.pydantic)
-            return None
-        head, _, member = qualname.rpartition(".")
-        owner = _canonical_symbol(head)
-        if owner is not None and isinstance(_any_release(owner), Class):
-            return Callee(owner, member, f"{_display(owner)}.{member}")
-        return None
+        return _named_callee(qualname)
     if not isinstance(func, ast.Attribute):
         return None
-    symbol = _receiver_symbol(ctx, func.value)
-    if symbol is None and ctx.model.type_of(func.value, pytrio_only=True) is None:
+    return _typed_callee(ctx, node, func, ctx.model.type_of(func.value, pytrio_only=True))
+
+
+def _typed_callee(
+    ctx: LintContext, node: ast.Call, func: ast.Attribute, typ: SdkType | None
+) -> Callee | None:
+    """`recv.method(...)` with `typ` the receiver's type (None: not typed)."""
+    if typ is not None:
+        symbol = _kind_symbol(str(typ.kind))
+    else:
         # `x.forward_backward(...)`: a method name no other library uses types its receiver.
         found = ctx.model.client_call(node, pytrio_only=True)
         symbol = _kind_symbol(str(found[0])) if found is not None else None
-    if symbol is None or not isinstance(_any_release(symbol), Class):
+    return _method_callee(symbol, func.attr) if symbol is not None else None
+
+
+@cache  # SDK names recur in every unit (`trio.Datum`, `trio.ModelInput.from_ints`)
+def _named_callee(qualname: str) -> Callee | None:
+    symbol = _canonical_symbol(qualname)
+    if symbol is not None:
+        found = _any_release(symbol)
+        if isinstance(found, Function):
+            return Callee(symbol, "", symbol)
+        if isinstance(found, Class):
+            return Callee(symbol, "", _display(symbol), found.pydantic)
         return None
-    return Callee(symbol, func.attr, f"{_display(symbol)}.{func.attr}")
+    head, _, member = qualname.rpartition(".")
+    owner = _canonical_symbol(head)
+    if owner is not None and isinstance(_any_release(owner), Class):
+        return Callee(owner, member, f"{_display(owner)}.{member}")
+    return None
+
+
+@cache
+def _method_callee(symbol: str, member: str) -> Callee | None:
+    if not isinstance(_any_release(symbol), Class):
+        return None
+    return Callee(symbol, member, f"{_display(symbol)}.{member}")
 
 
 @cache  # a scan over every release, for every resolved call of every unit
@@ -300,54 +346,83 @@ def _function_at(target_callee: Callee, release: str) -> Function | None:
 def call_issues(ctx: LintContext, node: ast.Call) -> list[Issue]:
     """Keywords the target release does not accept and too many positional arguments."""
     found = callee(ctx, node)
-    if found is None:
-        return []
-    release = target(ctx)
+    return _callee_issues(node, found, target(ctx)) if found is not None else []
+
+
+class _CallPlan(NamedTuple):
+    """What a call's issues depend on besides its nodes: the callee, the release and the keyword
+    names (the positional count is compared with `limit` per call)."""
+
+    function: Function
+    takes_nothing: bool  # a signature without parameters
+    limit: int | None  # `Function.max_positional`
+    rejected: tuple[int, ...]  # indexes of the keywords the release does not accept
+
+
+@cache  # most calls of a unit repeat a (callee, keywords) pair and have no issue
+def _call_plan(found: Callee, release: str, keywords: tuple[str | None, ...]) -> _CallPlan | None:
     function = _function_at(found, release)
     if function is None:
-        return []  # the callee itself is missing: the attribute check reports it
-    data = api_data()
-    issues: list[Issue] = []
-    if not function.params and (node.args or node.keywords):
+        return None  # the callee itself is missing: the attribute check reports it
+    accepted = function.keywords
+    rejected = tuple(
+        index
+        for index, name in enumerate(keywords)
+        if name is not None and name not in accepted and (found.symbol, name) not in _OWNED_KEYWORDS
+    )
+    return _CallPlan(function, not function.params, function.max_positional, rejected)
+
+
+def _callee_issues(node: ast.Call, found: Callee, release: str) -> list[Issue]:
+    keywords = tuple([kw.arg for kw in node.keywords])
+    plan = _call_plan(found, release, keywords)
+    if plan is None:
+        return []
+    if plan.takes_nothing and (node.args or keywords):
         # A signature that takes nothing: one "changed signature" finding for the whole call.
-        keywords = tuple(kw.arg for kw in node.keywords if kw.arg is not None)
-        earlier = _earlier_fit(found, release, len(node.args), keywords)
-        given = len(node.args) + len(node.keywords)
+        names = tuple(name for name in keywords if name is not None)
+        earlier = _earlier_fit(found, release, len(node.args), names)
+        given = len(node.args) + len(keywords)
         return [_positional(node, found, release, given=given, allowed=0, earlier=earlier)]
-    rename_key = f"{found.symbol}.{found.member}" if found.member else found.symbol
-    for kw in node.keywords:
-        if kw.arg is None or kw.arg in function.keywords:
-            continue
-        if (found.symbol, kw.arg) in _OWNED_KEYWORDS:
-            continue
-        present = data.present(found.symbol, f"{found.member}:{kw.arg}", kind="keyword")
-        seen = history(present, release)
-        new_name = renamed(rename_key, kw.arg, seen.removed_in) if seen.removed_in else None
-        catch_all = function.catch_all.name if function.catch_all is not None else None
+    issues = [
+        _keyword_issue(node.keywords[index], found, plan.function, release)
+        for index in plan.rejected
+    ]
+    limit = plan.limit
+    if limit is not None and _too_many_positional(node.args, limit):
+        given = len(node.args)
+        earlier = _earlier_fit(found, release, given)
         issues.append(
-            Issue(
-                _category(seen),
-                "keyword",
-                kw,
-                found.symbol,
-                found.owner,
-                kw.arg,
-                seen,
-                release,
-                rename=new_name,
-                catch_all=catch_all,
-                pydantic=found.pydantic,
-                member=found.member,
-            )
-        )
-    limit = function.max_positional
-    starred = any(isinstance(arg, ast.Starred) for arg in node.args)
-    if limit is not None and not starred and len(node.args) > limit:
-        earlier = _earlier_fit(found, release, len(node.args))
-        issues.append(
-            _positional(node, found, release, given=len(node.args), allowed=limit, earlier=earlier)
+            _positional(node, found, release, given=given, allowed=limit, earlier=earlier)
         )
     return issues
+
+
+def _too_many_positional(args: list[ast.expr], limit: int) -> bool:
+    """More arguments than `limit`, none of them `*xs` (whose length is not known)."""
+    return len(args) > limit and not any(isinstance(arg, ast.Starred) for arg in args)
+
+
+def _keyword_issue(kw: ast.keyword, found: Callee, function: Function, release: str) -> Issue:
+    """A keyword `function` (the callee on `release`) does not accept."""
+    assert kw.arg is not None  # `**kwargs` is never rejected
+    rename_key = f"{found.symbol}.{found.member}" if found.member else found.symbol
+    present = api_data().present(found.symbol, f"{found.member}:{kw.arg}", kind="keyword")
+    seen = history(present, release)
+    return Issue(
+        _category(seen),
+        "keyword",
+        kw,
+        found.symbol,
+        found.owner,
+        kw.arg,
+        seen,
+        release,
+        rename=renamed(rename_key, kw.arg, seen.removed_in) if seen.removed_in else None,
+        catch_all=function.catch_all.name if function.catch_all is not None else None,
+        pydantic=found.pydantic,
+        member=found.member,
+    )
 
 
 def _positional(
@@ -398,14 +473,11 @@ def plural(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
-# ---- per-unit state: each node is analysed once, whichever of the rules asks first -------------
+# ---- per-unit state: the group's first rule visits each node once and reports for all ---------
 
 
 @dataclass
 class _State:
-    calls: dict[int, list[Issue]] = field(default_factory=dict)
-    attributes: dict[int, Issue | None] = field(default_factory=dict)
-    imports: dict[int, list[Issue]] = field(default_factory=dict)
     called: set[int] = field(default_factory=set)  # ids of `Attribute` nodes that are callees
     # The selected conformance rules of the unit by code: the one whose hooks are called reports
     # each issue through the rule that owns its code.
@@ -423,56 +495,45 @@ def state_of(ctx: LintContext) -> _State:
 
 
 def issues_of_call(state: _State, ctx: LintContext, node: ast.Call) -> list[Issue]:
-    """A call's issues: its method (missing on the target), keywords and positional count."""
-    key = id(node)
-    found = state.calls.get(key)
-    if found is None:
-        found = []
-        if isinstance(node.func, ast.Attribute):
-            state.called.add(id(node.func))
-            if _may_be_sdk_call(ctx, node):
-                method = attribute_issue(ctx, node.func, called=True)
-                if method is not None:
-                    found.append(method)
-                found += call_issues(ctx, node)
-        elif _may_be_sdk_call(ctx, node):
-            found += call_issues(ctx, node)
-        state.calls[key] = found
-    return found
-
-
-def _may_be_sdk_call(ctx: LintContext, node: ast.Call) -> bool:
-    """False when neither the callee nor its receiver is an SDK name or a typed SDK object, nor
-    the method one only the SDK has: `attribute_issue` and `call_issues` would find nothing (most
-    calls of a unit; answered from the model's caches that the rules fill anyway)."""
-    model = ctx.model
+    """A call's issues: its method (missing on the target), keywords and positional count.
+    Each model query is asked once: the receiver's name and type answer both whether the call
+    may be the SDK's (most calls of a unit are not) and what it calls."""
     func = node.func
-    if func.__class__ is ast.Attribute:
-        receiver = func.value  # type: ignore[attr-defined]
-        return not (
-            model.qualified_name(receiver, pytrio_only=True) is None
-            and model.type_of(receiver, pytrio_only=True) is None
-            and model.client_call(node, pytrio_only=True) is None
-        )
-    return model.qualified_name(func, pytrio_only=True) is not None
+    if func.__class__ is not ast.Attribute:
+        qualname = ctx.model.qualified_name(func, pytrio_only=True)
+        found = _named_callee(qualname) if qualname is not None else None
+        return _callee_issues(node, found, target(ctx)) if found is not None else []
+    assert isinstance(func, ast.Attribute)
+    state.called.add(id(func))
+    model = ctx.model
+    receiver = func.value
+    parent = model.qualified_name(receiver, pytrio_only=True)
+    typ: SdkType | None = None
+    if parent is None:
+        typ = model.type_of(receiver, pytrio_only=True)
+        if typ is None and model.client_call(node, pytrio_only=True) is None:
+            return []  # neither an SDK name, a typed SDK object nor a method only the SDK has
+    issues: list[Issue] = []
+    method = _member_issue(ctx, func, parent, typ, called=True)
+    if method is not None:
+        issues.append(method)
+    qualname = model.qualified_name(func, pytrio_only=True)
+    if qualname is not None:
+        found = _named_callee(qualname)
+    else:
+        if parent is not None:  # a named receiver names its members: not reached, kept exact
+            typ = model.type_of(receiver, pytrio_only=True)
+        found = _typed_callee(ctx, node, func, typ)
+    if found is not None:
+        issues += _callee_issues(node, found, target(ctx))
+    return issues
 
 
 def issue_of_attribute(state: _State, ctx: LintContext, node: ast.Attribute) -> Issue | None:
     """An attribute read or write that is not a call's callee (those are the call's)."""
-    key = id(node)
-    if key in state.called:
+    if id(node) in state.called:
         return None
-    if key not in state.attributes:
-        state.attributes[key] = attribute_issue(ctx, node, called=False)
-    return state.attributes[key]
-
-
-def issues_of_import(state: _State, ctx: LintContext, node: ast.ImportFrom) -> list[Issue]:
-    key = id(node)
-    found = state.imports.get(key)
-    if found is None:
-        found = state.imports[key] = import_issues(ctx, node)
-    return found
+    return attribute_issue(ctx, node, called=False)
 
 
 class ConformanceRule(Rule):
@@ -514,7 +575,7 @@ class ConformanceNameRule(ConformanceRule):
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         rules = self.state.rules
-        for issue in issues_of_import(self.state, self.ctx, node):
+        for issue in import_issues(self.ctx, node):
             rule = rules.get(code_of(issue))
             if rule is not None:
                 rule.report_issue(issue, node)
