@@ -37,6 +37,7 @@ from trio_lint.rules.base import Rule
 
 if TYPE_CHECKING:
     from trio_lint.semantics.context import LintContext
+    from trio_lint.semantics.model import SemanticModel
     from trio_lint.semantics.receivers import SdkType
 
 Category = Literal["removed", "added", "unknown", "positional"]
@@ -83,6 +84,7 @@ def target(ctx: LintContext) -> str:
 
 @cache  # the API data is fixed for the process; every typed receiver of every unit asks
 def _kind_symbol(kind: str) -> str | None:
+    """The data symbol of a receiver kind (a `Kind` is a `str`: no conversion needed)."""
     symbols = _symbols()
     for candidate in (f"pytrio.{kind}", f"pytrio.types.{kind}"):
         if candidate in symbols:
@@ -103,19 +105,24 @@ def _display(symbol: str) -> str:
 
 def attribute_issue(ctx: LintContext, node: ast.Attribute, *, called: bool) -> Issue | None:
     """`trio.X`, `trio.types.X`, `Class.member`, or `obj.member` on a typed PyTRIO object."""
+    return _attribute_issue(ctx.model, node, target(ctx), called=called)
+
+
+def _attribute_issue(
+    model: SemanticModel, node: ast.Attribute, release: str, *, called: bool
+) -> Issue | None:
     if node.attr.startswith("_"):
-        return None
-    model = ctx.model
+        return None  # private members are no API (and asking the model costs)
     parent = model.qualified_name(node.value, pytrio_only=True)
     typ = model.type_of(node.value, pytrio_only=True) if parent is None else None
-    return _member_issue(ctx, node, parent, typ, called=called)
+    return _member_issue(node, parent, typ, release, called=called)
 
 
 def _member_issue(
-    ctx: LintContext,
     node: ast.Attribute,
     parent: str | None,
     typ: SdkType | None,
+    release: str,
     *,
     called: bool,
 ) -> Issue | None:
@@ -123,11 +130,10 @@ def _member_issue(
     name = node.attr
     if name.startswith("_"):
         return None
-    release = target(ctx)
     if parent is not None:
         template = _named_member(parent, name, release, called)
         return template(node=node) if template is not None else None
-    symbol = _kind_symbol(str(typ.kind)) if typ is not None else None
+    symbol = _kind_symbol(typ.kind) if typ is not None else None
     if typ is None or symbol is None:
         return None
     template = _typed_member(symbol, name, release, called)
@@ -213,7 +219,7 @@ def response_has(future: SdkType, name: str, release: str) -> bool | None:
     `forward_backward`): None when that response is not a class of the release (a REST result
     the model does not name, a plain list or dict)."""
     held = future.of
-    symbol = _kind_symbol(str(held.kind)) if held is not None else None
+    symbol = _kind_symbol(held.kind) if held is not None else None
     found = api_data().symbol(symbol, release) if symbol is not None else None
     if not isinstance(found, Class):
         return None
@@ -289,11 +295,11 @@ def _typed_callee(
 ) -> Callee | None:
     """`recv.method(...)` with `typ` the receiver's type (None: not typed)."""
     if typ is not None:
-        symbol = _kind_symbol(str(typ.kind))
+        symbol = _kind_symbol(typ.kind)
     else:
         # `x.forward_backward(...)`: a method name no other library uses types its receiver.
         found = ctx.model.client_call(node, pytrio_only=True)
-        symbol = _kind_symbol(str(found[0])) if found is not None else None
+        symbol = _kind_symbol(found[0]) if found is not None else None
     return _method_callee(symbol, func.attr) if symbol is not None else None
 
 
@@ -374,7 +380,7 @@ def _call_plan(found: Callee, release: str, keywords: tuple[str | None, ...]) ->
 
 
 def _callee_issues(node: ast.Call, found: Callee, release: str) -> list[Issue]:
-    keywords = tuple([kw.arg for kw in node.keywords])
+    keywords = tuple([kw.arg for kw in node.keywords]) if node.keywords else ()
     plan = _call_plan(found, release, keywords)
     if plan is None:
         return []
@@ -478,6 +484,7 @@ def plural(count: int, word: str) -> str:
 
 @dataclass
 class _State:
+    release: str  # the target release (`target(ctx)`), asked by every call and attribute
     called: set[int] = field(default_factory=set)  # ids of `Attribute` nodes that are callees
     # The selected conformance rules of the unit by code: the one whose hooks are called reports
     # each issue through the rule that owns its code.
@@ -490,7 +497,7 @@ def state_of(ctx: LintContext) -> _State:
     memo = ctx.model.memo
     state: _State | None = memo.get(__name__)
     if state is None:
-        state = memo[__name__] = _State()
+        state = memo[__name__] = _State(target(ctx))
     return state
 
 
@@ -499,13 +506,12 @@ def issues_of_call(state: _State, ctx: LintContext, node: ast.Call) -> list[Issu
     Each model query is asked once: the receiver's name and type answer both whether the call
     may be the SDK's (most calls of a unit are not) and what it calls."""
     func = node.func
-    if func.__class__ is not ast.Attribute:
-        qualname = ctx.model.qualified_name(func, pytrio_only=True)
-        found = _named_callee(qualname) if qualname is not None else None
-        return _callee_issues(node, found, target(ctx)) if found is not None else []
-    assert isinstance(func, ast.Attribute)
-    state.called.add(id(func))
     model = ctx.model
+    if not isinstance(func, ast.Attribute):
+        qualname = model.qualified_name(func, pytrio_only=True)
+        found = _named_callee(qualname) if qualname is not None else None
+        return _callee_issues(node, found, state.release) if found is not None else []
+    state.called.add(id(func))
     receiver = func.value
     parent = model.qualified_name(receiver, pytrio_only=True)
     typ: SdkType | None = None
@@ -513,10 +519,8 @@ def issues_of_call(state: _State, ctx: LintContext, node: ast.Call) -> list[Issu
         typ = model.type_of(receiver, pytrio_only=True)
         if typ is None and model.client_call(node, pytrio_only=True) is None:
             return []  # neither an SDK name, a typed SDK object nor a method only the SDK has
-    issues: list[Issue] = []
-    method = _member_issue(ctx, func, parent, typ, called=True)
-    if method is not None:
-        issues.append(method)
+    release = state.release
+    method = _member_issue(func, parent, typ, release, called=True)
     qualname = model.qualified_name(func, pytrio_only=True)
     if qualname is not None:
         found = _named_callee(qualname)
@@ -524,16 +528,8 @@ def issues_of_call(state: _State, ctx: LintContext, node: ast.Call) -> list[Issu
         if parent is not None:  # a named receiver names its members: not reached, kept exact
             typ = model.type_of(receiver, pytrio_only=True)
         found = _typed_callee(ctx, node, func, typ)
-    if found is not None:
-        issues += _callee_issues(node, found, target(ctx))
-    return issues
-
-
-def issue_of_attribute(state: _State, ctx: LintContext, node: ast.Attribute) -> Issue | None:
-    """An attribute read or write that is not a call's callee (those are the call's)."""
-    if id(node) in state.called:
-        return None
-    return attribute_issue(ctx, node, called=False)
+    issues = _callee_issues(node, found, release) if found is not None else []
+    return [method, *issues] if method is not None else issues
 
 
 class ConformanceRule(Rule):
@@ -567,7 +563,9 @@ class ConformanceNameRule(ConformanceRule):
     written, and `from pytrio import X` (only these rules visit attributes and imports)."""
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        issue = issue_of_attribute(self.state, self.ctx, node)
+        if id(node) in self.state.called:
+            return  # a call's callee: the call's issues include it
+        issue = _attribute_issue(self.ctx.model, node, self.state.release, called=False)
         if issue is not None:
             rule = self.state.rules.get(code_of(issue))
             if rule is not None:
