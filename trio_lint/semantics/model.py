@@ -988,28 +988,34 @@ class _Pass(ast.NodeVisitor):
         # Node class -> its bound `visit_X` (or generic_visit), looked up once per class.
         self._hooks: dict[type, Any] = {}
 
+    def _hook(self, node_class: type) -> Any:
+        if issubclass(node_class, ast.AST):
+            hook = getattr(self, "visit_" + node_class.__name__, self.generic_visit)
+        else:
+            hook = _no_children  # names in `global a, b` and the like
+        self._hooks[node_class] = hook
+        return hook
+
     def visit(self, node: ast.AST) -> None:
-        hook = self._hooks.get(node.__class__)
-        if hook is None:
-            hook = self._hooks[node.__class__] = getattr(
-                self, "visit_" + node.__class__.__name__, self.generic_visit
-            )
-        hook(node)
+        node_class = node.__class__
+        (self._hooks.get(node_class) or self._hook(node_class))(node)
 
     def visit_Constant(self, node: ast.Constant) -> None:
         """No children. (Without this, `ast.NodeVisitor.visit_Constant`, a shim looking for
         the deprecated `visit_Num`/`visit_Str` hooks, would run for every constant.)"""
 
     def generic_visit(self, node: ast.AST) -> None:
-        visit = self.visit
+        # `visit` inlined: this runs for most nodes of every unit.
+        hooks = self._hooks
         for name in _fields(node.__class__):
             value = getattr(node, name, None)
             if value.__class__ is list:
                 for item in value:
-                    if isinstance(item, ast.AST):
-                        visit(item)
-            elif isinstance(value, ast.AST):
-                visit(value)
+                    item_class = item.__class__
+                    (hooks.get(item_class) or self._hook(item_class))(item)
+            elif value is not None:
+                value_class = value.__class__
+                (hooks.get(value_class) or self._hook(value_class))(value)
 
     # ---- scopes --------------------------------------------------------------------------------
 
@@ -1162,7 +1168,7 @@ class _Pass(ast.NodeVisitor):
                 self.m._returns.setdefault(id(scope.node), []).append(node.value)
 
     def visit_Name(self, node: ast.Name) -> None:
-        if not isinstance(node.ctx, ast.Load):
+        if node.ctx.__class__ is not ast.Load:
             return
         scope = self.scope
         binding = scope.current.get(node.id)
@@ -1183,7 +1189,7 @@ class _Pass(ast.NodeVisitor):
             if owner is not None:
                 self.m._self_attrs[id(node)] = owner
                 self.m._method_of[id(node)] = owner
-        self.generic_visit(node)
+        self.visit(node.value)  # its one child
 
     def _method_class(self) -> _Scope | None:
         scope: _Scope | None = self.scope
@@ -1366,6 +1372,10 @@ class _Pass(ast.NodeVisitor):
             self.scope.bind(name, _UNKNOWN)
 
     visit_Nonlocal = visit_Global
+
+
+def _no_children(value: object) -> None:
+    pass
 
 
 @functools.cache

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cache
 
 from pytrio_facts.api import API_SURFACE
 
@@ -138,9 +139,14 @@ def method_table(version: str) -> dict[Kind, dict[str, SdkType]]:
 
     The 0.2 side is pytrio_facts.api (checked against the installed SDK); 0.1 differs only in
     sampling's async twins (APIFuture, two awaits) and the RestClient (dicts, no async twins).
+    One table per line, shared by every unit's model: read it, never change it.
     """
+    return _method_table(version.startswith("0.1"))
+
+
+@cache
+def _method_table(old: bool) -> dict[Kind, dict[str, SdkType]]:
     table: dict[Kind, dict[str, SdkType]] = {kind: {} for kind in CLIENT_KINDS}
-    old = version.startswith("0.1")
     for fact in API_SURFACE:
         owner = CLASS_KINDS[fact.owner]
         base = fact.name.removesuffix("_async")
