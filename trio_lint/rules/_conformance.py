@@ -390,13 +390,14 @@ def _callee_issues(node: ast.Call, found: Callee, release: str) -> list[Issue]:
         earlier = _earlier_fit(found, release, len(node.args), names)
         given = len(node.args) + len(keywords)
         return [_positional(node, found, release, given=given, allowed=0, earlier=earlier)]
-    issues = [
-        _keyword_issue(node.keywords[index], found, plan.function, release)
-        for index in plan.rejected
-    ]
+    issues = (
+        [_keyword_issue(node.keywords[i], found, plan.function, release) for i in plan.rejected]
+        if plan.rejected
+        else []  # the common case, without a comprehension's frame
+    )
     limit = plan.limit
-    if limit is not None and _too_many_positional(node.args, limit):
-        given = len(node.args)
+    given = len(node.args)
+    if limit is not None and given > limit and not _has_starred(node.args):
         earlier = _earlier_fit(found, release, given)
         issues.append(
             _positional(node, found, release, given=given, allowed=limit, earlier=earlier)
@@ -404,9 +405,9 @@ def _callee_issues(node: ast.Call, found: Callee, release: str) -> list[Issue]:
     return issues
 
 
-def _too_many_positional(args: list[ast.expr], limit: int) -> bool:
-    """More arguments than `limit`, none of them `*xs` (whose length is not known)."""
-    return len(args) > limit and not any(isinstance(arg, ast.Starred) for arg in args)
+def _has_starred(args: list[ast.expr]) -> bool:
+    """A `*xs` argument: how many arguments the call passes is not known."""
+    return any(isinstance(arg, ast.Starred) for arg in args)
 
 
 def _keyword_issue(kw: ast.keyword, found: Callee, function: Function, release: str) -> Issue:
