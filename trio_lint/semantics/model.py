@@ -117,6 +117,7 @@ class _Binding:
 
 
 _UNKNOWN = _Binding()
+_NOT_YET = object()  # a cache miss (None is a cached answer)
 
 
 @dataclass(slots=True)
@@ -259,9 +260,8 @@ class SemanticModel:
     def qualified_name(self, expr: ast.AST | None, *, pytrio_only: bool = False) -> str | None:
         """Canonical `pytrio.X.y` for an expression naming an SDK symbol, else None."""
         key = id(expr)
-        if key in self._qualnames:
-            found = self._qualnames[key]
-        else:
+        found = self._qualnames.get(key, _NOT_YET)
+        if found is _NOT_YET:
             found = self._qualified(expr, 0)
             if found is not None:
                 found = (normalize(found[0]), found[1])
@@ -273,7 +273,8 @@ class SemanticModel:
         return found[0]
 
     def _qualified(self, expr: ast.AST | None, depth: int) -> tuple[str, str] | None:
-        if isinstance(expr, ast.Name):
+        expr_class = expr.__class__  # class tests: this runs for most names and attributes
+        if expr_class is ast.Name:
             binding = self._resolve(expr)
             if binding is None:
                 return None
@@ -283,8 +284,8 @@ class SemanticModel:
             if depth < 8 and isinstance(value, ast.Name | ast.Attribute):
                 return self._qualified(value, depth + 1)  # `MI = trio.ModelInput`
             return None
-        if isinstance(expr, ast.Attribute):
-            base = self._qualified(expr.value, depth)
+        if expr_class is ast.Attribute:
+            base = self._qualified(expr.value, depth)  # type: ignore[union-attr]
             return (f"{base[0]}.{expr.attr}", base[1]) if base is not None else None
         return None
 
@@ -321,8 +322,9 @@ class SemanticModel:
         if expr is None or (pytrio_only and self._other_only):  # `_hidden`, inlined: hot
             return None
         key = id(expr)
-        if key in self._cache:
-            return self._cache[key]
+        found = self._cache.get(key, _NOT_YET)
+        if found is not _NOT_YET:
+            return found  # type: ignore[return-value]
         if key in self._busy:
             return None
         self._busy.add(key)
@@ -511,9 +513,9 @@ class SemanticModel:
 
     def _resolve(self, node: ast.Name) -> _Binding | None:
         ref = self._names.get(id(node))
-        if isinstance(ref, _FreeRef):
-            return self._final(ref.scope, ref.name)
-        return ref
+        if ref.__class__ is _FreeRef:
+            return self._final(ref.scope, ref.name)  # type: ignore[union-attr]
+        return ref  # type: ignore[return-value]
 
     def _name_bindings(self, node: ast.Name) -> list[_Binding]:
         """The binding reaching a read; for a name of an enclosing scope, all of its bindings."""
