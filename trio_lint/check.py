@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from trio_lint.config import LintConfig
 from trio_lint.diagnostics import Severity
 from trio_lint.findings import Finding, Span
+from trio_lint.rules.base import STRING_KEYS
 from trio_lint.semantics.context import LintContext
 from trio_lint.semantics.model import SemanticModel, build_model
 from trio_lint.semantics.names import Binding
@@ -117,11 +118,16 @@ def check_tree(
     grouped: set[tuple[str, type[ast.AST], str]] = set()
     by_method: dict[str, list[Handler]] = {}  # `Rule.call_methods`: callee name -> visit_Call
     by_symbol: dict[str, list[Handler]] = {}  # `Rule.call_symbols`: SDK symbol -> visit_Call
+    by_attribute: dict[str, list[Handler]] = {}  # `Rule.attribute_names`: `.attr` -> hooks
+    by_key: dict[str, list[Handler]] = {}  # `Rule.subscript_keys`: string key -> hooks
+    string_key: list[Handler] = []  # `subscript_keys = STRING_KEYS`: every string key
+    position: dict[str, int] = {}  # rule code -> its place in `rules` (the order hooks run in)
     for rule in rules:
         if not rule.wanted(model):
             continue
         instance = rule(contexts[rule.pytrio_only])
         instances.append(instance)
+        position[rule.code] = len(position)
         for node_class, attr, leaving in rule_hooks(rule):
             if rule.hook_group is not None:
                 key = (rule.hook_group, node_class, attr)
@@ -129,27 +135,53 @@ def check_tree(
                     continue  # the group's first rule serves this hook (`Rule.hook_group`)
                 grouped.add(key)
             handler = (getattr(instance, attr), rule.code)
-            if (
-                node_class is ast.Call
-                and not leaving
-                and (rule.call_methods is not None or rule.call_symbols is not None)
+            if leaving:
+                leave.setdefault(node_class, []).append(handler)
+            elif node_class is ast.Call and (
+                rule.call_methods is not None or rule.call_symbols is not None
             ):
                 for method in rule.call_methods or ():
                     by_method.setdefault(method, []).append(handler)
                 for symbol in rule.call_symbols or ():
                     by_symbol.setdefault(symbol, []).append(handler)
-                continue
-            table = leave if leaving else visit
-            table.setdefault(node_class, []).append(handler)
+            elif node_class is ast.Attribute and rule.attribute_names is not None:
+                for name in rule.attribute_names:
+                    by_attribute.setdefault(name, []).append(handler)
+            elif node_class is ast.Subscript and rule.subscript_keys is not None:
+                if rule.subscript_keys is STRING_KEYS:
+                    string_key.append(handler)
+                else:
+                    for text in rule.subscript_keys:
+                        by_key.setdefault(text, []).append(handler)
+            else:
+                visit.setdefault(node_class, []).append(handler)
+    # Filtered hooks join the node class's other hooks in rule order, one list per name/key, so
+    # an attribute or item costs one dict lookup whatever it is.
+    keyed: set[type[ast.AST]] = set()
+    if by_method or by_symbol:
+        keyed.add(ast.Call)
+    if by_attribute:
+        keyed.add(ast.Attribute)
+        unfiltered = visit.get(ast.Attribute, [])
+        for name, handlers in by_attribute.items():
+            by_attribute[name] = _in_rule_order([*unfiltered, *handlers], position)
+    if by_key or string_key:
+        keyed.add(ast.Subscript)
+        unfiltered = visit.get(ast.Subscript, [])
+        for text, handlers in by_key.items():
+            by_key[text] = _in_rule_order([*unfiltered, *string_key, *handlers], position)
+        string_key = _in_rule_order([*unfiltered, *string_key], position)
     crashed: set[str] = set()
 
     def crash(code: str, node: ast.AST, exc: Exception) -> None:
         """A rule bug must not cost the other rules or the file: report it, drop the rule."""
+        nonlocal string_key
         crashed.add(code)
         ctx.add_finding(_internal_error(code, node, exc))
-        for table in (visit, leave, by_method, by_symbol):
+        for table in (visit, leave, by_method, by_symbol, by_attribute, by_key):
             for key, handlers in table.items():
                 table[key] = [h for h in handlers if h[1] != code]  # type: ignore[index]
+        string_key = [h for h in string_key if h[1] != code]
 
     function_stack = ctx.function_stack
     # Per node class, the fields that may hold child nodes; a child whose class has none and no
@@ -187,10 +219,17 @@ def check_tree(
                     crash(code, node, exc)
             continue
         handlers = visit.get(node_class)
-        if node_class is ast.Call and (by_method or by_symbol):
-            more = _filtered_call_handlers(node.func, by_method, by_symbol, sdk_symbol)
-            if more:
-                handlers = [*handlers, *more] if handlers else more
+        if node_class in keyed:
+            if node_class is ast.Attribute:
+                handlers = by_attribute.get(node.attr, handlers)
+            elif node_class is ast.Subscript:
+                key = node.slice
+                if key.__class__ is ast.Constant and key.value.__class__ is str:
+                    handlers = by_key.get(key.value, string_key)
+            else:
+                more = _filtered_call_handlers(node.func, by_method, by_symbol, sdk_symbol)
+                if more:
+                    handlers = [*handlers, *more] if handlers else more
         if handlers:
             for handler, code in handlers:
                 try:
@@ -218,6 +257,10 @@ def check_tree(
         except Exception as exc:
             ctx.add_finding(_internal_error(instance.code, tree, exc))
     return ctx.findings, model
+
+
+def _in_rule_order(handlers: list[Handler], position: dict[str, int]) -> list[Handler]:
+    return sorted(handlers, key=lambda handler: position[handler[1]])
 
 
 def _filtered_call_handlers(

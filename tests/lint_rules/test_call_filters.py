@@ -1,9 +1,11 @@
-"""`Rule.call_methods` / `Rule.call_symbols` only save work: a rule called for every call finds
-exactly what it finds when the walk calls it for its declared calls alone.
+"""`Rule.call_methods` / `Rule.call_symbols` / `Rule.attribute_names` / `Rule.subscript_keys` only
+save work: a rule called for every call, attribute and item finds exactly what it finds when the
+walk calls it for its declared calls, attribute names and string keys alone.
 
 Run over every rule's examples, the buggy scripts and this repository's PyTRIO code (examples,
-eval solutions), so an under-declared filter (a rule whose `visit_Call` also looks at calls it
-did not declare) fails here rather than losing findings silently.
+eval solutions, demo), so an under-declared filter (a rule whose `visit_Call` also looks at
+calls it did not declare, or whose `visit_Attribute` reports an attribute name it did not declare)
+fails here rather than losing findings silently.
 """
 
 from __future__ import annotations
@@ -19,10 +21,11 @@ from trio_lint.parse import SourceError, parse
 from trio_lint.rules import all_rules
 
 ROOT = Path(__file__).resolve().parents[2]
+FILTERS = ("call_methods", "call_symbols", "attribute_names", "subscript_keys")
 FILTERED = [
     pytest.param(rule, id=rule.code)
     for rule in all_rules()
-    if rule.call_methods is not None or rule.call_symbols is not None
+    if any(getattr(rule, name) is not None for name in FILTERS)
 ]
 
 
@@ -54,12 +57,14 @@ def _findings(rule, source: str, config) -> list[tuple]:
 
 
 def test_the_corpus_exercises_the_filters() -> None:
-    assert FILTERED and len(CORPUS) > 400
+    assert len(CORPUS) > 400
+    for name in FILTERS:
+        assert any(getattr(rule, name) is not None for rule in all_rules()), name
 
 
 @pytest.mark.parametrize("rule", FILTERED)
 def test_a_filtered_rule_finds_what_it_finds_unfiltered(rule) -> None:
-    unfiltered = type(rule.__name__, (rule,), {"call_methods": None, "call_symbols": None})
+    unfiltered = type(rule.__name__, (rule,), dict.fromkeys(FILTERS))
     found_any = False
     for target in ("0.2.9", "0.1.12"):
         for name, source, keys in CORPUS:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from trio_lint.semantics.model import ModelView, SemanticModel
 
 __all__ = [
+    "STRING_KEYS",
     "CstTransform",
     "Finding",
     "Fix",
@@ -63,6 +64,19 @@ class Invalid:
     unsafe: bool = False  # the expected `fixed` needs --unsafe-fixes
 
 
+class AnyStringKey:
+    """The `Rule.subscript_keys` of a rule that looks at every string-constant key."""
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str)
+
+    def __repr__(self) -> str:
+        return "STRING_KEYS"
+
+
+STRING_KEYS = AnyStringKey()
+
+
 def _version_tuple(text: str) -> tuple[int, ...]:
     return tuple(int(part) for part in text.split(".") if part.isdigit())
 
@@ -100,6 +114,12 @@ class Rule:
     # ("Datum" for `trio.Datum(...)`, `Datum(...)`, `types.Datum(...)`; "ModelInput.from_ints"),
     # besides the calls of `call_methods`: the walk calls it for those alone.
     call_symbols: ClassVar[frozenset[str] | None] = None
+    # A rule whose `visit_Attribute` only reports on `x.a` for `a` in this set: the walk calls it
+    # for those alone (most attributes of a unit are `self.x`, `np.array`, `args.lr`...).
+    attribute_names: ClassVar[frozenset[str] | None] = None
+    # A rule whose `visit_Subscript` only looks at items read with a string constant (`x["key"]`):
+    # the keys in this set, or every string key with `STRING_KEYS`; the walk calls it for those.
+    subscript_keys: ClassVar[frozenset[str] | AnyStringKey | None] = None
     # ruff-style documentation: What it does / Why is this bad? / Fix safety / References (public:
     # "pytrio 0.2.9: pytrio.X" or a URL). Example and "Use instead" are rendered from INVALID[0] and
     # VALID[0] (`trio_lint.explain.rule_doc`).

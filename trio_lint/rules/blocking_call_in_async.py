@@ -257,7 +257,8 @@ and RestClient calls have no fix (their async twins return the value, not a futu
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self._no_fix: set[int] = set()  # calls used as `.attr` receivers (await needs parens)
+        # Per function: the calls in it used as `.attr`/`[i]` receivers (await needs parens).
+        self._receivers: dict[int, set[int]] = {}
         self._handled: set[int] = set()  # inner calls already reported with their `.result()`
         # Blocking only matters when something else runs on the event loop, which is known once
         # the whole module was seen: findings wait in `_pending` until `finish`.
@@ -335,11 +336,20 @@ and RestClient calls have no fix (their async twins return the value, not a futu
             if self._runs_concurrently(function, node) or any(map(self._loop_awaits, loops)):
                 self.report(node, message, fix=fix)
 
-    def visit_Attribute(self, node: ast.Attribute) -> None:
-        if isinstance(node.value, ast.Call):
-            self._no_fix.add(id(node.value))
-
-    visit_Subscript = visit_Attribute  # type: ignore[assignment]
+    def _is_receiver(self, call: ast.Call) -> bool:
+        """`x.m(...).attr` or `x.m(...)[i]`. The read encloses the call, so it is in the call's
+        innermost function: walked on the first ask (only a fixable finding asks), rather than
+        a hook on every attribute and item of the unit."""
+        function = self.ctx.function_stack[-1]
+        found = self._receivers.get(id(function))
+        if found is None:
+            found = self._receivers[id(function)] = {
+                id(node.value)
+                for node in ast.walk(function)
+                if isinstance(node, ast.Attribute | ast.Subscript)
+                and isinstance(node.value, ast.Call)
+            }
+        return id(call) in found
 
     def visit_Call(self, node: ast.Call) -> None:
         self._note_concurrency(node)
@@ -356,7 +366,7 @@ and RestClient calls have no fix (their async twins return the value, not a futu
         if method.endswith("_async") or self.model.method_returns(kind, f"{method}_async") is None:
             return
         fix: Fix | None = None
-        if kind in _SAME_SHAPE and id(node) not in self._no_fix:
+        if kind in _SAME_SHAPE and not self._is_receiver(node):
             fix = safe_fix(f"Use `await ...{method}_async(...)`", edit(node, "Call", _to_async))
         self._defer(
             node,

@@ -247,6 +247,8 @@ the same object. `SampleInput` (0.1's alias of `Datum`) and module imports have 
         while isinstance(inner, ast.Attribute):
             self._seen.add(id(inner))
             inner = inner.value
+        if not isinstance(inner, ast.Name):
+            return  # `f().x`, `a[0].x`: only a chain from a name can name a module
         qualname = self.model.qualified_name(node)
         if qualname is None or not qualname.startswith("pytrio."):
             return

@@ -5,12 +5,13 @@ from __future__ import annotations
 import ast
 
 from trio_lint.diagnostics import Severity
-from trio_lint.rules.base import Invalid, Rule, Valid
+from trio_lint.rules.base import STRING_KEYS, Invalid, Rule, Valid
 from trio_lint.semantics.receivers import Kind
 
 # What 0.1-era code reads from the dict `compute_logprobs` returned there.
 _DICT_METHODS = frozenset({"get", "keys", "items", "values"})
 _DICT_ATTRIBUTES = frozenset({"logprobs", "prompt_logprobs"})
+_DICT_NAMES = _DICT_METHODS | _DICT_ATTRIBUTES
 
 
 class LogprobsAsDict(Rule):
@@ -22,6 +23,8 @@ class LogprobsAsDict(Rule):
     )
     severity = Severity.ERROR
     min_sdk = "0.2"
+    attribute_names = _DICT_NAMES  # its visit_Attribute looks at nothing else
+    subscript_keys = STRING_KEYS  # and its visit_Subscript at string keys alone
     doc = """
 ## What it does
 On 0.2: flags a `compute_logprobs(...)` result (`.result()` of the sync call, or
@@ -116,7 +119,7 @@ No fix: what the code wanted from the dict has to be re-read from the list.
             )
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        if node.attr not in _DICT_METHODS | _DICT_ATTRIBUTES or not self._is_logprobs(node.value):
+        if node.attr not in _DICT_NAMES or not self._is_logprobs(node.value):
             return
         kind = "method" if node.attr in _DICT_METHODS else "attribute"
         self.report(

@@ -24,6 +24,11 @@ _TINKER_FUTURE_API = frozenset({"result_async"})
 _CONSUMERS = frozenset({"sum", "len", "list", "tuple", "sorted", "max", "min", "enumerate", "zip"})
 
 
+def _reading(use: str | None, member: ast.Attribute | None) -> str:
+    """What a finding says is read: `use`, or the attribute `member` (`.metrics`)."""
+    return use if use is not None or member is None else f"`.{member.attr}`"
+
+
 def _await_again(node: cst.CSTNode) -> cst.CSTNode:
     """`(await x.m_async(...))` -> `(await (await x.m_async(...)))`: the second await waits."""
     import libcst as cst
@@ -306,15 +311,16 @@ submitting the next request first is usually faster).
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if node.attr not in futures.FUTURE_API:
-            self._check(node, node.value, f"`.{node.attr}`", member=node)
+            self._check(node, node.value, None, member=node)
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
         self._check(node, node.value, "an item")
 
     def _check(
-        self, node: ast.expr, value: ast.expr, use: str, member: ast.Attribute | None = None
+        self, node: ast.expr, value: ast.expr, use: str | None, member: ast.Attribute | None = None
     ) -> None:
-        """`member`: the attribute read on `value` (None for items and iteration)."""
+        """`member`: the attribute read on `value` (None for items and iteration); `use` (None:
+        reading `member`) is only spelled out for a finding: most reads are of no future."""
         if isinstance(value, ast.Await) and isinstance(value.value, ast.Call):
             # One await of a two-await method gives the future, not the result.
             func = value.value.func
@@ -323,7 +329,7 @@ submitting the next request first is usually faster).
                 self.report(
                     node,
                     f"`await {func.attr}(...)` gives a future (the first await only enqueues): "
-                    f"await it again before reading {use}",
+                    f"await it again before reading {_reading(use, member)}",
                     fix=fix,
                 )
             return
@@ -339,7 +345,7 @@ submitting the next request first is usually faster).
                 method=func.attr,
                 future=futures.noun(kind),
                 wait=futures.wait_advice(kind, None, in_async=self.ctx.in_async_function),
-                use=use,
+                use=_reading(use, member),
             )
             self.report(node, message, fix=fix)
         elif futures.is_reference(value):
@@ -348,14 +354,17 @@ submitting the next request first is usually faster).
                 return
             name = ast.unparse(value)
             wait = futures.wait_advice(kind, name, in_async=self.ctx.in_async_function)
-            self.report(node, f"`{name}` holds {futures.noun(kind)}: {wait} before reading {use}")
+            self.report(
+                node,
+                f"`{name}` holds {futures.noun(kind)}: {wait} before reading {_reading(use, member)}",
+            )
 
     def _future_kind(self, future: ast.expr, member: ast.Attribute | None) -> Kind | None:
         """The kind of future `future` holds when `member` is read as its response's."""
-        if not self._reads_response(future, member):
-            return None
         typ = self.model.type_of(future)
-        return typ.kind if typ is not None else None
+        if typ is None or not typ.is_future:
+            return None  # most reads: tested here before `_reads_response` asks the same
+        return typ.kind if self._reads_response(future, member) else None
 
     def _reads_response(self, future: ast.expr, member: ast.Attribute | None) -> bool:
         """`future` holds a future, and `member` (when given) is read as the response's.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from trio_lint.diagnostics import Severity
-from trio_lint.rules.base import Invalid, Rule, Valid
+from trio_lint.rules.base import STRING_KEYS, Invalid, Rule, Valid
 from trio_lint.semantics.receivers import Kind
 
 _MODELS = frozenset({Kind.REST_RESULT, Kind.CHECKPOINTS_LIST_RESPONSE, Kind.TRAINING_RUNS_RESPONSE})
@@ -21,6 +21,7 @@ _KEYS = {
 class RestResultAsDict(Rule):
     code = "PTR108"
     call_methods = frozenset({"get"})  # its visit_Call looks at nothing else
+    subscript_keys = STRING_KEYS  # its visit_Subscript looks at string keys alone
     name = "rest-result-as-dict"
     message = "{what}"
     severity = Severity.ERROR

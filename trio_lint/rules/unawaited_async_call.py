@@ -170,8 +170,11 @@ there is no fix: use the sync method (`forward_backward`) instead.
         )
 
     def _check(self, call: ast.Call, *, fixable: bool = True) -> None:
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and func.attr.endswith("_async")):
+            return  # the method name first: most calls are no `*_async` one
         found = self.model.client_call(call)
-        if found is None or not found[1].endswith("_async"):
+        if found is None:
             return
         fix = None
         if fixable and self.ctx.in_async_function:

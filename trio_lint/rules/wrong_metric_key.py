@@ -23,11 +23,15 @@ _SUGGESTIONS = {
     for key, new in WRONG_METRIC_KEYS.items()
     if ":" not in key
 }
+# The attribute spelling of the `"loss"` key (`result.loss`), the only one `visit_Attribute` reports.
+_LOSS_ATTRIBUTE = "loss"
 
 
 class WrongMetricKey(Rule):
     code = "PTR308"
     call_methods = frozenset({"get"})  # its visit_Call looks at nothing else
+    attribute_names = frozenset({_LOSS_ATTRIBUTE})  # and its visit_Attribute at `.loss` alone
+    subscript_keys = frozenset(_RENAMES) | frozenset(_SUGGESTIONS)  # and visit_Subscript: these
     name = "wrong-metric-key"
     message = "`metrics[{key!r}]` does not exist on pytrio 0.2: use {replacement}"
     severity = Severity.ERROR
@@ -162,7 +166,7 @@ its 0.2 name. `"loss"` and `"train_loss"` have no fix: per token (`loss_mean`) o
                 self._check(func.value, key)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        if node.attr != "loss" or sdk_line(self.ctx) == "0.1":
+        if node.attr != _LOSS_ATTRIBUTE or sdk_line(self.ctx) == "0.1":
             return
         typ = self.model.type_of(node.value)
         if typ is not None and typ.kind is Kind.FORWARD_BACKWARD_OUTPUT:

@@ -29,6 +29,7 @@ class WrongSampleAttribute(Rule):
     message = "`SampleResponse` has no `.{attr}`: the generated sequences are `.sequences`"
     severity = Severity.ERROR
     fix_safety = Applicability.SAFE
+    attribute_names = frozenset(_WRONG)  # its visit_Attribute looks at nothing else
     doc = """
 ## What it does
 Flags `.samples`, `.outputs`, `.generations` or `.completions` read from a sample result
