@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Sequence
 from functools import cache
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from trio_lint.config import LintConfig
@@ -76,6 +77,11 @@ class _Memo(dict):
         return value
 
 
+# How the walk finds the hooks of a node beyond its class's (`Rule.attribute_names`,
+# `Rule.subscript_keys`, `Rule.call_methods` / `Rule.call_symbols`).
+_BY_ATTRIBUTE, _BY_KEY, _BY_CALLEE = 1, 2, 3
+
+
 class _Leave:
     __slots__ = ("node",)
 
@@ -84,6 +90,9 @@ class _Leave:
 
 
 Handler = tuple[Callable[[ast.AST], None], str]
+# (hooks of the class, `_BY_*` dispatch or 0, is a function, gets a leave marker, children getter
+# or None, the getter reads several fields)
+_Plan = tuple[list[Handler] | None, int, bool, bool, Callable[[ast.AST], Any] | None, bool]
 
 
 def run_rules(
@@ -182,6 +191,7 @@ def check_tree(
             for key, handlers in table.items():
                 table[key] = [h for h in handlers if h[1] != code]  # type: ignore[index]
         string_key = [h for h in string_key if h[1] != code]
+        plans.clear()  # they hold the hook lists
 
     function_stack = ctx.function_stack
     # Per node class, the fields that may hold child nodes; a child whose class has none and no
@@ -199,17 +209,44 @@ def check_tree(
         )
 
     skip = _Memo(skippable)
+    dispatch = {
+        node_class: kind
+        for node_class, kind, used in (
+            (ast.Attribute, _BY_ATTRIBUTE, by_attribute),
+            (ast.Subscript, _BY_KEY, by_key or string_key),
+            (ast.Call, _BY_CALLEE, by_method or by_symbol),
+        )
+        if used
+    }
+
+    def plan(node_class: type[ast.AST]) -> _Plan:
+        fields = fields_of[node_class]
+        is_function = node_class in _FUNCTION_CLASSES
+        return (
+            visit.get(node_class),
+            dispatch.get(node_class, 0),
+            is_function,
+            is_function or node_class in leave,
+            attrgetter(*fields) if fields else None,  # one C call reads every child field
+            len(fields) > 1,
+        )
+
+    # Everything the walk does at a node of a class, found with one lookup per node.
+    plans = _Memo(plan)
 
     sdk_symbol = model.call_symbol
+    # The last names of the `call_symbols`: `x.m(...)` can only name one of them when `m` is one
+    # (a qualified name ends with the attribute), so other method calls skip the symbol lookup.
+    symbol_tails = frozenset(symbol.rpartition(".")[2] for symbol in by_symbol)
     stack: list = [tree]
     pop, push = stack.pop, stack.append
     leave_marker = _Leave
     while stack:
         node = pop()
-        node_class = type(node)
+        node_class = node.__class__
         if node_class is leave_marker:
             node = node.node
-            node_class = type(node)
+            node_class = node.__class__
             if node_class in _FUNCTION_CLASSES:
                 function_stack.pop()
             for handler, code in leave.get(node_class, ()):
@@ -218,16 +255,18 @@ def check_tree(
                 except Exception as exc:
                     crash(code, node, exc)
             continue
-        handlers = visit.get(node_class)
-        if node_class in keyed:
-            if node_class is ast.Attribute:
+        handlers, kind, is_function, leaves, children, several = plans[node_class]
+        if kind:
+            if kind == _BY_ATTRIBUTE:
                 handlers = by_attribute.get(node.attr, handlers)
-            elif node_class is ast.Subscript:
+            elif kind == _BY_KEY:
                 key = node.slice
                 if key.__class__ is ast.Constant and key.value.__class__ is str:
                     handlers = by_key.get(key.value, string_key)
             else:
-                more = _filtered_call_handlers(node.func, by_method, by_symbol, sdk_symbol)
+                more = _filtered_call_handlers(
+                    node.func, by_method, by_symbol, symbol_tails, sdk_symbol
+                )
                 if more:
                     handlers = [*handlers, *more] if handlers else more
         if handlers:
@@ -236,13 +275,27 @@ def check_tree(
                     handler(node)
                 except Exception as exc:
                     crash(code, node, exc)
-        is_function = node_class in _FUNCTION_CLASSES
-        if is_function or node_class in leave:
+        if leaves:
             push(leave_marker(node))
             if is_function:
                 function_stack.append(node)
-        for field in fields_of[node_class]:
-            value = getattr(node, field, None)
+        if children is None:
+            continue
+        try:
+            values = children(node)
+        except AttributeError:  # a node made by hand without all its fields
+            values = tuple(getattr(node, field, None) for field in fields_of[node_class])
+            several = True
+        if several:
+            for value in values:
+                if value.__class__ is list:
+                    for child in reversed(value):
+                        if not skip[child.__class__]:
+                            push(child)
+                elif value is not None and not skip[value.__class__]:
+                    push(value)
+        else:
+            value = values
             if value.__class__ is list:
                 for child in reversed(value):
                     if not skip[child.__class__]:
@@ -267,18 +320,21 @@ def _filtered_call_handlers(
     func: ast.expr,
     by_method: dict[str, list[Handler]],
     by_symbol: dict[str, list[Handler]],
+    symbol_tails: frozenset[str],
     sdk_symbol: Callable[[ast.expr], str | None],
 ) -> list[Handler] | None:
     """The `call_methods` / `call_symbols` rules a call with callee `func` is for, each once."""
     func_class = func.__class__
     if func_class is ast.Attribute:
         name = func.attr
+        named = name in symbol_tails
     elif func_class is ast.Name:
         name = func.id
+        named = True  # an alias (`D = trio.Datum`, `from pytrio import Datum as D`)
     else:
         return None
     found = by_method.get(name) if by_method else None
-    if by_symbol:
+    if named and by_symbol:
         symbol = sdk_symbol(func)
         more = by_symbol.get(symbol) if symbol is not None else None
         if more:
