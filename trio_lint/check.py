@@ -286,16 +286,7 @@ def check_tree(
         except AttributeError:  # a node made by hand without all its fields
             values = tuple(getattr(node, field, None) for field in fields_of[node_class])
             several = True
-        if several:
-            for value in values:
-                if value.__class__ is list:
-                    for child in reversed(value):
-                        if not skip[child.__class__]:
-                            push(child)
-                elif value is not None and not skip[value.__class__]:
-                    push(value)
-        else:
-            value = values
+        for value in values if several else (values,):
             if value.__class__ is list:
                 for child in reversed(value):
                     if not skip[child.__class__]:
