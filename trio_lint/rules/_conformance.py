@@ -279,17 +279,6 @@ class Callee(NamedTuple):
     pydantic: bool = False
 
 
-def callee(ctx: LintContext, node: ast.Call) -> Callee | None:
-    """The PyTRIO function, constructor or method a call resolves to."""
-    func = node.func
-    qualname = ctx.model.qualified_name(func, pytrio_only=True)
-    if qualname is not None:
-        return _named_callee(qualname)
-    if not isinstance(func, ast.Attribute):
-        return None
-    return _typed_callee(ctx, node, func, ctx.model.type_of(func.value, pytrio_only=True))
-
-
 def _typed_callee(
     ctx: LintContext, node: ast.Call, func: ast.Attribute, typ: SdkType | None
 ) -> Callee | None:
@@ -347,12 +336,6 @@ def _function_at(target_callee: Callee, release: str) -> Function | None:
             return found.methods.get(target_callee.member)
         return found.constructor()
     return None
-
-
-def call_issues(ctx: LintContext, node: ast.Call) -> list[Issue]:
-    """Keywords the target release does not accept and too many positional arguments."""
-    found = callee(ctx, node)
-    return _callee_issues(node, found, target(ctx)) if found is not None else []
 
 
 class _CallPlan(NamedTuple):
