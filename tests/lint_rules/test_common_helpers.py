@@ -7,7 +7,7 @@ import ast
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trio_lint.rules._common import same_tree, source_text
+from trio_lint.rules._common import same_tree, source_text, walk
 
 _ATOMS = st.sampled_from(["x", "y", "tokens", "1", "-1", "0", "1.0", "True", "'a'", "None"])
 
@@ -49,3 +49,30 @@ def test_same_tree_tells_apart_what_dumps_tell_apart() -> None:
 def test_source_text_is_what_unparse_gives(text: str) -> None:
     expr = ast.parse(text, mode="eval").body
     assert source_text(expr) == ast.unparse(expr)
+
+
+_STATEMENTS = st.lists(
+    st.sampled_from(
+        [
+            "x = f(a, *b, k=1, **c)",
+            "async def g(p, /, q=1, *r, s, **t):\n    return [y async for y in q if y]",
+            "for i in range(3):\n    del z[i]\nelse:\n    pass",
+            "try:\n    raise E from e\nexcept (A, B) as e:\n    global n\nfinally:\n    ...",
+            "with open(p) as fh, lock:\n    yield fh",
+            "class C(B, metaclass=M):\n    a: int = 1\n    nonlocal_ok = lambda *a: a",
+            "match v:\n    case Point(x=0, y=[1, *rest]) | {'k': _} if rest:\n        pass",
+            "print(f'{a!r:>{w}}', {**d}, {1, 2}, (1,), not a, a if b else c)",
+            "import a.b as c\nfrom . import d",
+        ]
+    ),
+    max_size=6,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_STATEMENTS, _expressions())
+def test_walk_gives_the_nodes_ast_walk_gives(statements: list[str], expression: str) -> None:
+    tree = ast.parse("\n".join([*statements, expression]))
+    assert sorted(map(id, walk(tree))) == sorted(map(id, ast.walk(tree)))
+    positions = [(n.lineno, n.col_offset) for n in walk(tree) if isinstance(n, ast.stmt)]
+    assert positions == sorted(positions)  # source order, depth first

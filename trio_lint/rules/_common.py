@@ -6,6 +6,7 @@ Not a rule module (the registry skips names that start with `_`).
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from trio_lint.semantics.names import dotted_name
@@ -37,6 +38,31 @@ def same_tree(a: object, b: object) -> bool:
     if isinstance(a, list):
         return len(a) == len(b) and all(map(same_tree, a, b))  # type: ignore[arg-type]
     return a == b or repr(a) == repr(b)  # repr: NaN constants dump alike
+
+
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def walk(node: ast.AST) -> Iterator[ast.AST]:
+    """Every node under `node` and itself, as `ast.walk` gives them, in source order (depth
+    first) rather than breadth first, for a third of the cost: callers that only collect or
+    test nodes walk whole functions and statements on hot paths."""
+    stack = [node]
+    pop, push, fields_of = stack.pop, stack.append, _CHILD_FIELDS
+    while stack:
+        node = pop()
+        yield node
+        fields = fields_of.get(node.__class__)
+        if fields is None:
+            fields = fields_of[node.__class__] = tuple(reversed(node._fields))
+        for field in fields:
+            value = getattr(node, field, None)
+            if value.__class__ is list:
+                for child in reversed(value):
+                    if isinstance(child, ast.AST):
+                        push(child)
+            elif isinstance(value, ast.AST):
+                push(value)
 
 
 def keyword(call: ast.Call, name: str) -> ast.keyword | None:

@@ -6,7 +6,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from trio_lint.diagnostics import Applicability, Severity
-from trio_lint.rules._common import sdk_line
+from trio_lint.rules._common import sdk_line, walk
 from trio_lint.rules.base import Fix, Invalid, Rule, Valid, edit, safe_fix
 from trio_lint.semantics.receivers import Kind
 
@@ -291,7 +291,7 @@ and RestClient calls have no fix (their async twins return the value, not a futu
         if function is not None and name in _DETACHED:
             self._spawners.setdefault(id(function), node.lineno)
         for arg in [*node.args, *(kw.value for kw in node.keywords)]:
-            for inner in ast.walk(arg):
+            for inner in walk(arg):
                 if isinstance(inner, ast.Call):
                     target = inner.func
                     called = target.attr if isinstance(target, ast.Attribute) else None
@@ -316,7 +316,7 @@ and RestClient calls have no fix (their async twins return the value, not a futu
             self._awaits_in[id(loop)] = isinstance(loop, ast.AsyncFor) and any(
                 isinstance(inner, ast.Await | ast.AsyncFor | ast.AsyncWith)
                 for statement in loop.body  # type: ignore[attr-defined]
-                for inner in ast.walk(statement)
+                for inner in walk(statement)
             )
         return self._awaits_in[id(loop)]
 
@@ -345,7 +345,7 @@ and RestClient calls have no fix (their async twins return the value, not a futu
         if found is None:
             found = self._receivers[id(function)] = {
                 id(node.value)
-                for node in ast.walk(function)
+                for node in walk(function)
                 if isinstance(node, ast.Attribute | ast.Subscript)
                 and isinstance(node.value, ast.Call)
             }

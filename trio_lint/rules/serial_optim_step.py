@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import ast
+from typing import NamedTuple
 
 from trio_lint.diagnostics import Severity
-from trio_lint.rules._common import source_text
+from trio_lint.rules._common import source_text, walk
 from trio_lint.rules.base import Invalid, Rule, Valid
 
 _FB = ("forward_backward_async", "forward_backward_custom_async")
@@ -30,35 +31,41 @@ def _receiver(call: ast.Call) -> str:
     return source_text(call.func.value)  # type: ignore[attr-defined]
 
 
-def _waits_for(stmt: ast.stmt, name: str) -> bool:
-    for node in ast.walk(stmt):
-        if (
-            isinstance(node, ast.Await)
-            and isinstance(node.value, ast.Name)
-            and node.value.id == name
-        ):
-            return True
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "result"
-            and isinstance(node.func.value, ast.Name)
-            and node.func.value.id == name
-        ):
-            return True
-    return False
+class _Facts(NamedTuple):
+    """What the look-ahead asks of one statement, from one walk of it."""
+
+    names: frozenset[str]  # every name it reads or writes
+    stored: frozenset[str]
+    waited: frozenset[str]  # `await F` / `F.result()`
+    submits_fb: bool  # some `x.forward_backward*(...)` call
 
 
-def _bound_names(stmt: ast.stmt) -> set[str]:
-    return {
-        node.id
-        for node in ast.walk(stmt)
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
-    }
+def _facts(stmt: ast.stmt) -> _Facts:
+    names: set[str] = set()
+    stored: set[str] = set()
+    waited: set[str] = set()
+    submits_fb = False
+    for node in walk(stmt):
+        node_class = node.__class__
+        if node_class is ast.Name:
+            names.add(node.id)
+            if node.ctx.__class__ is ast.Store:
+                stored.add(node.id)
+        elif node_class is ast.Await:
+            if node.value.__class__ is ast.Name:
+                waited.add(node.value.id)
+        elif node_class is ast.Call:
+            func = node.func
+            if func.__class__ is ast.Attribute:
+                if func.attr == "result" and func.value.__class__ is ast.Name:
+                    waited.add(func.value.id)
+                elif func.attr.startswith("forward_backward"):
+                    submits_fb = True
+    return _Facts(frozenset(names), frozenset(stored), frozenset(waited), submits_fb)
 
 
-def _reads(node: ast.AST, names: set[str]) -> bool:
-    return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node))
+def _reads(node: ast.AST, names: frozenset[str]) -> bool:
+    return any(isinstance(n, ast.Name) and n.id in names for n in walk(node))
 
 
 def _optim_in(stmt: ast.stmt, receiver: str) -> ast.Call | None:
@@ -166,6 +173,7 @@ itself writes it, and it is the clear form for a first script.
     def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> None:
         if "optim_step_async" not in self.ctx.source:
             return  # a byte check spares the walk in almost every file
+        self._known: dict[int, _Facts] = {}  # a statement can be looked at from several starts
         for block in self._blocks(node):
             self._scan(block)
 
@@ -198,17 +206,23 @@ itself writes it, and it is the clear form for a first script.
             receiver = _receiver(fb)
             fused = isinstance(value, ast.Await) and isinstance(value.value, ast.Await)
             if fused:
-                self._look_ahead(block, i, i, receiver, _bound_names(stmt))
+                self._look_ahead(block, i, i, receiver, self._facts(stmt).stored)
                 continue
             for j in range(i + 1, len(block)):
                 if isinstance(block[j], _CONTROL + _EXITS):
                     break
-                if _waits_for(block[j], target.id):
-                    self._look_ahead(block, j, j, receiver, _bound_names(block[j]))
+                facts = self._facts(block[j])
+                if target.id in facts.waited:
+                    self._look_ahead(block, j, j, receiver, facts.stored)
                     break
 
     def _look_ahead(
-        self, block: list[ast.stmt], start: int, report_at: int, receiver: str, derived: set[str]
+        self,
+        block: list[ast.stmt],
+        start: int,
+        report_at: int,
+        receiver: str,
+        derived: frozenset[str],
     ) -> None:
         for k in range(start + 1, len(block)):
             stmt = block[k]
@@ -219,12 +233,14 @@ itself writes it, and it is the clear form for a first script.
                 if not _reads(optim, derived):
                     self.report(block[report_at])
                 return
-            if any(
-                isinstance(n, ast.Call)
-                and isinstance(n.func, ast.Attribute)
-                and n.func.attr.startswith("forward_backward")
-                for n in ast.walk(stmt)
-            ):
+            facts = self._facts(stmt)
+            if facts.submits_fb:
                 return
-            if _reads(stmt, derived):
-                derived |= _bound_names(stmt)
+            if not facts.names.isdisjoint(derived):
+                derived |= facts.stored
+
+    def _facts(self, stmt: ast.stmt) -> _Facts:
+        found = self._known.get(id(stmt))
+        if found is None:
+            found = self._known[id(stmt)] = _facts(stmt)
+        return found
