@@ -5,7 +5,8 @@
 
 Detection rows time, in this process and without interpreter start-up, discovery or output, the
 `ast` parse, parse + semantic model, and parse + model + every default rule on the pytrio-heavy
-corpus, as lines per CPU second. Targets for the last: 40,000 lines per CPU second, and (the same
+corpus, as lines per CPU second (the steps take turns on each file, so the VM's drift in
+speed cancels out of their ratio). Targets for the last: 40,000 lines per CPU second, and (the same
 target made portable across machines) at most 3.9x the `ast` parse's CPU time; see
 DETECTION_RATIO_TARGET.
 
@@ -201,10 +202,10 @@ def time_libcst_parse(paths: list[Path]) -> Timing:
 
 
 def time_detection(paths: list[Path], repeat: int = 7) -> tuple[dict[str, Timing], list[float]]:
-    """Detection in this process, without interpreter start-up, discovery or output: the best of
-    `repeat` rounds of `ast` parse, parse + semantic model, and parse + model + every default
-    rule (findings after noqa, as the engine makes them), and each round's ratio of the last to
-    the first."""
+    """Detection in this process, without interpreter start-up, discovery or output: `ast`
+    parse, parse + semantic model, and parse + model + every default rule (findings after noqa,
+    as the engine makes them), taking turns file by file; the best of `repeat` rounds per step,
+    and each round's ratio of the last to the first."""
     from trio_lint.check import run_rules
     from trio_lint.config import LintConfig
     from trio_lint.parse import parse
@@ -218,38 +219,42 @@ def time_detection(paths: list[Path], repeat: int = 7) -> tuple[dict[str, Timing
     except ImportError:  # a trio-lint without the model (measured for "before" numbers)
         build_model = None
 
-    def parse_only() -> None:
-        for source in sources:
-            parse(source)
+    def parse_only(source: str) -> None:
+        parse(source)
 
-    def with_model() -> None:
-        for source in sources:
-            tree = parse(source)
-            if build_model is not None:
-                build_model(tree, config.sdk_modules, config.target_version)
+    def with_model(source: str) -> None:
+        tree = parse(source)
+        if build_model is not None:
+            build_model(tree, config.sdk_modules, config.target_version)
 
-    def with_rules() -> None:
-        for source in sources:
-            run_rules(parse(source), source, config, rules)
+    def with_rules(source: str) -> None:
+        run_rules(parse(source), source, config, rules)
 
-    # The three steps take turns in each round: on a shared VM the speed of the same code drifts
-    # over minutes (the parse alone was seen to vary 2x within half an hour), and a ratio of
-    # two steps measured minutes apart would carry that drift.
-    # Each round's own ratio cancels drift slower than a round (seconds); the median of them
-    # is the verdict, the best time per step is the table.
+    # The three steps take turns on each file, not on the whole corpus: on a shared VM the speed
+    # of the same code drifts within seconds (single rounds of whole-corpus steps gave ratios
+    # from 2.9x to 5.7x), and a file's steps are milliseconds apart. Which step goes first
+    # rotates from file to file, and garbage is collected before each step (untimed), so no
+    # step pays for another's cycles or warms the caches for it. A round's ratio is the ratio of
+    # its sums; the median of the rounds is the verdict, the best round per step is the table.
+    steps = (("parse", parse_only), ("model", with_model), ("rules", with_rules))
+    clock = time.process_time
     found: dict[str, Timing] = {}
     ratios: list[float] = []
     for _ in range(repeat):
-        round_cpu: dict[str, float] = {}
-        for label, step in (("parse", parse_only), ("model", with_model), ("rules", with_rules)):
-            gc.collect()  # no step pays for garbage another one left
-            wall_start, cpu_start = time.perf_counter(), time.process_time()
-            step()
-            timing = Timing(time.perf_counter() - wall_start, time.process_time() - cpu_start)
-            round_cpu[label] = timing.cpu
-            if label not in found or timing.cpu < found[label].cpu:
-                found[label] = timing
-        ratios.append(round_cpu["rules"] / round_cpu["parse"] if round_cpu["parse"] else math.inf)
+        cpu = dict.fromkeys(("parse", "model", "rules"), 0.0)
+        wall = dict.fromkeys(("parse", "model", "rules"), 0.0)
+        for index, source in enumerate(sources):
+            turn = index % len(steps)
+            for label, step in steps[turn:] + steps[:turn]:
+                gc.collect()
+                wall_start, cpu_start = time.perf_counter(), clock()
+                step(source)
+                cpu[label] += clock() - cpu_start
+                wall[label] += time.perf_counter() - wall_start
+        for label in cpu:
+            if label not in found or cpu[label] < found[label].cpu:
+                found[label] = Timing(wall[label], cpu[label])
+        ratios.append(cpu["rules"] / cpu["parse"] if cpu["parse"] else math.inf)
     return found, ratios
 
 

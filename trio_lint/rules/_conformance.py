@@ -541,6 +541,12 @@ class ConformanceRule(Rule):
         keyword and positional issues)."""
         raise NotImplementedError
 
+    def finish(self) -> None:
+        # The walk is over and nothing reports through the group any more. The state (on the
+        # model) and the rules (holding the model) refer to each other: letting go here frees
+        # the unit when the check returns, not at the next garbage collection.
+        self.state.rules.clear()
+
 
 class ConformanceNameRule(ConformanceRule):
     """A conformance rule whose issues also include names: methods and attributes read or

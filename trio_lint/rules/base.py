@@ -133,7 +133,7 @@ class Rule:
         self.ctx = ctx
         # The unit's semantic model, answering with this rule's `pytrio_only`
         # (`trio_lint/semantics/model.py` lists the queries).
-        self.model: ModelView = ctx.model.view(self.pytrio_only)
+        self.model: ModelView = ctx.for_rule(self.pytrio_only).view
 
     @classmethod
     def applies_to(cls, sdk_version: str) -> bool:

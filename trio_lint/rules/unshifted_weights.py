@@ -14,18 +14,18 @@ def _slice_bounds(expr: ast.expr) -> tuple[int | None, int | None] | None:
     """(lower, upper) for `X[a:b]` with literal bounds, else None."""
     if not (isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Slice)):
         return None
+    return _bound(expr.slice.lower), _bound(expr.slice.upper)
 
-    def bound(node: ast.expr | None) -> int | None:
-        if node is None:
-            return None
-        if isinstance(node, ast.Constant) and type(node.value) is int:
-            return node.value
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-            inner = bound(node.operand)
-            return -inner if inner is not None else None
+
+def _bound(node: ast.expr | None) -> int | None:
+    if node is None:
         return None
-
-    return bound(expr.slice.lower), bound(expr.slice.upper)
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _bound(node.operand)
+        return -inner if inner is not None else None
+    return None
 
 
 def _full_length(expr: ast.expr, sequence: str | None) -> bool:

@@ -13,7 +13,7 @@ import ast
 import copy
 from typing import TYPE_CHECKING
 
-from trio_lint.semantics.model import SemanticModel
+from trio_lint.semantics.model import ModelView, SemanticModel
 from trio_lint.semantics.names import Binding
 from trio_lint.semantics.receivers import Kind, SdkType
 
@@ -41,7 +41,14 @@ class LintContext:
         # The flag of the rule this context was made for (`for_rule`): the forwarding methods
         # below answer with it.
         self.pytrio_only = False
-        self.receivers = _Receivers(self)
+        self._for_flag(False)
+
+    def _for_flag(self, pytrio_only: bool) -> None:
+        # The view and the receivers hold the model and the flag, not this context: a context
+        # holding what holds it would keep the unit alive until the garbage collector ran.
+        self.pytrio_only = pytrio_only
+        self.view = ModelView(self.model, pytrio_only)
+        self.receivers = _Receivers(self.model, pytrio_only)
 
     def for_rule(self, pytrio_only: bool) -> LintContext:
         """The context one rule sees: the same model, findings and walk position, with the rule's
@@ -49,8 +56,7 @@ class LintContext:
         if pytrio_only == self.pytrio_only:
             return self
         other = copy.copy(self)
-        other.pytrio_only = pytrio_only
-        other.receivers = _Receivers(other)
+        other._for_flag(pytrio_only)
         return other
 
     def add_finding(self, finding: Finding) -> None:
@@ -95,31 +101,28 @@ class _Receivers:
     """`ctx.receivers`: the receiver queries of the model, as rules written before the model
     asked them."""
 
-    def __init__(self, ctx: LintContext) -> None:
-        self.ctx = ctx
-
-    @property
-    def model(self) -> SemanticModel:
-        return self.ctx.model
+    def __init__(self, model: SemanticModel, pytrio_only: bool) -> None:
+        self.model = model
+        self.pytrio_only = pytrio_only
 
     @property
     def other_sdk_only(self) -> bool:
-        return self.ctx.model.other_sdk_only
+        return self.model.other_sdk_only
 
     def type_of(self, node: ast.AST) -> SdkType | None:
-        return self.ctx.model.type_of(node, pytrio_only=self.ctx.pytrio_only)
+        return self.model.type_of(node, pytrio_only=self.pytrio_only)
 
     def kind_of(self, node: ast.AST) -> Kind | None:
-        return self.ctx.model.kind_of(node, pytrio_only=self.ctx.pytrio_only)
+        return self.model.kind_of(node, pytrio_only=self.pytrio_only)
 
     def client_call(self, call: ast.Call) -> tuple[Kind, str] | None:
-        return self.ctx.model.client_call(call, pytrio_only=self.ctx.pytrio_only)
+        return self.model.client_call(call, pytrio_only=self.pytrio_only)
 
     def bound_expression(self, name: ast.Name) -> ast.expr | None:
-        return self.ctx.model.bound_expression(name)
+        return self.model.bound_expression(name)
 
     def method_returns(self, kind: Kind, name: str) -> SdkType | None:
-        return self.ctx.model.method_returns(kind, name)
+        return self.model.method_returns(kind, name)
 
 
 __all__ = ["FUNCTION_NODES", "SCOPE_NODES", "Binding", "LintContext"]

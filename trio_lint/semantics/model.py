@@ -53,7 +53,7 @@ from __future__ import annotations
 import ast
 import functools
 import sys
-from collections.abc import Container, Iterable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -200,7 +200,6 @@ class SemanticModel:
         self._method_of: dict[int, _Scope] = {}  # id(`self.m` Attribute) -> class scope
         self._origins: set[str] = set()  # SDK roots imported at module level (and by the seed)
         self._other_only = False
-        self._views: dict[bool, ModelView] = {}
         self._qualnames: dict[int, tuple[str, str] | None] = {}  # normalized
         # Modules named by `from X import ...` statements anywhere in the unit (`wanted` tests).
         self.from_modules: set[str] = set()
@@ -210,14 +209,6 @@ class SemanticModel:
         # Analyses derived from the model that several rules share, keyed by the module that
         # derives them (the conformance rules' issues): per unit, like the model.
         self.memo: dict[str, Any] = {}
-
-    # ---- views -----------------------------------------------------------------------------
-
-    def view(self, pytrio_only: bool) -> ModelView:
-        found = self._views.get(pytrio_only)
-        if found is None:
-            found = self._views[pytrio_only] = ModelView(self, pytrio_only)
-        return found
 
     # ---- names and imports -----------------------------------------------------------------
 
@@ -987,20 +978,10 @@ class _Pass(ast.NodeVisitor):
     def __init__(self, model: SemanticModel) -> None:
         self.m = model
         self.scope = model.module_scope
-        # Node class -> its bound `visit_X` (or generic_visit), looked up once per class.
-        self._hooks: dict[type, Any] = {}
-
-    def _hook(self, node_class: type) -> Any:
-        if issubclass(node_class, ast.AST):
-            hook = getattr(self, "visit_" + node_class.__name__, self.generic_visit)
-        else:
-            hook = _no_children  # names in `global a, b` and the like
-        self._hooks[node_class] = hook
-        return hook
 
     def visit(self, node: ast.AST) -> None:
         node_class = node.__class__
-        (self._hooks.get(node_class) or self._hook(node_class))(node)
+        (_HOOKS.get(node_class) or _hook(node_class))(self, node)
 
     def visit_Constant(self, node: ast.Constant) -> None:
         """No children. (Without this, `ast.NodeVisitor.visit_Constant`, a shim looking for
@@ -1008,16 +989,16 @@ class _Pass(ast.NodeVisitor):
 
     def generic_visit(self, node: ast.AST) -> None:
         # `visit` inlined: this runs for most nodes of every unit.
-        hooks = self._hooks
+        hooks = _HOOKS
         for name in _fields(node.__class__):
             value = getattr(node, name, None)
             if value.__class__ is list:
                 for item in value:
                     item_class = item.__class__
-                    (hooks.get(item_class) or self._hook(item_class))(item)
+                    (hooks.get(item_class) or _hook(item_class))(self, item)
             elif value is not None:
                 value_class = value.__class__
-                (hooks.get(value_class) or self._hook(value_class))(value)
+                (hooks.get(value_class) or _hook(value_class))(self, value)
 
     # ---- scopes --------------------------------------------------------------------------------
 
@@ -1376,7 +1357,23 @@ class _Pass(ast.NodeVisitor):
     visit_Nonlocal = visit_Global
 
 
-def _no_children(value: object) -> None:
+# Node class -> the `_Pass` method that visits it (`visit_X`, or generic_visit), found once per
+# class. Plain functions, not the pass's bound methods: a table of those on the pass would tie
+# the pass, and through it the unit's tree and model, into a reference cycle that only the
+# garbage collector frees.
+_HOOKS: dict[type, Callable[[_Pass, Any], None]] = {}
+
+
+def _hook(node_class: type) -> Callable[[_Pass, Any], None]:
+    if issubclass(node_class, ast.AST):
+        hook = getattr(_Pass, "visit_" + node_class.__name__, _Pass.generic_visit)
+    else:
+        hook = _no_children  # names in `global a, b` and the like
+    _HOOKS[node_class] = hook
+    return hook
+
+
+def _no_children(visitor: _Pass, value: object) -> None:
     pass
 
 
