@@ -5,7 +5,7 @@
 
 Detection rows time, in this process and without interpreter start-up, discovery or output, the
 `ast` parse, parse + semantic model, and parse + model + every default rule on the pytrio-heavy
-corpus, as lines per CPU second (the steps take turns on each file, so the VM's drift in
+corpus, as lines per CPU second (the steps take turns on chunks of 40 files, so the VM's drift in
 speed cancels out of their ratio). Targets for the last: 40,000 lines per CPU second, and (the same
 target made portable across machines) at most 3.9x the `ast` parse's CPU time; see
 DETECTION_RATIO_TARGET.
@@ -204,8 +204,8 @@ def time_libcst_parse(paths: list[Path]) -> Timing:
 def time_detection(paths: list[Path], repeat: int = 7) -> tuple[dict[str, Timing], list[float]]:
     """Detection in this process, without interpreter start-up, discovery or output: `ast`
     parse, parse + semantic model, and parse + model + every default rule (findings after noqa,
-    as the engine makes them), taking turns file by file; the best of `repeat` rounds per step,
-    and each round's ratio of the last to the first."""
+    as the engine makes them), taking turns on chunks of files; the best of `repeat` rounds per
+    step, and each round's ratio of the last to the first."""
     from trio_lint.check import run_rules
     from trio_lint.config import LintConfig
     from trio_lint.parse import parse
@@ -230,25 +230,29 @@ def time_detection(paths: list[Path], repeat: int = 7) -> tuple[dict[str, Timing
     def with_rules(source: str) -> None:
         run_rules(parse(source), source, config, rules)
 
-    # The three steps take turns on each file, not on the whole corpus: on a shared VM the speed
-    # of the same code drifts within seconds (single rounds of whole-corpus steps gave ratios
-    # from 2.9x to 5.7x), and a file's steps are milliseconds apart. Which step goes first
-    # rotates from file to file, and garbage is collected before each step (untimed), so no
-    # step pays for another's cycles or warms the caches for it. A round's ratio is the ratio of
-    # its sums; the median of the rounds is the verdict, the best round per step is the table.
+    # The three steps take turns on chunks of the corpus, not on the whole of it: on a shared VM
+    # the speed of the same code drifts within seconds (rounds of whole-corpus steps gave ratios
+    # from 2.9x to 5.7x), and a chunk's steps are a second apart. Not file by file either: a
+    # parse between other steps' work runs with cold caches (~17% slower than in a run of
+    # parses), which would flatter the ratio. Which step goes first rotates from chunk to chunk,
+    # and garbage is collected before each step (untimed), so no step pays for another's. A
+    # round's ratio is the ratio of its sums; the median of the rounds is the verdict, the best
+    # round per step is the table.
     steps = (("parse", parse_only), ("model", with_model), ("rules", with_rules))
     clock = time.process_time
+    chunk = 40
     found: dict[str, Timing] = {}
     ratios: list[float] = []
     for _ in range(repeat):
         cpu = dict.fromkeys(("parse", "model", "rules"), 0.0)
         wall = dict.fromkeys(("parse", "model", "rules"), 0.0)
-        for index, source in enumerate(sources):
-            turn = index % len(steps)
+        for index in range(0, len(sources), chunk):
+            turn = index // chunk % len(steps)
             for label, step in steps[turn:] + steps[:turn]:
                 gc.collect()
                 wall_start, cpu_start = time.perf_counter(), clock()
-                step(source)
+                for source in sources[index : index + chunk]:
+                    step(source)
                 cpu[label] += clock() - cpu_start
                 wall[label] += time.perf_counter() - wall_start
         for label in cpu:
