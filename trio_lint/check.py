@@ -128,6 +128,7 @@ def check_tree(
     by_method: dict[str, list[Handler]] = {}  # `Rule.call_methods`: callee name -> visit_Call
     by_symbol: dict[str, list[Handler]] = {}  # `Rule.call_symbols`: SDK symbol -> visit_Call
     by_attribute: dict[str, list[Handler]] = {}  # `Rule.attribute_names`: `.attr` -> hooks
+    sdk_values: set[str] = set()  # codes of the `Rule.attribute_of_sdk_values` rules
     by_key: dict[str, list[Handler]] = {}  # `Rule.subscript_keys`: string key -> hooks
     string_key: list[Handler] = []  # `subscript_keys = STRING_KEYS`: every string key
     position: dict[str, int] = {}  # rule code -> its place in `rules` (the order hooks run in)
@@ -144,6 +145,8 @@ def check_tree(
                     continue  # the group's first rule serves this hook (`Rule.hook_group`)
                 grouped.add(key)
             handler = (getattr(instance, attr), rule.code)
+            if node_class is ast.Attribute and rule.attribute_of_sdk_values:
+                sdk_values.add(rule.code)
             if leaving:
                 leave.setdefault(node_class, []).append(handler)
             elif node_class is ast.Call and (
@@ -174,6 +177,14 @@ def check_tree(
         unfiltered = visit.get(ast.Attribute, [])
         for name, handlers in by_attribute.items():
             by_attribute[name] = _in_rule_order([*unfiltered, *handlers], position)
+
+    def plain(handlers: list[Handler]) -> list[Handler]:
+        return [handler for handler in handlers if handler[1] not in sdk_values]
+
+    # The same tables less the `attribute_of_sdk_values` rules: for `x.a` on a name `x` the model
+    # knows nothing of.
+    plain_attribute = {name: plain(handlers) for name, handlers in by_attribute.items()}
+    plain_default = plain(visit.get(ast.Attribute, []))
     if by_key or string_key:
         keyed.add(ast.Subscript)
         unfiltered = visit.get(ast.Subscript, [])
@@ -184,13 +195,14 @@ def check_tree(
 
     def crash(code: str, node: ast.AST, exc: Exception) -> None:
         """A rule bug must not cost the other rules or the file: report it, drop the rule."""
-        nonlocal string_key
+        nonlocal string_key, plain_default
         crashed.add(code)
         ctx.add_finding(_internal_error(code, node, exc))
-        for table in (visit, leave, by_method, by_symbol, by_attribute, by_key):
+        for table in (visit, leave, by_method, by_symbol, by_attribute, by_key, plain_attribute):
             for key, handlers in table.items():
                 table[key] = [h for h in handlers if h[1] != code]  # type: ignore[index]
         string_key = [h for h in string_key if h[1] != code]
+        plain_default = [h for h in plain_default if h[1] != code]
         plans.clear()  # they hold the hook lists
 
     function_stack = ctx.function_stack
@@ -212,7 +224,7 @@ def check_tree(
     dispatch = {
         node_class: kind
         for node_class, kind, used in (
-            (ast.Attribute, _BY_ATTRIBUTE, by_attribute),
+            (ast.Attribute, _BY_ATTRIBUTE, by_attribute or sdk_values),
             (ast.Subscript, _BY_KEY, by_key or string_key),
             (ast.Call, _BY_CALLEE, by_method or by_symbol),
         )
@@ -235,6 +247,7 @@ def check_tree(
     plans = _Memo(plan)
 
     sdk_symbol = model.call_symbol
+    qualified_name, type_of = model.qualified_name, model.type_of
     # The last names of the `call_symbols`: `x.m(...)` can only name one of them when `m` is one
     # (a qualified name ends with the attribute), so other method calls skip the symbol lookup.
     symbol_tails = frozenset(symbol.rpartition(".")[2] for symbol in by_symbol)
@@ -258,7 +271,15 @@ def check_tree(
         handlers, kind, is_function, leaves, children, several = plans[node_class]
         if kind:
             if kind == _BY_ATTRIBUTE:
-                handlers = by_attribute.get(node.attr, handlers)
+                value = node.value
+                if (
+                    value.__class__ is ast.Name
+                    and qualified_name(value) is None
+                    and type_of(value) is None
+                ):
+                    handlers = plain_attribute.get(node.attr, plain_default)
+                else:
+                    handlers = by_attribute.get(node.attr, handlers)
             elif kind == _BY_KEY:
                 key = node.slice
                 if key.__class__ is ast.Constant and key.value.__class__ is str:

@@ -552,6 +552,8 @@ class ConformanceNameRule(ConformanceRule):
     """A conformance rule whose issues also include names: methods and attributes read or
     written, and `from pytrio import X` (only these rules visit attributes and imports)."""
 
+    attribute_of_sdk_values = True
+
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if id(node) in self.state.called:
             return  # a call's callee: the call's issues include it

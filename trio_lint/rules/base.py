@@ -117,6 +117,10 @@ class Rule:
     # A rule whose `visit_Attribute` only reports on `x.a` for `a` in this set: the walk calls it
     # for those alone (most attributes of a unit are `self.x`, `np.array`, `args.lr`...).
     attribute_names: ClassVar[frozenset[str] | None] = None
+    # A rule whose `visit_Attribute` never reports on `x.a` when `x` is a plain name the model
+    # knows nothing of (no SDK symbol, no inferred type, whatever `pytrio_only`): the walk skips
+    # it for those (`self.x`, `np.array`, `args.lr`: most attributes of a unit).
+    attribute_of_sdk_values: ClassVar[bool] = False
     # A rule whose `visit_Subscript` only looks at items read with a string constant (`x["key"]`):
     # the keys in this set, or every string key with `STRING_KEYS`; the walk calls it for those.
     subscript_keys: ClassVar[frozenset[str] | AnyStringKey | None] = None

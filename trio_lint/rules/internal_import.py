@@ -57,6 +57,7 @@ class InternalImport(Rule):
     name = "internal-import"
     message = "`{module}` is not public PyTRIO API{detail}"
     severity = Severity.ERROR
+    attribute_of_sdk_values = True
     pytrio_only = True
     fix_safety = Applicability.SAFE
     doc = """

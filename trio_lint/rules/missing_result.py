@@ -51,6 +51,7 @@ class MissingResult(Rule):
     # {future} and {wait} follow the receiver (`_futures.noun`, `_futures.wait_advice`).
     message = "`{method}(...)` returns {future}: {wait} before reading {use}"
     severity = Severity.ERROR
+    attribute_of_sdk_values = True
     fix_safety = Applicability.SAFE
     _callee_ids: set[int] | None = None  # per unit, like the instance (`_callees`)
     doc = """

@@ -28,6 +28,7 @@ class UnawaitedAsyncCall(Rule):
     name = "unawaited-async-call"
     message = "`{call}` is a coroutine: without `await` it never runs and nothing is submitted"
     severity = Severity.ERROR
+    attribute_of_sdk_values = True
     fix_safety = Applicability.UNSAFE
     doc = """
 ## What it does
