@@ -88,6 +88,11 @@ _ITEMS_METHODS = frozenset({"extend", "update"})
 _FIELD_CALLS = frozenset({"field", "Field"})
 # Annotations of a homogeneous sequence: `list[X]` holds X's (`tuple[X, ...]` does not qualify).
 _SEQUENCE_ANNOTATIONS = frozenset({"list", "List", "Sequence", "Iterable", "Iterator"})
+# What `origins` follows into, by node class: a comprehension's element, a display's elements,
+# the value a wrapper holds.
+_ELEMENT_OF = frozenset({ast.ListComp, ast.SetComp, ast.GeneratorExp})
+_ELEMENTS = frozenset({ast.List, ast.Tuple, ast.Set})
+_WRAPS = frozenset({ast.Starred, ast.NamedExpr, ast.Await})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -425,29 +430,33 @@ class SemanticModel:
                 continue
             seen.add(id(node))
             out.append(node)  # type: ignore[arg-type]
-            if isinstance(node, ast.Name):
-                for binding in self._name_bindings(node):
+            node_class = node.__class__  # class tests: this runs for every node of every origin
+            if node_class is ast.Name:
+                for binding in self._name_bindings(node):  # type: ignore[arg-type]
                     if binding.expr is not None:
                         stack.append(binding.expr)
                     for how, _key, part in binding.parts or ():
                         if how != "attr":
                             stack.append(part)
-            elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Mult):
-                stack += (node.right, node.left)
-            elif isinstance(node, ast.IfExp):
-                stack += (node.orelse, node.body)
-            elif isinstance(node, ast.ListComp | ast.SetComp | ast.GeneratorExp):
-                stack.append(node.elt)
-            elif isinstance(node, ast.List | ast.Tuple | ast.Set):
-                stack.extend(reversed(node.elts))
-            elif isinstance(node, ast.Starred | ast.NamedExpr | ast.Await):
-                stack.append(node.value)
-            elif isinstance(node, ast.Subscript):
-                if isinstance(node.slice, ast.Slice):
-                    stack.append(node.value)
-            elif isinstance(node, ast.Attribute):
-                stack.extend(reversed(self._attribute_sources(node)))
-            elif isinstance(node, ast.Call):
+            elif node_class is ast.Constant:
+                pass
+            elif node_class is ast.BinOp:
+                if node.op.__class__ in (ast.Add, ast.Mult):  # type: ignore[attr-defined]
+                    stack += (node.right, node.left)  # type: ignore[attr-defined]
+            elif node_class is ast.IfExp:
+                stack += (node.orelse, node.body)  # type: ignore[attr-defined]
+            elif node_class in _ELEMENT_OF:
+                stack.append(node.elt)  # type: ignore[attr-defined]
+            elif node_class in _ELEMENTS:
+                stack.extend(reversed(node.elts))  # type: ignore[attr-defined]
+            elif node_class in _WRAPS:
+                stack.append(node.value)  # type: ignore[attr-defined]
+            elif node_class is ast.Subscript:
+                if node.slice.__class__ is ast.Slice:  # type: ignore[attr-defined]
+                    stack.append(node.value)  # type: ignore[attr-defined]
+            elif node_class is ast.Attribute:
+                stack.extend(reversed(self._attribute_sources(node)))  # type: ignore[arg-type]
+            elif node_class is ast.Call:
                 converted = converted_argument(node)
                 if converted is not None:
                     stack.append(converted)
@@ -548,18 +557,21 @@ class SemanticModel:
         return bindings[-1] if len(seen) == 1 and None not in seen else None
 
     def _infer(self, expr: ast.AST) -> SdkType | None:
-        if isinstance(expr, ast.Name):
-            binding = self._resolve(expr)
+        expr_class = expr.__class__  # class tests, commonest first: every first query runs this
+        if expr_class is ast.Name:
+            binding = self._resolve(expr)  # type: ignore[arg-type]
             return self._binding_type(binding) if binding is not None else None
-        if isinstance(expr, ast.Await):
-            inner = self.type_of(expr.value)
+        if expr_class is ast.Constant:
+            return None
+        if expr_class is ast.Call:
+            return self._call_type(expr)  # type: ignore[arg-type]
+        if expr_class is ast.Attribute:
+            return self._attribute_type(expr)  # type: ignore[arg-type]
+        if expr_class is ast.Await:
+            inner = self.type_of(expr.value)  # type: ignore[attr-defined]
             if inner is not None and inner.kind in (Kind.COROUTINE, Kind.API_FUTURE):
                 return inner.of
             return None
-        if isinstance(expr, ast.Call):
-            return self._call_type(expr)
-        if isinstance(expr, ast.Attribute):
-            return self._attribute_type(expr)
         if isinstance(expr, ast.Subscript):
             base = self.type_of(expr.value)
             if base is not None and base.kind is Kind.LIST:
