@@ -155,8 +155,9 @@ def test_a_request_during_warm_up_waits_for_it_and_gets_an_unwarmed_services_ans
     assert "logprobs" in expected and "sample_error" not in expected
 
     # Warm-up held open by a slow import: the service answers at once meanwhile, and the first
-    # forward_backward arrives before the warm-up's model is ready.
-    with serve(tmp_path / "warm", peft=SLOW_PEFT, delay=40.0) as warm:
+    # forward_backward arrives before the warm-up's model is ready. 90 s: on a loaded 2-core
+    # machine the client's own start-up (SDK and tokenizer imports) once took more than 40.
+    with serve(tmp_path / "warm", peft=SLOW_PEFT, delay=90.0) as warm:
         assert warm.stats()["warmup"]["state"] == "warming"
         assert warm.probe_seconds() < 1.0
         got = warm.client()
