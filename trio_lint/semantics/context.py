@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 
 from trio_lint.semantics.model import ModelView, SemanticModel
 from trio_lint.semantics.names import Binding
-from trio_lint.semantics.receivers import Kind, SdkType
 
 if TYPE_CHECKING:
     from trio_lint.config import LintConfig
@@ -44,11 +43,10 @@ class LintContext:
         self._for_flag(False)
 
     def _for_flag(self, pytrio_only: bool) -> None:
-        # The view and the receivers hold the model and the flag, not this context: a context
-        # holding what holds it would keep the unit alive until the garbage collector ran.
+        # The view holds the model and the flag, not this context: a context holding what holds
+        # it would keep the unit alive until the garbage collector ran.
         self.pytrio_only = pytrio_only
         self.view = ModelView(self.model, pytrio_only)
-        self.receivers = _Receivers(self.model, pytrio_only)
 
     def for_rule(self, pytrio_only: bool) -> LintContext:
         """The context one rule sees: the same model, findings and walk position, with the rule's
@@ -95,34 +93,6 @@ class LintContext:
 
     def receiver_kind(self, node: ast.AST) -> str | None:
         return self.model.kind_of(node, pytrio_only=self.pytrio_only)
-
-
-class _Receivers:
-    """`ctx.receivers`: the receiver queries of the model, as rules written before the model
-    asked them."""
-
-    def __init__(self, model: SemanticModel, pytrio_only: bool) -> None:
-        self.model = model
-        self.pytrio_only = pytrio_only
-
-    @property
-    def other_sdk_only(self) -> bool:
-        return self.model.other_sdk_only
-
-    def type_of(self, node: ast.AST) -> SdkType | None:
-        return self.model.type_of(node, pytrio_only=self.pytrio_only)
-
-    def kind_of(self, node: ast.AST) -> Kind | None:
-        return self.model.kind_of(node, pytrio_only=self.pytrio_only)
-
-    def client_call(self, call: ast.Call) -> tuple[Kind, str] | None:
-        return self.model.client_call(call, pytrio_only=self.pytrio_only)
-
-    def bound_expression(self, name: ast.Name) -> ast.expr | None:
-        return self.model.bound_expression(name)
-
-    def method_returns(self, kind: Kind, name: str) -> SdkType | None:
-        return self.model.method_returns(kind, name)
 
 
 __all__ = ["FUNCTION_NODES", "SCOPE_NODES", "Binding", "LintContext"]
