@@ -15,7 +15,12 @@ Library = Literal["torch", "transformers", "peft"]
 # peft last: a tokenizer needs transformers only, and need not wait for peft's import.
 ALL: tuple[Library, ...] = ("torch", "transformers", "peft")
 
-_lock = threading.Lock()
+# One import at a time, but a thread that waits for a library is released as soon as that
+# library is in: with a plain lock, the thread that has just imported transformers takes the
+# lock straight back for peft (locks are not fair), and a tokenizer load waiting for
+# transformers then waits for the whole import of peft too.
+_changed = threading.Condition()
+_importing: set[str] = set()  # the one library being imported, if any
 _imported: set[str] = set()  # fully imported (sys.modules also holds half-imported modules)
 
 
@@ -23,8 +28,15 @@ def import_model_libraries(*names: Library) -> None:
     """Import `names` (all three when none is given). A tokenizer needs transformers only, so
     a broken peft install fails the model build with its cause, not the tokenizer too."""
     for name in names or ALL:
-        if name in _imported:
-            continue
-        with _lock:
+        with _changed:
+            _changed.wait_for(lambda name=name: name in _imported or not _importing)
+            if name in _imported:
+                continue
+            _importing.add(name)
+        try:
             importlib.import_module(name)
             _imported.add(name)
+        finally:
+            with _changed:
+                _importing.discard(name)
+                _changed.notify_all()

@@ -1,0 +1,74 @@
+"""The model libraries' import gate: one import at a time, and nobody waits longer than needed.
+
+Stand-in libraries are written to a temporary directory: the first takes a moment to import
+(torch, transformers), the second blocks until the test lets it go (peft on a loaded machine).
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+import types
+import uuid
+
+from trio_local.engine import libraries
+
+
+def _libraries(tmp_path, monkeypatch) -> tuple[str, str, threading.Event, list[str]]:
+    tag = uuid.uuid4().hex[:8]
+    quick, held = f"quick_{tag}", f"held_{tag}"
+    gate = types.ModuleType(f"gate_{tag}")
+    gate.release = threading.Event()
+    gate.log = []
+    monkeypatch.setitem(sys.modules, gate.__name__, gate)
+    (tmp_path / f"{quick}.py").write_text(
+        f"import time, {gate.__name__} as g\ng.log.append('quick in')\ntime.sleep(0.3)\n"
+        "g.log.append('quick out')\n"
+    )
+    (tmp_path / f"{held}.py").write_text(
+        f"import {gate.__name__} as g\ng.log.append('held in')\n"
+        "assert g.release.wait(30)\ng.log.append('held out')\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return quick, held, gate.release, gate.log
+
+
+def test_a_thread_waiting_for_a_library_is_not_held_up_by_the_next_import(
+    tmp_path, monkeypatch
+) -> None:
+    quick, held, release, log = _libraries(tmp_path, monkeypatch)
+    both = threading.Thread(target=libraries.import_model_libraries, args=(quick, held))
+    both.start()
+    while "quick in" not in log:  # the other thread arrives while `quick` is being imported
+        time.sleep(0.001)
+    one = threading.Thread(target=libraries.import_model_libraries, args=(quick,))
+    one.start()
+    one.join(10)
+    try:
+        assert not one.is_alive(), "waited for the import of a library it did not ask for"
+        while "held in" not in log and both.is_alive():
+            time.sleep(0.01)
+        assert log[:3] == ["quick in", "quick out", "held in"]  # never two imports at once
+    finally:
+        release.set()
+        both.join(10)
+    assert log == ["quick in", "quick out", "held in", "held out"]
+    assert quick in sys.modules and held in sys.modules
+
+
+def test_a_failed_import_lets_the_others_through_and_is_tried_again(tmp_path, monkeypatch) -> None:
+    quick, _, _, log = _libraries(tmp_path, monkeypatch)
+    broken = f"broken_{uuid.uuid4().hex[:8]}"
+    (tmp_path / f"{broken}.py").write_text("raise ImportError('broken install (test)')\n")
+    for _ in range(2):  # not remembered as imported: the second call raises too
+        try:
+            libraries.import_model_libraries(broken)
+        except ImportError as error:
+            assert "broken install" in str(error)
+        else:
+            raise AssertionError("the broken import did not raise")
+    done = threading.Thread(target=libraries.import_model_libraries, args=(quick,))
+    done.start()
+    done.join(10)
+    assert not done.is_alive() and log == ["quick in", "quick out"]
