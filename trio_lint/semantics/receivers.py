@@ -32,6 +32,7 @@ __all__ = [
     "CONSTRUCTED_KINDS",
     "DISTINCTIVE_METHODS",
     "FUTURE_KINDS",
+    "TWINNED_METHODS",
     "Kind",
     "SdkType",
     "method_table",
@@ -168,6 +169,16 @@ def _method_table(old: bool) -> dict[Kind, dict[str, SdkType]]:
             typ = SdkType(Kind.COROUTINE, typ, origin=base)
         table[owner][fact.name] = typ
     return table
+
+
+# Every sync client method with an `_async` twin on some kind of client, in either SDK line.
+TWINNED_METHODS = frozenset(
+    name
+    for old in (False, True)
+    for methods in _method_table(old).values()
+    for name in methods
+    if f"{name}_async" in methods
+)
 
 
 # Method names no other popular library uses: a call of one of these types its receiver.
