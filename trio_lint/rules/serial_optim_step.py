@@ -6,6 +6,7 @@ import ast
 from typing import NamedTuple
 
 from trio_lint.diagnostics import Severity
+from trio_lint.parse import split_lines
 from trio_lint.rules._common import source_text, walk
 from trio_lint.rules.base import Invalid, Rule, Valid
 
@@ -174,6 +175,7 @@ itself writes it, and it is the clear form for a first script.
         if "optim_step_async" not in self.ctx.source:
             return  # a byte check spares the walk in almost every file
         self._known: dict[int, _Facts] = {}  # a statement can be looked at from several starts
+        self._lines: list[str] | None = None
         for block in self._blocks(node):
             self._scan(block)
 
@@ -211,6 +213,8 @@ itself writes it, and it is the clear form for a first script.
             for j in range(i + 1, len(block)):
                 if isinstance(block[j], _CONTROL + _EXITS):
                     break
+                if not self._mentions(block[j], (target.id,)):
+                    continue  # cannot wait for the future without naming it
                 facts = self._facts(block[j])
                 if target.id in facts.waited:
                     self._look_ahead(block, j, j, receiver, facts.stored)
@@ -233,11 +237,22 @@ itself writes it, and it is the clear form for a first script.
                 if not _reads(optim, derived):
                     self.report(block[report_at])
                 return
+            if not self._mentions(stmt, ("forward_backward", *derived)):
+                continue  # submits no forward-backward and reads nothing derived
             facts = self._facts(stmt)
             if facts.submits_fb:
                 return
             if not facts.names.isdisjoint(derived):
                 derived |= facts.stored
+
+    def _mentions(self, stmt: ast.stmt, words: tuple[str, ...]) -> bool:
+        """Whether one of `words` is written on the statement's lines: a name the statement reads
+        is, so a statement without any needs no walk (most statements of a block)."""
+        if self._lines is None:
+            self._lines = split_lines(self.ctx.source)
+        end = stmt.end_lineno or stmt.lineno
+        text = "\n".join(self._lines[stmt.lineno - 1 : end])
+        return any(word in text for word in words)
 
     def _facts(self, stmt: ast.stmt) -> _Facts:
         found = self._known.get(id(stmt))
