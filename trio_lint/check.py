@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING, Any
 from trio_lint.config import LintConfig
 from trio_lint.diagnostics import Severity
 from trio_lint.findings import Finding, Span
-from trio_lint.rules.base import STRING_KEYS
+from trio_lint.rules.base import STRING_KEYS, SdkValues
 from trio_lint.semantics.context import LintContext
 from trio_lint.semantics.model import SemanticModel, build_model
 from trio_lint.semantics.names import Binding
+from trio_lint.semantics.receivers import Kind
 
 if TYPE_CHECKING:
     from trio_lint.rules.base import Rule
@@ -128,7 +129,7 @@ def check_tree(
     by_method: dict[str, list[Handler]] = {}  # `Rule.call_methods`: callee name -> visit_Call
     by_symbol: dict[str, list[Handler]] = {}  # `Rule.call_symbols`: SDK symbol -> visit_Call
     by_attribute: dict[str, list[Handler]] = {}  # `Rule.attribute_names`: `.attr` -> hooks
-    sdk_values: set[str] = set()  # codes of the `Rule.attribute_of_sdk_values` rules
+    sdk_values: dict[str, SdkValues] = {}  # rule code -> its `Rule.sdk_values`
     by_key: dict[str, list[Handler]] = {}  # `Rule.subscript_keys`: string key -> hooks
     string_key: list[Handler] = []  # `subscript_keys = STRING_KEYS`: every string key
     position: dict[str, int] = {}  # rule code -> its place in `rules` (the order hooks run in)
@@ -145,8 +146,8 @@ def check_tree(
                     continue  # the group's first rule serves this hook (`Rule.hook_group`)
                 grouped.add(key)
             handler = (getattr(instance, attr), rule.code)
-            if node_class is ast.Attribute and rule.attribute_of_sdk_values:
-                sdk_values.add(rule.code)
+            if rule.sdk_values is not None:
+                sdk_values[rule.code] = rule.sdk_values
             if leaving:
                 leave.setdefault(node_class, []).append(handler)
             elif node_class is ast.Call and (
@@ -169,41 +170,46 @@ def check_tree(
                 visit.setdefault(node_class, []).append(handler)
     # Filtered hooks join the node class's other hooks in rule order, one list per name/key, so
     # an attribute or item costs one dict lookup whatever it is.
-    keyed: set[type[ast.AST]] = set()
-    if by_method or by_symbol:
-        keyed.add(ast.Call)
     if by_attribute:
-        keyed.add(ast.Attribute)
         unfiltered = visit.get(ast.Attribute, [])
         for name, handlers in by_attribute.items():
             by_attribute[name] = _in_rule_order([*unfiltered, *handlers], position)
 
-    def plain(handlers: list[Handler]) -> list[Handler]:
-        return [handler for handler in handlers if handler[1] not in sdk_values]
-
-    # The same tables less the `attribute_of_sdk_values` rules: for `x.a` on a name `x` the model
-    # knows nothing of.
-    plain_attribute = {name: plain(handlers) for name, handlers in by_attribute.items()}
-    plain_default = plain(visit.get(ast.Attribute, []))
-    if by_key or string_key:
-        keyed.add(ast.Subscript)
+    keyed_items = bool(by_key or string_key)  # some rule looks at string keys alone
+    if keyed_items:
         unfiltered = visit.get(ast.Subscript, [])
         for text, handlers in by_key.items():
             by_key[text] = _in_rule_order([*unfiltered, *string_key, *handlers], position)
         string_key = _in_rule_order([*unfiltered, *string_key], position)
+
+    def for_value(key: tuple[type[ast.AST], str | None, bool, Kind | None]) -> list[Handler]:
+        """The hooks of `x.a` / `x[k]` for a plain name `x`: (node class, the attribute name or
+        key with hooks of its own (None: the class's, "": any other string key), whether `x`
+        names an SDK symbol, the kind the model gives it)."""
+        node_class, name, symbol, kind = key
+        if node_class is ast.Attribute:
+            handlers = visit.get(node_class, []) if name is None else by_attribute[name]
+        elif name is None:
+            handlers = visit.get(node_class, [])
+        else:
+            handlers = by_key[name] if name else string_key
+        return [h for h in handlers if _admits(sdk_values.get(h[1]), symbol, kind)]
+
+    # Per unit a handful of keys: most names are typed alike.
+    by_value = _Memo(for_value)
     crashed: set[str] = set()
 
     def crash(code: str, node: ast.AST, exc: Exception) -> None:
         """A rule bug must not cost the other rules or the file: report it, drop the rule."""
-        nonlocal string_key, plain_default
+        nonlocal string_key
         crashed.add(code)
         ctx.add_finding(_internal_error(code, node, exc))
-        for table in (visit, leave, by_method, by_symbol, by_attribute, by_key, plain_attribute):
+        for table in (visit, leave, by_method, by_symbol, by_attribute, by_key):
             for key, handlers in table.items():
                 table[key] = [h for h in handlers if h[1] != code]  # type: ignore[index]
         string_key = [h for h in string_key if h[1] != code]
-        plain_default = [h for h in plain_default if h[1] != code]
         plans.clear()  # they hold the hook lists
+        by_value.clear()
 
     function_stack = ctx.function_stack
     # Per node class, the fields that may hold child nodes; a child whose class has none and no
@@ -221,15 +227,23 @@ def check_tree(
         )
 
     skip = _Memo(skippable)
+    valued = {
+        node_class
+        for node_class in (ast.Attribute, ast.Subscript)
+        for _, code in visit.get(node_class, [])
+        if code in sdk_values
+    }
     dispatch = {
         node_class: kind
         for node_class, kind, used in (
-            (ast.Attribute, _BY_ATTRIBUTE, by_attribute or sdk_values),
-            (ast.Subscript, _BY_KEY, by_key or string_key),
+            (ast.Attribute, _BY_ATTRIBUTE, by_attribute or ast.Attribute in valued),
+            (ast.Subscript, _BY_KEY, keyed_items or ast.Subscript in valued),
             (ast.Call, _BY_CALLEE, by_method or by_symbol),
         )
         if used
     }
+    attributes_valued = ast.Attribute in valued
+    items_valued = ast.Subscript in valued
 
     def plan(node_class: type[ast.AST]) -> _Plan:
         fields = fields_of[node_class]
@@ -271,19 +285,36 @@ def check_tree(
         handlers, kind, is_function, leaves, children, several = plans[node_class]
         if kind:
             if kind == _BY_ATTRIBUTE:
+                name = node.attr
+                if name not in by_attribute:
+                    name = None
                 value = node.value
-                if (
-                    value.__class__ is ast.Name
-                    and qualified_name(value) is None
-                    and type_of(value) is None
-                ):
-                    handlers = plain_attribute.get(node.attr, plain_default)
-                else:
-                    handlers = by_attribute.get(node.attr, handlers)
+                if attributes_valued and value.__class__ is ast.Name:
+                    typ = type_of(value)
+                    handlers = by_value[
+                        ast.Attribute,
+                        name,
+                        qualified_name(value) is not None,
+                        typ.kind if typ is not None else None,
+                    ]
+                elif name is not None:
+                    handlers = by_attribute[name]
             elif kind == _BY_KEY:
                 key = node.slice
-                if key.__class__ is ast.Constant and key.value.__class__ is str:
-                    handlers = by_key.get(key.value, string_key)
+                text = None
+                if keyed_items and key.__class__ is ast.Constant and key.value.__class__ is str:
+                    text = key.value if key.value in by_key else ""
+                value = node.value
+                if items_valued and value.__class__ is ast.Name:
+                    typ = type_of(value)
+                    handlers = by_value[
+                        ast.Subscript,
+                        text,
+                        qualified_name(value) is not None,
+                        typ.kind if typ is not None else None,
+                    ]
+                elif text is not None:
+                    handlers = by_key[text] if text else string_key
             else:
                 more = _filtered_call_handlers(
                     node.func, by_method, by_symbol, symbol_tails, sdk_symbol
@@ -322,6 +353,16 @@ def check_tree(
         except Exception as exc:
             ctx.add_finding(_internal_error(instance.code, tree, exc))
     return ctx.findings, model
+
+
+def _admits(values: SdkValues | None, symbol: bool, kind: Kind | None) -> bool:
+    """Whether a rule with these `Rule.sdk_values` may report on a name that names an SDK
+    symbol (`symbol`) or that the model types as `kind`."""
+    if values is None:
+        return True
+    if symbol and values.symbols:
+        return True
+    return kind is not None and (values.kinds is None or kind in values.kinds)
 
 
 def _in_rule_order(handlers: list[Handler], position: dict[str, int]) -> list[Handler]:

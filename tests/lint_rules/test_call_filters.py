@@ -1,7 +1,7 @@
 """`Rule.call_methods` / `Rule.call_symbols` / `Rule.attribute_names` / `Rule.subscript_keys` /
-`Rule.attribute_of_sdk_values` only save work: a rule called for every call, attribute and item
-finds exactly what it finds when the walk calls it for its declared calls, attribute names, string
-keys and attributes of values the model knows something of alone.
+`Rule.sdk_values` only save work: a rule called for every call, attribute and item finds exactly
+what it finds when the walk calls it for its declared calls, attribute names and string keys alone,
+and for the attributes and items of the names the model knows as it declares.
 
 Run over every rule's examples, the buggy scripts and this repository's PyTRIO code (examples,
 eval solutions, demo), so an under-declared filter (a rule whose `visit_Call` also looks at
@@ -22,13 +22,12 @@ from trio_lint.parse import SourceError, parse
 from trio_lint.rules import all_rules
 
 ROOT = Path(__file__).resolve().parents[2]
-FILTERS = ("call_methods", "call_symbols", "attribute_names", "subscript_keys")
-# Off is None for the FILTERS, False for this one.
-VALUE_FILTER = "attribute_of_sdk_values"
+# Each is off when None.
+FILTERS = ("call_methods", "call_symbols", "attribute_names", "subscript_keys", "sdk_values")
 FILTERED = [
     pytest.param(rule, id=rule.code)
     for rule in all_rules()
-    if any(getattr(rule, name) is not None for name in FILTERS) or getattr(rule, VALUE_FILTER)
+    if any(getattr(rule, name) is not None for name in FILTERS)
 ]
 
 
@@ -63,12 +62,11 @@ def test_the_corpus_exercises_the_filters() -> None:
     assert len(CORPUS) > 400
     for name in FILTERS:
         assert any(getattr(rule, name) is not None for rule in all_rules()), name
-    assert any(getattr(rule, VALUE_FILTER) for rule in all_rules())
 
 
 @pytest.mark.parametrize("rule", FILTERED)
 def test_a_filtered_rule_finds_what_it_finds_unfiltered(rule) -> None:
-    unfiltered = type(rule.__name__, (rule,), {**dict.fromkeys(FILTERS), VALUE_FILTER: False})
+    unfiltered = type(rule.__name__, (rule,), dict.fromkeys(FILTERS))
     found_any = False
     for target in ("0.2.9", "0.1.12"):
         for name, source, keys in CORPUS:

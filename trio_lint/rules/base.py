@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.findings import CstTransform, Finding, Fix, NodeEdit, Span
@@ -20,8 +20,10 @@ if TYPE_CHECKING:
 
     from trio_lint.semantics.context import LintContext
     from trio_lint.semantics.model import ModelView, SemanticModel
+    from trio_lint.semantics.receivers import Kind
 
 __all__ = [
+    "ANY_SDK_VALUE",
     "STRING_KEYS",
     "CstTransform",
     "Finding",
@@ -29,6 +31,7 @@ __all__ = [
     "Invalid",
     "NodeEdit",
     "Rule",
+    "SdkValues",
     "Span",
     "Valid",
     "edit",
@@ -77,6 +80,17 @@ class AnyStringKey:
 STRING_KEYS = AnyStringKey()
 
 
+class SdkValues(NamedTuple):
+    """The `Rule.sdk_values` of a rule: the plain names whose attributes and items it may report
+    on."""
+
+    symbols: bool  # a name of an SDK symbol (`trio` of `trio.Datum`)
+    kinds: frozenset[Kind] | None  # a name the model types as one of these kinds (None: any)
+
+
+ANY_SDK_VALUE = SdkValues(symbols=True, kinds=None)
+
+
 def _version_tuple(text: str) -> tuple[int, ...]:
     return tuple(int(part) for part in text.split(".") if part.isdigit())
 
@@ -117,10 +131,11 @@ class Rule:
     # A rule whose `visit_Attribute` only reports on `x.a` for `a` in this set: the walk calls it
     # for those alone (most attributes of a unit are `self.x`, `np.array`, `args.lr`...).
     attribute_names: ClassVar[frozenset[str] | None] = None
-    # A rule whose `visit_Attribute` never reports on `x.a` when `x` is a plain name the model
-    # knows nothing of (no SDK symbol, no inferred type, whatever `pytrio_only`): the walk skips
-    # it for those (`self.x`, `np.array`, `args.lr`: most attributes of a unit).
-    attribute_of_sdk_values: ClassVar[bool] = False
+    # A rule whose `visit_Attribute` and `visit_Subscript` report on `x.a` and `x[k]`, with `x` a
+    # plain name, only when the model knows `x` as these `SdkValues` say (whatever `pytrio_only`):
+    # the walk skips it for the other names (`self.x`, `np.array`, `args.lr`, and a client's
+    # methods for a rule about futures: most attributes and items of a unit).
+    sdk_values: ClassVar[SdkValues | None] = None
     # A rule whose `visit_Subscript` only looks at items read with a string constant (`x["key"]`):
     # the keys in this set, or every string key with `STRING_KEYS`; the walk calls it for those.
     subscript_keys: ClassVar[frozenset[str] | AnyStringKey | None] = None

@@ -12,7 +12,7 @@ from pytrio_facts.api import TOP_LEVEL_NAMES
 from pytrio_facts.versions import RENAMED_TOP_LEVEL, TYPES_NAMES
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules._common import sdk_line
-from trio_lint.rules.base import Invalid, Rule, Valid, edit, safe_fix
+from trio_lint.rules.base import Invalid, Rule, SdkValues, Valid, edit, safe_fix
 from trio_lint.target_version import installed_version
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ class InternalImport(Rule):
     name = "internal-import"
     message = "`{module}` is not public PyTRIO API{detail}"
     severity = Severity.ERROR
-    attribute_of_sdk_values = True
+    sdk_values = SdkValues(symbols=True, kinds=frozenset())
     pytrio_only = True
     fix_safety = Applicability.SAFE
     doc = """
@@ -128,6 +128,12 @@ the same object. `SampleInput` (0.1's alias of `Datum`) and module imports have 
             "import os\nimport pytrio as trio\ntrio.config.settings.api_key = os.environ['KEY']\n",
             fixed=None,
             count=1,
+            message_contains="trio.configure",
+        ),
+        Invalid(
+            "import pytrio as trio\nsettings = trio.config.settings\nconfig = trio.config\n",
+            fixed=None,
+            count=2,
             message_contains="trio.configure",
         ),
         # Patching the internal module an aliased import bound is that import's finding, once.

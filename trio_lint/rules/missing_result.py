@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules import _conformance as conformance
 from trio_lint.rules import _futures as futures
-from trio_lint.rules.base import Invalid, Rule, Valid, edit, safe_fix
+from trio_lint.rules.base import Invalid, Rule, SdkValues, Valid, edit, safe_fix
+from trio_lint.semantics.receivers import FUTURE_KINDS
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -51,7 +52,7 @@ class MissingResult(Rule):
     # {future} and {wait} follow the receiver (`_futures.noun`, `_futures.wait_advice`).
     message = "`{method}(...)` returns {future}: {wait} before reading {use}"
     severity = Severity.ERROR
-    attribute_of_sdk_values = True
+    sdk_values = SdkValues(symbols=False, kinds=FUTURE_KINDS)
     fix_safety = Applicability.SAFE
     _callee_ids: set[int] | None = None  # per unit, like the instance (`_callees`)
     doc = """

@@ -171,11 +171,14 @@ itself writes it, and it is the clear form for a first script.
         ),
     )
 
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._lines: list[str] | None = None  # the unit's, split on first use
+
     def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> None:
         if "optim_step_async" not in self.ctx.source:
             return  # a byte check spares the walk in almost every file
         self._known: dict[int, _Facts] = {}  # a statement can be looked at from several starts
-        self._lines: list[str] | None = None
         for block in self._blocks(node):
             self._scan(block)
 

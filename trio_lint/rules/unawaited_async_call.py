@@ -6,7 +6,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from trio_lint.diagnostics import Applicability, Severity
-from trio_lint.rules.base import Invalid, Rule, Valid, edit, unsafe_fix
+from trio_lint.rules.base import Invalid, Rule, SdkValues, Valid, edit, unsafe_fix
 from trio_lint.semantics.receivers import Kind
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ class UnawaitedAsyncCall(Rule):
     name = "unawaited-async-call"
     message = "`{call}` is a coroutine: without `await` it never runs and nothing is submitted"
     severity = Severity.ERROR
-    attribute_of_sdk_values = True
+    sdk_values = SdkValues(symbols=False, kinds=frozenset({Kind.COROUTINE}))
     fix_safety = Applicability.UNSAFE
     doc = """
 ## What it does
