@@ -505,7 +505,8 @@ def issues_of_call(state: _State, ctx: LintContext, node: ast.Call) -> list[Issu
             return []  # neither an SDK name, a typed SDK object nor a method only the SDK has
     release = state.release
     method = _member_issue(func, parent, typ, release, called=True)
-    qualname = model.qualified_name(func, pytrio_only=True)
+    # `r.m` names an SDK symbol only when `r` does (a qualified name is its receiver's plus `.m`)
+    qualname = model.qualified_name(func, pytrio_only=True) if parent is not None else None
     if qualname is not None:
         found = _named_callee(qualname)
     else:
