@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Sequence
-from functools import cache
+from dataclasses import dataclass
+from functools import cache, lru_cache
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
@@ -96,6 +97,118 @@ Handler = tuple[Callable[[ast.AST], None], str]
 _Plan = tuple[list[Handler] | None, int, bool, bool, Callable[[ast.AST], Any] | None, bool]
 
 
+# A hook of a unit's rules: (the rule's place in the unit's rules, method name, rule code).
+_Slot = tuple[int, str, str]
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """Which hooks serve which nodes, for one sequence of rules: the same for every unit that
+    wants those rules, so worked out once (a unit then binds the methods of its own rule
+    instances)."""
+
+    visit: dict[type[ast.AST], tuple[_Slot, ...]]
+    leave: dict[type[ast.AST], tuple[_Slot, ...]]
+    by_method: dict[str, tuple[_Slot, ...]]  # `Rule.call_methods`: callee name -> visit_Call
+    by_symbol: dict[str, tuple[_Slot, ...]]  # `Rule.call_symbols`: SDK symbol -> visit_Call
+    # `Rule.attribute_names`: `.attr` -> the class's hooks and that name's, in rule order
+    by_attribute: dict[str, tuple[_Slot, ...]]
+    # `Rule.subscript_keys`: key -> the class's hooks, the every-string-key ones and the key's
+    by_key: dict[str, tuple[_Slot, ...]]
+    string_key: tuple[_Slot, ...]  # for any other string key
+    keyed_items: bool  # some rule looks at string keys alone
+    sdk_values: dict[str, SdkValues]  # rule code -> its `Rule.sdk_values`
+    valued: frozenset[type[ast.AST]]  # Attribute / Subscript, when a hook of it has sdk_values
+    dispatch: dict[type[ast.AST], int]  # node class -> `_BY_*`
+    # The last names of the `call_symbols`: `x.m(...)` can only name one of them when `m` is one
+    # (a qualified name ends with the attribute), so other method calls skip the symbol lookup.
+    symbol_tails: frozenset[str]
+
+
+@lru_cache(maxsize=64)
+def _layout(rules: tuple[type[Rule], ...]) -> _Layout:
+    visit: dict[type[ast.AST], list[_Slot]] = {}
+    leave: dict[type[ast.AST], list[_Slot]] = {}
+    by_method: dict[str, list[_Slot]] = {}
+    by_symbol: dict[str, list[_Slot]] = {}
+    by_attribute: dict[str, list[_Slot]] = {}
+    by_key: dict[str, list[_Slot]] = {}
+    string_key: list[_Slot] = []
+    sdk_values: dict[str, SdkValues] = {}
+    grouped: set[tuple[str, type[ast.AST], str]] = set()
+    for index, rule in enumerate(rules):
+        for node_class, attr, leaving in rule_hooks(rule):
+            if rule.hook_group is not None:
+                key = (rule.hook_group, node_class, attr)
+                if key in grouped:
+                    continue  # the group's first rule serves this hook (`Rule.hook_group`)
+                grouped.add(key)
+            slot = (index, attr, rule.code)
+            if rule.sdk_values is not None:
+                sdk_values[rule.code] = rule.sdk_values
+            if leaving:
+                leave.setdefault(node_class, []).append(slot)
+            elif node_class is ast.Call and (
+                rule.call_methods is not None or rule.call_symbols is not None
+            ):
+                for method in rule.call_methods or ():
+                    by_method.setdefault(method, []).append(slot)
+                for symbol in rule.call_symbols or ():
+                    by_symbol.setdefault(symbol, []).append(slot)
+            elif node_class is ast.Attribute and rule.attribute_names is not None:
+                for name in rule.attribute_names:
+                    by_attribute.setdefault(name, []).append(slot)
+            elif node_class is ast.Subscript and rule.subscript_keys is not None:
+                if rule.subscript_keys is STRING_KEYS:
+                    string_key.append(slot)
+                else:
+                    for text in rule.subscript_keys:
+                        by_key.setdefault(text, []).append(slot)
+            else:
+                visit.setdefault(node_class, []).append(slot)
+    # Filtered hooks join the node class's other hooks in rule order, one list per name/key, so
+    # an attribute or item costs one dict lookup whatever it is.
+    attributes = visit.get(ast.Attribute, [])
+    items = visit.get(ast.Subscript, [])
+    keyed_items = bool(by_key or string_key)
+    valued = frozenset(
+        node_class
+        for node_class, slots in ((ast.Attribute, attributes), (ast.Subscript, items))
+        if any(code in sdk_values for _, _, code in slots)
+    )
+    dispatch = {
+        node_class: kind
+        for node_class, kind, used in (
+            (ast.Attribute, _BY_ATTRIBUTE, by_attribute or ast.Attribute in valued),
+            (ast.Subscript, _BY_KEY, keyed_items or ast.Subscript in valued),
+            (ast.Call, _BY_CALLEE, by_method or by_symbol),
+        )
+        if used
+    }
+    return _Layout(
+        visit=_frozen(visit),
+        leave=_frozen(leave),
+        by_method=_frozen(by_method),
+        by_symbol=_frozen(by_symbol),
+        by_attribute={name: _sorted([*attributes, *s]) for name, s in by_attribute.items()},
+        by_key={text: _sorted([*items, *string_key, *s]) for text, s in by_key.items()},
+        string_key=_sorted([*items, *string_key]) if keyed_items else (),
+        keyed_items=keyed_items,
+        sdk_values=sdk_values,
+        valued=valued,
+        dispatch=dispatch,
+        symbol_tails=frozenset(symbol.rpartition(".")[2] for symbol in by_symbol),
+    )
+
+
+def _frozen(table: dict[Any, list[_Slot]]) -> dict[Any, tuple[_Slot, ...]]:
+    return {key: tuple(slots) for key, slots in table.items()}
+
+
+def _sorted(slots: list[_Slot]) -> tuple[_Slot, ...]:
+    return tuple(sorted(slots))  # by the rule's place: the order hooks run in
+
+
 def run_rules(
     tree: ast.Module,
     source: str,
@@ -121,66 +234,32 @@ def check_tree(
         model = build_model(tree, config.sdk_modules, config.target_version, seed_bindings)
     ctx = LintContext(config, source, model)
     ctx.tree = tree
-    visit: dict[type[ast.AST], list[Handler]] = {}
-    leave: dict[type[ast.AST], list[Handler]] = {}
-    instances = []
     contexts = {flag: ctx.for_rule(flag) for flag in (False, True)}
-    grouped: set[tuple[str, type[ast.AST], str]] = set()
-    by_method: dict[str, list[Handler]] = {}  # `Rule.call_methods`: callee name -> visit_Call
-    by_symbol: dict[str, list[Handler]] = {}  # `Rule.call_symbols`: SDK symbol -> visit_Call
-    by_attribute: dict[str, list[Handler]] = {}  # `Rule.attribute_names`: `.attr` -> hooks
-    sdk_values: dict[str, SdkValues] = {}  # rule code -> its `Rule.sdk_values`
-    by_key: dict[str, list[Handler]] = {}  # `Rule.subscript_keys`: string key -> hooks
-    string_key: list[Handler] = []  # `subscript_keys = STRING_KEYS`: every string key
-    position: dict[str, int] = {}  # rule code -> its place in `rules` (the order hooks run in)
-    for rule in rules:
-        if not rule.wanted(model):
-            continue
-        instance = rule(contexts[rule.pytrio_only])
-        instances.append(instance)
-        position[rule.code] = len(position)
-        for node_class, attr, leaving in rule_hooks(rule):
-            if rule.hook_group is not None:
-                key = (rule.hook_group, node_class, attr)
-                if key in grouped:
-                    continue  # the group's first rule serves this hook (`Rule.hook_group`)
-                grouped.add(key)
-            handler = (getattr(instance, attr), rule.code)
-            if rule.sdk_values is not None:
-                sdk_values[rule.code] = rule.sdk_values
-            if leaving:
-                leave.setdefault(node_class, []).append(handler)
-            elif node_class is ast.Call and (
-                rule.call_methods is not None or rule.call_symbols is not None
-            ):
-                for method in rule.call_methods or ():
-                    by_method.setdefault(method, []).append(handler)
-                for symbol in rule.call_symbols or ():
-                    by_symbol.setdefault(symbol, []).append(handler)
-            elif node_class is ast.Attribute and rule.attribute_names is not None:
-                for name in rule.attribute_names:
-                    by_attribute.setdefault(name, []).append(handler)
-            elif node_class is ast.Subscript and rule.subscript_keys is not None:
-                if rule.subscript_keys is STRING_KEYS:
-                    string_key.append(handler)
-                else:
-                    for text in rule.subscript_keys:
-                        by_key.setdefault(text, []).append(handler)
-            else:
-                visit.setdefault(node_class, []).append(handler)
-    # Filtered hooks join the node class's other hooks in rule order, one list per name/key, so
-    # an attribute or item costs one dict lookup whatever it is.
-    if by_attribute:
-        unfiltered = visit.get(ast.Attribute, [])
-        for name, handlers in by_attribute.items():
-            by_attribute[name] = _in_rule_order([*unfiltered, *handlers], position)
+    wanted = tuple(rule for rule in rules if rule.wanted(model))
+    layout = _layout(wanted)
+    instances = [rule(contexts[rule.pytrio_only]) for rule in wanted]
+    sdk_values = layout.sdk_values
+    crashed: set[str] = set()
 
-    keyed_items = bool(by_key or string_key)  # some rule looks at string keys alone
-    if keyed_items:
-        unfiltered = visit.get(ast.Subscript, [])
-        for text, handlers in by_key.items():
-            by_key[text] = _in_rule_order([*unfiltered, *string_key, *handlers], position)
-        string_key = _in_rule_order([*unfiltered, *string_key], position)
+    def bind(slots: Sequence[_Slot]) -> list[Handler]:
+        return [
+            (getattr(instances[i], attr), code) for i, attr, code in slots if code not in crashed
+        ]
+
+    def bind_tables() -> tuple[dict, dict, dict, dict, list[Handler]]:
+        return (
+            {node_class: bind(slots) for node_class, slots in layout.visit.items()},
+            {node_class: bind(slots) for node_class, slots in layout.leave.items()},
+            {name: bind(slots) for name, slots in layout.by_attribute.items()},
+            {text: bind(slots) for text, slots in layout.by_key.items()},
+            bind(layout.string_key),
+        )
+
+    visit, leave, by_attribute, by_key, string_key = bind_tables()
+    # Bound on first use: a unit calls a few dozen of the hundred-odd declared names.
+    by_method = _Memo(lambda name: bind(layout.by_method.get(name, ())))
+    by_symbol = _Memo(lambda symbol: bind(layout.by_symbol.get(symbol, ())))
+    keyed_items = layout.keyed_items
 
     def for_value(key: tuple[type[ast.AST], str | None, bool, Kind | None]) -> list[Handler]:
         """The hooks of `x.a` / `x[k]` for a plain name `x`: (node class, the attribute name or
@@ -197,19 +276,15 @@ def check_tree(
 
     # Per unit a handful of keys: most names are typed alike.
     by_value = _Memo(for_value)
-    crashed: set[str] = set()
 
     def crash(code: str, node: ast.AST, exc: Exception) -> None:
         """A rule bug must not cost the other rules or the file: report it, drop the rule."""
-        nonlocal string_key
+        nonlocal visit, leave, by_attribute, by_key, string_key
         crashed.add(code)
         ctx.add_finding(_internal_error(code, node, exc))
-        for table in (visit, leave, by_method, by_symbol, by_attribute, by_key):
-            for key, handlers in table.items():
-                table[key] = [h for h in handlers if h[1] != code]  # type: ignore[index]
-        string_key = [h for h in string_key if h[1] != code]
-        plans.clear()  # they hold the hook lists
-        by_value.clear()
+        visit, leave, by_attribute, by_key, string_key = bind_tables()
+        for table in (by_method, by_symbol, plans, by_value):  # they hold hook lists
+            table.clear()
 
     function_stack = ctx.function_stack
     # Per node class, the fields that may hold child nodes; a child whose class has none and no
@@ -227,23 +302,9 @@ def check_tree(
         )
 
     skip = _Memo(skippable)
-    valued = {
-        node_class
-        for node_class in (ast.Attribute, ast.Subscript)
-        for _, code in visit.get(node_class, [])
-        if code in sdk_values
-    }
-    dispatch = {
-        node_class: kind
-        for node_class, kind, used in (
-            (ast.Attribute, _BY_ATTRIBUTE, by_attribute or ast.Attribute in valued),
-            (ast.Subscript, _BY_KEY, keyed_items or ast.Subscript in valued),
-            (ast.Call, _BY_CALLEE, by_method or by_symbol),
-        )
-        if used
-    }
-    attributes_valued = ast.Attribute in valued
-    items_valued = ast.Subscript in valued
+    dispatch = layout.dispatch
+    attributes_valued = ast.Attribute in layout.valued
+    items_valued = ast.Subscript in layout.valued
 
     def plan(node_class: type[ast.AST]) -> _Plan:
         fields = fields_of[node_class]
@@ -264,7 +325,8 @@ def check_tree(
     qualified_name, type_of = model.qualified_name, model.type_of
     # The last names of the `call_symbols`: `x.m(...)` can only name one of them when `m` is one
     # (a qualified name ends with the attribute), so other method calls skip the symbol lookup.
-    symbol_tails = frozenset(symbol.rpartition(".")[2] for symbol in by_symbol)
+    symbol_tails = layout.symbol_tails
+    any_symbols = bool(layout.by_symbol)
     stack: list = [tree]
     pop, push = stack.pop, stack.append
     leave_marker = _Leave
@@ -317,7 +379,11 @@ def check_tree(
                     handlers = by_key[text] if text else string_key
             else:
                 more = _filtered_call_handlers(
-                    node.func, by_method, by_symbol, symbol_tails, sdk_symbol
+                    node.func,
+                    by_method,
+                    by_symbol if any_symbols else None,
+                    symbol_tails,
+                    sdk_symbol,
                 )
                 if more:
                     handlers = [*handlers, *more] if handlers else more
@@ -365,14 +431,10 @@ def _admits(values: SdkValues | None, symbol: bool, kind: Kind | None) -> bool:
     return kind is not None and (values.kinds is None or kind in values.kinds)
 
 
-def _in_rule_order(handlers: list[Handler], position: dict[str, int]) -> list[Handler]:
-    return sorted(handlers, key=lambda handler: position[handler[1]])
-
-
 def _filtered_call_handlers(
     func: ast.expr,
     by_method: dict[str, list[Handler]],
-    by_symbol: dict[str, list[Handler]],
+    by_symbol: dict[str, list[Handler]] | None,
     symbol_tails: frozenset[str],
     sdk_symbol: Callable[[ast.expr], str | None],
 ) -> list[Handler] | None:
@@ -386,10 +448,10 @@ def _filtered_call_handlers(
         named = True  # an alias (`D = trio.Datum`, `from pytrio import Datum as D`)
     else:
         return None
-    found = by_method.get(name) if by_method else None
-    if named and by_symbol:
+    found = by_method[name]
+    if named and by_symbol is not None:
         symbol = sdk_symbol(func)
-        more = by_symbol.get(symbol) if symbol is not None else None
+        more = by_symbol[symbol] if symbol is not None else None
         if more:
             found = [*found, *(h for h in more if h not in found)] if found else more
     return found
