@@ -266,10 +266,10 @@ def check_tree(
         key with hooks of its own (None: the class's, "": any other string key), whether `x`
         names an SDK symbol, the kind the model gives it)."""
         node_class, name, symbol, kind = key
-        if node_class is ast.Attribute:
-            handlers = visit.get(node_class, []) if name is None else by_attribute[name]
-        elif name is None:
+        if name is None:
             handlers = visit.get(node_class, [])
+        elif node_class is ast.Attribute:
+            handlers = by_attribute[name]
         else:
             handlers = by_key[name] if name else string_key
         return [h for h in handlers if _admits(sdk_values.get(h[1]), symbol, kind)]
@@ -323,10 +323,8 @@ def check_tree(
 
     sdk_symbol = model.call_symbol
     qualified_name, type_of = model.qualified_name, model.type_of
-    # The last names of the `call_symbols`: `x.m(...)` can only name one of them when `m` is one
-    # (a qualified name ends with the attribute), so other method calls skip the symbol lookup.
     symbol_tails = layout.symbol_tails
-    any_symbols = bool(layout.by_symbol)
+    call_symbols = by_symbol if layout.by_symbol else None  # None: no rule declares one
     stack: list = [tree]
     pop, push = stack.pop, stack.append
     leave_marker = _Leave
@@ -381,7 +379,7 @@ def check_tree(
                 more = _filtered_call_handlers(
                     node.func,
                     by_method,
-                    by_symbol if any_symbols else None,
+                    call_symbols,
                     symbol_tails,
                     sdk_symbol,
                 )
