@@ -160,7 +160,11 @@ def test_05_grpo_reward_rises_after_the_warm_start(service) -> None:
     out = process.stdout
     rewards = floats(r"step \d+ reward ([\d.]+)", out)
     assert len(rewards) == 6
-    assert sum(rewards[-2:]) / 2 > sum(rewards[:2]) / 2 + 0.2, rewards
+    # Step 0 samples the warm start's policy, before any RL update: the baseline. Step 1 already
+    # follows one update and lands anywhere from 0.3 to 0.97 across runs, so a baseline that
+    # includes it fails the faster a run learns (it did, at a gain of 0.14). Over 11 runs step 0
+    # was 0.41-0.56 and the last two steps' mean 0.84-1.0.
+    assert sum(rewards[-2:]) / 2 > rewards[0] + 0.2, rewards
     assert rewards[-1] >= 0.75, rewards
 
 
