@@ -246,19 +246,14 @@ def check_tree(
             (getattr(instances[i], attr), code) for i, attr, code in slots if code not in crashed
         ]
 
-    def bind_tables() -> tuple[dict, dict, dict, dict, list[Handler]]:
-        return (
-            {node_class: bind(slots) for node_class, slots in layout.visit.items()},
-            {node_class: bind(slots) for node_class, slots in layout.leave.items()},
-            {name: bind(slots) for name, slots in layout.by_attribute.items()},
-            {text: bind(slots) for text, slots in layout.by_key.items()},
-            bind(layout.string_key),
-        )
-
-    visit, leave, by_attribute, by_key, string_key = bind_tables()
-    # Bound on first use: a unit calls a few dozen of the hundred-odd declared names.
+    # Every table is bound on first use: a unit meets a fraction of the classes, names and keys
+    # the rules declare, and binding them all cost a small unit more than walking it.
+    leave = _Memo(lambda node_class: bind(layout.leave.get(node_class, ())))
+    by_attribute = _Memo(lambda name: bind(layout.by_attribute[name]))
+    by_key = _Memo(lambda text: bind(layout.by_key[text]) if text else bind(layout.string_key))
     by_method = _Memo(lambda name: bind(layout.by_method.get(name, ())))
     by_symbol = _Memo(lambda symbol: bind(layout.by_symbol.get(symbol, ())))
+    attribute_names, item_keys = layout.by_attribute, layout.by_key
     keyed_items = layout.keyed_items
 
     def for_value(key: tuple[type[ast.AST], str | None, bool, Kind | None]) -> list[Handler]:
@@ -267,11 +262,11 @@ def check_tree(
         names an SDK symbol, the kind the model gives it)."""
         node_class, name, symbol, kind = key
         if name is None:
-            handlers = visit.get(node_class, [])
+            handlers = plans[node_class][0] or []
         elif node_class is ast.Attribute:
             handlers = by_attribute[name]
         else:
-            handlers = by_key[name] if name else string_key
+            handlers = by_key[name]
         return [h for h in handlers if _admits(sdk_values.get(h[1]), symbol, kind)]
 
     # Per unit a handful of keys: most names are typed alike.
@@ -279,12 +274,10 @@ def check_tree(
 
     def crash(code: str, node: ast.AST, exc: Exception) -> None:
         """A rule bug must not cost the other rules or the file: report it, drop the rule."""
-        nonlocal visit, leave, by_attribute, by_key, string_key
         crashed.add(code)
         ctx.add_finding(_internal_error(code, node, exc))
-        visit, leave, by_attribute, by_key, string_key = bind_tables()
-        for table in (by_method, by_symbol, plans, by_value):  # they hold hook lists
-            table.clear()
+        for table in (leave, by_attribute, by_key, by_method, by_symbol, plans, by_value):
+            table.clear()  # they hold hook lists: rebound without the rule on next use
 
     function_stack = ctx.function_stack
     # Per node class, the fields that may hold child nodes; a child whose class has none and no
@@ -296,8 +289,8 @@ def check_tree(
             return True  # a name list (`global a, b`) or a scalar
         return (
             not fields_of[node_class]
-            and node_class not in visit
-            and node_class not in leave
+            and node_class not in layout.visit
+            and node_class not in layout.leave
             and node_class not in _FUNCTION_CLASSES
         )
 
@@ -310,10 +303,10 @@ def check_tree(
         fields = fields_of[node_class]
         is_function = node_class in _FUNCTION_CLASSES
         return (
-            visit.get(node_class),
+            bind(layout.visit.get(node_class, ())) or None,
             dispatch.get(node_class, 0),
             is_function,
-            is_function or node_class in leave,
+            is_function or node_class in layout.leave,
             attrgetter(*fields) if fields else None,  # one C call reads every child field
             len(fields) > 1,
         )
@@ -336,7 +329,7 @@ def check_tree(
             node_class = node.__class__
             if node_class in _FUNCTION_CLASSES:
                 function_stack.pop()
-            for handler, code in leave.get(node_class, ()):
+            for handler, code in leave[node_class]:
                 try:
                     handler(node)
                 except Exception as exc:
@@ -346,7 +339,7 @@ def check_tree(
         if kind:
             if kind == _BY_ATTRIBUTE:
                 name = node.attr
-                if name not in by_attribute:
+                if name not in attribute_names:
                     name = None
                 value = node.value
                 if attributes_valued and value.__class__ is ast.Name:
@@ -363,7 +356,7 @@ def check_tree(
                 key = node.slice
                 text = None
                 if keyed_items and key.__class__ is ast.Constant and key.value.__class__ is str:
-                    text = key.value if key.value in by_key else ""
+                    text = key.value if key.value in item_keys else ""
                 value = node.value
                 if items_valued and value.__class__ is ast.Name:
                     typ = type_of(value)
@@ -374,7 +367,7 @@ def check_tree(
                         typ.kind if typ is not None else None,
                     ]
                 elif text is not None:
-                    handlers = by_key[text] if text else string_key
+                    handlers = by_key[text]
             else:
                 more = _filtered_call_handlers(
                     node.func,

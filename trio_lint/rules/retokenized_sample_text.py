@@ -17,6 +17,10 @@ class RetokenizedSampleText(Rule):
     code = "PTR310"
     name = "retokenized-sample-text"
     call_symbols = frozenset({"Datum"})
+    # The encoders' calls are collected too: a unit where none of them encodes a sampled text
+    # (most units) cannot hold a finding, which settles it without tracing any Datum's tokens.
+    call_methods = _ENCODERS
+    subscript_keys = frozenset({"input_ids"})
     message = (
         "training tokens re-encoded from a sampled sequence's `.text`: use its `.tokens` "
         "(re-encoding can split the text differently, so the tokens no longer match the sampled "
@@ -127,13 +131,23 @@ No fix: the prompt tokens and the sampled tokens have to be joined as token list
         self._reported: set[int] = set()
         # Datums wait for `finish`: a helper's parameters are traced to the module's calls of it.
         self._datums: list[tuple[ast.Call, ast.AST | None]] = []
+        self._encoders: list[ast.expr] = []  # every node `_encoded_text` accepts
 
     def visit_Call(self, node: ast.Call) -> None:
         if self.model.is_sdk(node.func, "Datum"):
             function = self.ctx.function_stack[-1] if self.ctx.function_stack else None
             self._datums.append((node, function))
+        elif _encoded_text(node) is not None:
+            self._encoders.append(node)
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        if _encoded_text(node) is not None:
+            self._encoders.append(node)
 
     def finish(self) -> None:
+        # A finding's origin is one of the encoders (origins are nodes of this unit).
+        if not self._datums or not any(self._encodes_sample_text(e) for e in self._encoders):
+            return
         for node, function in self._datums:
             self._check(node, function)
 
@@ -167,12 +181,15 @@ No fix: the prompt tokens and the sampled tokens have to be joined as token list
                 for given in self._arguments_for(name, function):
                     origins += self.model.origins(given)
             for origin in origins:
-                encoded = _encoded_text(origin)
-                if encoded is None or id(origin) in self._reported:
-                    continue
-                if any(self._is_sample_text(part) for part in self.model.origins(encoded)):
+                if id(origin) not in self._reported and self._encodes_sample_text(origin):
                     self._reported.add(id(origin))
                     self.report(origin)
+
+    def _encodes_sample_text(self, expr: ast.expr) -> bool:
+        encoded = _encoded_text(expr)
+        return encoded is not None and any(
+            self._is_sample_text(part) for part in self.model.origins(encoded)
+        )
 
     def _is_sample_text(self, expr: ast.expr) -> bool:
         if not (isinstance(expr, ast.Attribute) and expr.attr == "text"):
