@@ -228,7 +228,26 @@ No fix: the mask has to become a `weights` list aligned with the shifted targets
                 return found, found if _inside(found, expr) else expr  # type: ignore[return-value]
         return None, expr
 
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._calls: list[ast.Call] = []
+        # Every finding traces back to a `-100` literal of this unit: without one (most units),
+        # no call's values need tracing.
+        self._literal = False
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> None:
+        if _is_minus_100(node):
+            self._literal = True
+
     def visit_Call(self, node: ast.Call) -> None:
+        self._calls.append(node)
+
+    def finish(self) -> None:
+        if self._literal:
+            for node in self._calls:
+                self._check(node)
+
+    def _check(self, node: ast.Call) -> None:
         qualname = self.model.qualified_name(node.func)
         if qualname == "pytrio.ModelInput.from_ints":
             tokens = node.args[0] if node.args else _keyword(node, "tokens")
