@@ -250,7 +250,7 @@ def check_tree(
     # the rules declare, and binding them all cost a small unit more than walking it.
     leave = _Memo(lambda node_class: bind(layout.leave.get(node_class, ())))
     by_attribute = _Memo(lambda name: bind(layout.by_attribute[name]))
-    by_key = _Memo(lambda text: bind(layout.by_key[text]) if text else bind(layout.string_key))
+    by_key = _Memo(lambda text: bind(layout.by_key[text] if text else layout.string_key))
     by_method = _Memo(lambda name: bind(layout.by_method.get(name, ())))
     by_symbol = _Memo(lambda symbol: bind(layout.by_symbol.get(symbol, ())))
     attribute_names, item_keys = layout.by_attribute, layout.by_key

@@ -205,6 +205,13 @@ No fix: the mask has to become a `weights` list aligned with the shifted targets
         ),
     )
 
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._calls: list[ast.Call] = []
+        # Every finding traces back to a `-100` literal of this unit: without one (most units),
+        # no call's values need tracing.
+        self._literal = False
+
     def _source_of(self, expr: ast.expr) -> tuple[ast.AST | None, ast.expr]:
         """(the -100 literal, the node to report) for the value of `expr`, wherever its items were
         bound: a name, a module constant, a comprehension, `x[:n] = -100`, a helper's return..."""
@@ -227,13 +234,6 @@ No fix: the mask has to become a `weights` list aligned with the shifted targets
             if found is not None:
                 return found, found if _inside(found, expr) else expr  # type: ignore[return-value]
         return None, expr
-
-    def __init__(self, ctx) -> None:
-        super().__init__(ctx)
-        self._calls: list[ast.Call] = []
-        # Every finding traces back to a `-100` literal of this unit: without one (most units),
-        # no call's values need tracing.
-        self._literal = False
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> None:
         if _is_minus_100(node):

@@ -132,6 +132,7 @@ No fix: the prompt tokens and the sampled tokens have to be joined as token list
         # Datums wait for `finish`: a helper's parameters are traced to the module's calls of it.
         self._datums: list[tuple[ast.Call, ast.AST | None]] = []
         self._encoders: list[ast.expr] = []  # every node `_encoded_text` accepts
+        self._sample_encoders: set[int] = set()  # ids of those that encode a sampled `.text`
 
     def visit_Call(self, node: ast.Call) -> None:
         if self.model.is_sdk(node.func, "Datum"):
@@ -145,11 +146,14 @@ No fix: the prompt tokens and the sampled tokens have to be joined as token list
             self._encoders.append(node)
 
     def finish(self) -> None:
-        # A finding's origin is one of the encoders (origins are nodes of this unit).
-        if not self._datums or not any(self._encodes_sample_text(e) for e in self._encoders):
+        if not self._datums:
             return
-        for node, function in self._datums:
-            self._check(node, function)
+        # A finding's origin is one of the encoders (origins are nodes of this unit): settle
+        # which encode a sampled text once, then a Datum's origins are only looked up.
+        self._sample_encoders = {id(e) for e in self._encoders if self._encodes_sample_text(e)}
+        if self._sample_encoders:
+            for node, function in self._datums:
+                self._check(node, function)
 
     def _arguments_for(self, name: ast.Name, function: ast.AST | None) -> list[ast.expr]:
         """What the module's calls of `function` pass for its parameter `name` (one level)."""
@@ -181,7 +185,7 @@ No fix: the prompt tokens and the sampled tokens have to be joined as token list
                 for given in self._arguments_for(name, function):
                     origins += self.model.origins(given)
             for origin in origins:
-                if id(origin) not in self._reported and self._encodes_sample_text(origin):
+                if id(origin) in self._sample_encoders and id(origin) not in self._reported:
                     self._reported.add(id(origin))
                     self.report(origin)
 
