@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from pytrio_facts.api import TOP_LEVEL_NAMES
 from pytrio_facts.versions import TYPES_NAMES
 from trio_lint.diagnostics import Applicability, Severity
+from trio_lint.rules._common import walk
 from trio_lint.rules.base import Fix, Invalid, NodeEdit, Rule, Span, Valid, edit
 
 if TYPE_CHECKING:
@@ -104,16 +105,15 @@ star imports, function-level imports, or names listed in `__all__` (a re-export)
         self.imports: list[tuple[ast.ImportFrom, bool]] = []  # (statement, at module level)
         self.imported: set[str] = set()  # local names the flagged statements bind
         self.paths: dict[str, str] = {}  # local name -> SDK attribute path (e.g. "ModelInput")
-        self.uses: list[ast.Name] = []  # reads the model resolves to a flagged import
-        self.rebound: set[str] = set()
-        self.all_names: set[str] = set()
+        self.rebound: set[str] = (
+            set()
+        )  # names also bound otherwise (`global` here, the rest in `finish`)
         self.exported: set[str] = set()
         self.classes = 0
 
     @classmethod
     def wanted(cls, model) -> bool:
-        # Without a `from pytrio import ...` there is nothing to report, and this rule would
-        # otherwise visit every name of the unit.
+        # Without a `from pytrio import ...` there is nothing to report.
         return not model.from_modules.isdisjoint(_FLAGGED_MODULES)
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
@@ -137,19 +137,6 @@ star imports, function-level imports, or names listed in `__all__` (a re-export)
             self.imported.add(local)
             self.paths[local] = path
 
-    def visit_Name(self, node: ast.Name) -> None:
-        self.all_names.add(node.id)
-        if isinstance(node.ctx, ast.Load):
-            binding = self.model.import_binding(node)
-            if binding is not None:
-                self.uses.append(node)
-        else:
-            self.rebound.add(node.id)
-
-    def visit_arg(self, node: ast.arg) -> None:
-        self.all_names.add(node.arg)
-        self.rebound.add(node.arg)
-
     def visit_Global(self, node: ast.Global) -> None:
         self.rebound.update(node.names)
 
@@ -162,7 +149,22 @@ star imports, function-level imports, or names listed in `__all__` (a re-export)
     def finish(self) -> None:
         if not self.imports:
             return
-        alias = self._alias()
+        # Names are gathered here, once there is something to report, not by a hook on every
+        # name of every unit: the walk then never stops at names.
+        all_names: set[str] = set()
+        uses: list[ast.Name] = []  # reads the model resolves to an SDK import
+        for node in walk(self.ctx.tree):
+            if node.__class__ is ast.Name:
+                all_names.add(node.id)
+                if node.ctx.__class__ is ast.Load:
+                    if self.model.import_binding(node) is not None:
+                        uses.append(node)
+                else:
+                    self.rebound.add(node.id)
+            elif node.__class__ is ast.arg:
+                all_names.add(node.arg)
+                self.rebound.add(node.arg)
+        alias = self._alias(all_names)
         fixable = all(
             at_module_level
             and all(a.name != "*" and _public(stmt.module, a.name) for a in stmt.names)
@@ -181,7 +183,7 @@ star imports, function-level imports, or names listed in `__all__` (a re-export)
                 if number == 0:
                     edits += [
                         edit(use, "Name", _attribute(alias, self.paths[use.id]))
-                        for use in self.uses
+                        for use in uses
                         if use.id in self.paths
                     ]
                 fix = Fix(
@@ -193,11 +195,11 @@ star imports, function-level imports, or names listed in `__all__` (a re-export)
                 )
             self.report(stmt, message, fix=fix)
 
-    def _alias(self) -> str:
+    def _alias(self, all_names: set[str]) -> str:
         existing = self.model.sdk_alias()
         if existing is not None:
             return existing
-        taken = self.all_names - set(self.imported)
+        taken = all_names - set(self.imported)
         return _PREFERRED_ALIAS if _PREFERRED_ALIAS not in taken else "pytrio"
 
     def _import_edit(self, stmt: ast.ImportFrom, alias: str, *, first: bool) -> NodeEdit:
