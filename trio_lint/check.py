@@ -1,5 +1,5 @@
-"""Checking one parsed unit: build its semantic model (one pass), then one iterative walk over the
-`ast` tree dispatching to every selected rule's hooks."""
+"""Checking one parsed unit: build its semantic model in one pass over the `ast` tree, which also
+records the nodes the selected rules have hooks for, then dispatch those nodes to the hooks."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import ast
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
-from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from trio_lint.config import LintConfig
@@ -15,7 +14,15 @@ from trio_lint.diagnostics import Severity
 from trio_lint.findings import Finding, Span
 from trio_lint.rules.base import STRING_KEYS, SdkValues
 from trio_lint.semantics.context import LintContext
-from trio_lint.semantics.model import SemanticModel, build_model
+from trio_lint.semantics.model import (
+    ENTER,
+    ENTER_AND_LEAVE,
+    PASSED_BY,
+    UNRECORDED,
+    Leave,
+    SemanticModel,
+    build_model,
+)
 from trio_lint.semantics.names import Binding
 from trio_lint.semantics.receivers import Kind
 
@@ -49,26 +56,12 @@ def rule_hooks(rule: type[Rule]) -> tuple[tuple[type[ast.AST], str, bool], ...]:
     return tuple(hooks)
 
 
-# Fields that never hold a node (names, flags, Load/Store): not worth a getattr per node.
-_SCALAR_FIELDS = frozenset(
-    {"ctx", "id", "attr", "arg", "type_comment", "kind", "level", "module", "conversion"}
-    | {"is_async", "simple", "tag"}
-)
 _FUNCTION_CLASSES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda})
-
-
-@cache
-def _child_fields(node_class: type[ast.AST]) -> tuple[str, ...]:
-    # Reversed, so children popped from the stack come out in source order.
-    fields = [f for f in node_class._fields if f not in _SCALAR_FIELDS]
-    if node_class is ast.Constant:
-        fields = []
-    return tuple(reversed(fields))
 
 
 class _Memo(dict):
     """A per-unit table filled on first lookup: `table[key]` is a C-level dict hit afterwards,
-    cheaper in the walk's inner loop than `.get` plus a None test."""
+    cheaper in the dispatch's inner loop than `.get` plus a None test."""
 
     def __init__(self, compute: Callable[[Any], Any]) -> None:
         super().__init__()
@@ -79,22 +72,14 @@ class _Memo(dict):
         return value
 
 
-# How the walk finds the hooks of a node beyond its class's (`Rule.attribute_names`,
+# How the dispatch finds the hooks of a node beyond its class's (`Rule.attribute_names`,
 # `Rule.subscript_keys`, `Rule.call_methods` / `Rule.call_symbols`).
 _BY_ATTRIBUTE, _BY_KEY, _BY_CALLEE = 1, 2, 3
 
 
-class _Leave:
-    __slots__ = ("node",)
-
-    def __init__(self, node: ast.AST) -> None:
-        self.node = node
-
-
 Handler = tuple[Callable[[ast.AST], None], str]
-# (hooks of the class, `_BY_*` dispatch or 0, is a function, gets a leave marker, children getter
-# or None, the getter reads several fields)
-_Plan = tuple[list[Handler] | None, int, bool, bool, Callable[[ast.AST], Any] | None, bool]
+# (hooks of the class, `_BY_*` dispatch or 0, is a function)
+_Plan = tuple[list[Handler] | None, int, bool]
 
 
 # A hook of a unit's rules: (the rule's place in the unit's rules, method name, rule code).
@@ -201,6 +186,31 @@ def _layout(rules: tuple[type[Rule], ...]) -> _Layout:
     )
 
 
+@lru_cache(maxsize=64)
+def _events_for(rules: tuple[type[Rule], ...]) -> dict[type, int]:
+    """The node classes the model's pass records for `rules` (`build_model(events_for=...)`):
+    every class a rule hooks, with its end for `leave_X` hooks and for functions (which the
+    function stack follows)."""
+    marks = dict.fromkeys(_FUNCTION_CLASSES, ENTER_AND_LEAVE)
+    for rule in rules:
+        for node_class, attr, leaving in rule_hooks(rule):
+            if issubclass(node_class, UNRECORDED):
+                raise TypeError(
+                    f"{rule.__name__}.{attr}: operators and contexts are not dispatched; hook the"
+                    " node that holds them"
+                )
+            if leaving:
+                if node_class in PASSED_BY:
+                    raise TypeError(
+                        f"{rule.__name__}.leave_{node_class.__name__}: the model's pass records"
+                        " no end for this node class; use visit_ and finish"
+                    )
+                marks[node_class] = ENTER_AND_LEAVE
+            else:
+                marks.setdefault(node_class, ENTER)
+    return marks
+
+
 def _frozen(table: dict[Any, list[_Slot]]) -> dict[Any, tuple[_Slot, ...]]:
     return {key: tuple(slots) for key, slots in table.items()}
 
@@ -225,13 +235,17 @@ def check_tree(
     config: LintConfig,
     rules: Sequence[type[Rule]],
     seed_bindings: dict[str, Binding] | None = None,
-    *,
-    model: SemanticModel | None = None,
 ) -> tuple[list[Finding], SemanticModel]:
     """The findings of `rules` on one unit and the unit's model (whose imports seed the next
     notebook cell)."""
-    if model is None:
-        model = build_model(tree, config.sdk_modules, config.target_version, seed_bindings)
+    model = build_model(
+        tree,
+        config.sdk_modules,
+        config.target_version,
+        seed_bindings,
+        events_for=_events_for(tuple(rules)),
+    )
+    events, model.events = model.events, []  # dispatched once; the model outlives the check
     ctx = LintContext(config, source, model)
     ctx.tree = tree
     contexts = {flag: ctx.for_rule(flag) for flag in (False, True)}
@@ -280,52 +294,29 @@ def check_tree(
             table.clear()  # they hold hook lists: rebound without the rule on next use
 
     function_stack = ctx.function_stack
-    # Per node class, the fields that may hold child nodes; a child whose class has none and no
-    # hook (names, constants, operators, contexts: about half the nodes) is never pushed.
-    fields_of = _Memo(_child_fields)
-
-    def skippable(node_class: type) -> bool:
-        if not issubclass(node_class, ast.AST):
-            return True  # a name list (`global a, b`) or a scalar
-        return (
-            not fields_of[node_class]
-            and node_class not in layout.visit
-            and node_class not in layout.leave
-            and node_class not in _FUNCTION_CLASSES
-        )
-
-    skip = _Memo(skippable)
     dispatch = layout.dispatch
     attributes_valued = ast.Attribute in layout.valued
     items_valued = ast.Subscript in layout.valued
 
     def plan(node_class: type[ast.AST]) -> _Plan:
-        fields = fields_of[node_class]
-        is_function = node_class in _FUNCTION_CLASSES
         return (
             bind(layout.visit.get(node_class, ())) or None,
             dispatch.get(node_class, 0),
-            is_function,
-            is_function or node_class in layout.leave,
-            attrgetter(*fields) if fields else None,  # one C call reads every child field
-            len(fields) > 1,
+            node_class in _FUNCTION_CLASSES,
         )
 
-    # Everything the walk does at a node of a class, found with one lookup per node.
+    # Everything the dispatch does at a node of a class, found with one lookup per node.
     plans = _Memo(plan)
 
     sdk_symbol = model.call_symbol
     qualified_name, type_of = model.qualified_name, model.type_of
     symbol_tails = layout.symbol_tails
     call_symbols = by_symbol if layout.by_symbol else None  # None: no rule declares one
-    stack: list = [tree]
-    pop, push = stack.pop, stack.append
-    leave_marker = _Leave
-    while stack:
-        node = pop()
-        node_class = node.__class__
+    leave_marker = Leave
+    for event in events:
+        node_class = event.__class__
         if node_class is leave_marker:
-            node = node.node
+            node = event.node
             node_class = node.__class__
             if node_class in _FUNCTION_CLASSES:
                 function_stack.pop()
@@ -335,7 +326,8 @@ def check_tree(
                 except Exception as exc:
                     crash(code, node, exc)
             continue
-        handlers, kind, is_function, leaves, children, several = plans[node_class]
+        node = event
+        handlers, kind, is_function = plans[node_class]
         if kind:
             if kind == _BY_ATTRIBUTE:
                 name = node.attr
@@ -384,24 +376,8 @@ def check_tree(
                     handler(node)
                 except Exception as exc:
                     crash(code, node, exc)
-        if leaves:
-            push(leave_marker(node))
-            if is_function:
-                function_stack.append(node)
-        if children is None:
-            continue
-        try:
-            values = children(node)
-        except AttributeError:  # a node made by hand without all its fields
-            values = tuple(getattr(node, field, None) for field in fields_of[node_class])
-            several = True
-        for value in values if several else (values,):
-            if value.__class__ is list:
-                for child in reversed(value):
-                    if not skip[child.__class__]:
-                        push(child)
-            elif value is not None and not skip[value.__class__]:
-                push(value)
+        if is_function:
+            function_stack.append(node)
     for instance in instances:
         if instance.code in crashed:
             continue

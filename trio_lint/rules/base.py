@@ -98,7 +98,8 @@ def _version_tuple(text: str) -> tuple[int, ...]:
 class Rule:
     """Base class of every rule. Subclasses set the metadata below and define hooks:
 
-    - `visit_<AstType>(self, node)` / `leave_<AstType>(self, node)` for any `ast` node class;
+    - `visit_<AstType>(self, node)` / `leave_<AstType>(self, node)` for `ast` node classes (not
+      operators or contexts), run in the order the model's pass met the nodes (`rules/README.md`);
     - `finish(self)` after the whole module was walked.
     Inside hooks ask `self.model` (names, receivers, values; `semantics/model.py`), read
     `self.ctx` (config, source, enclosing functions) and call `self.report(...)`.

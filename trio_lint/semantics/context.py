@@ -1,8 +1,8 @@
 """What a rule's hooks see besides the node: the unit's semantic model, the config and where the
 walk is (enclosing functions).
 
-The model (`semantics/model.py`) is built once per unit before the walk; the context only adds
-the walker's position. The name and receiver methods below forward to the model and are kept
+The model (`semantics/model.py`) is built once per unit before the hooks run; the context only
+adds the dispatch's position. The name and receiver methods below forward to the model and are kept
 for rules written before `Rule.model` existed; they answer with the `pytrio_only` of the rule the
 context was made for (`for_rule`).
 """

@@ -74,7 +74,16 @@ from trio_lint.semantics.receivers import (
     method_table,
 )
 
-__all__ = ["ModelView", "SemanticModel", "build_model", "converted_argument"]
+__all__ = [
+    "ENTER",
+    "ENTER_AND_LEAVE",
+    "PASSED_BY",
+    "Leave",
+    "ModelView",
+    "SemanticModel",
+    "build_model",
+    "converted_argument",
+]
 
 # Calls that convert a container without changing its items (origins look through them).
 _CONVERSION_FUNCS = frozenset({"list", "tuple", "sorted", "reversed"})
@@ -214,6 +223,9 @@ class SemanticModel:
         # Analyses derived from the model that several rules share, keyed by the module that
         # derives them (the conformance rules' issues): per unit, like the model.
         self.memo: dict[str, Any] = {}
+        # `build_model(events_for=...)`: the nodes of those classes, and `Leave`s, in the order
+        # the pass met them (the rules' dispatch order).
+        self.events: list[Any] = []
 
     # ---- names and imports -----------------------------------------------------------------
 
@@ -986,14 +998,72 @@ _SCALAR_FIELDS = frozenset(
 )
 
 
+class Leave:
+    """The end of a recorded node's subtree in `SemanticModel.events`."""
+
+    __slots__ = ("node",)
+
+    def __init__(self, node: ast.AST) -> None:
+        self.node = node
+
+
+# What `build_model(events_for=...)` records of a node class: the node, or the node and its Leave.
+ENTER, ENTER_AND_LEAVE = 1, 2
+# Nodes the pass passes by, visiting their children itself: recorded on entry only (a Leave would
+# need each passing place to add one), so `leave_X` hooks are refused for these classes.
+PASSED_BY = frozenset(
+    {ast.arguments, ast.keyword, ast.comprehension, ast.withitem}
+    | {ast.Attribute, ast.Tuple, ast.List, ast.Starred}
+)
+# Operators and expression contexts (`Add`, `Load`): fields the pass never looks at, so never
+# recorded; a rule reads them on the node that holds them (`node.op`, `node.ctx`).
+UNRECORDED = (ast.expr_context, ast.operator, ast.boolop, ast.unaryop, ast.cmpop)
+_NOTHING: dict[type, int] = {}
+
+
 class _Pass(ast.NodeVisitor):
-    def __init__(self, model: SemanticModel) -> None:
+    def __init__(self, model: SemanticModel, marks: dict[type, int]) -> None:
         self.m = model
         self.scope = model.module_scope
+        # The nodes of `marks`' classes in visiting order, so that the rules' dispatch needs no
+        # second walk of the tree. Every node is recorded once: the parts of the tree the pass
+        # does not visit (parameters, annotations, binding targets) are recorded where it passes
+        # them by (`_record` / `_mark`).
+        self.marks = marks
+        self.events: list[Any] = []
 
     def visit(self, node: ast.AST) -> None:
         node_class = node.__class__
+        mark = self.marks.get(node_class)
+        if mark:
+            self.events.append(node)
         (_HOOKS.get(node_class) or _hook(node_class))(self, node)
+        if mark == ENTER_AND_LEAVE:
+            self.events.append(Leave(node))
+
+    def _mark(self, node: ast.AST) -> None:
+        """Record a node the pass passes by without visiting (its children are seen to)."""
+        if self.marks.get(node.__class__):
+            self.events.append(node)
+
+    def _record(self, node: ast.AST | None) -> None:
+        """Record a subtree the pass does not visit (an annotation, a parameter, a name bound)."""
+        if node is None or not self.marks:
+            return
+        node_class = node.__class__
+        mark = self.marks.get(node_class)
+        if mark:
+            self.events.append(node)
+        for name in _fields(node_class):
+            value = getattr(node, name, None)
+            if value.__class__ is list:
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        self._record(item)
+            elif isinstance(value, ast.AST):
+                self._record(value)
+        if mark == ENTER_AND_LEAVE:
+            self.events.append(Leave(node))
 
     def visit_Constant(self, node: ast.Constant) -> None:
         """No children. (Without this, `ast.NodeVisitor.visit_Constant`, a shim looking for
@@ -1001,16 +1071,26 @@ class _Pass(ast.NodeVisitor):
 
     def generic_visit(self, node: ast.AST) -> None:
         # `visit` inlined: this runs for most nodes of every unit.
-        hooks = _HOOKS
+        hooks, marks, events = _HOOKS, self.marks, self.events
         for name in _fields(node.__class__):
             value = getattr(node, name, None)
             if value.__class__ is list:
                 for item in value:
                     item_class = item.__class__
+                    mark = marks.get(item_class)
+                    if mark:
+                        events.append(item)
                     (hooks.get(item_class) or _hook(item_class))(self, item)
+                    if mark == ENTER_AND_LEAVE:
+                        events.append(Leave(item))
             elif value is not None:
                 value_class = value.__class__
+                mark = marks.get(value_class)
+                if mark:
+                    events.append(value)
                 (hooks.get(value_class) or _hook(value_class))(self, value)
+                if mark == ENTER_AND_LEAVE:
+                    events.append(Leave(value))
 
     # ---- scopes --------------------------------------------------------------------------------
 
@@ -1036,6 +1116,7 @@ class _Pass(ast.NodeVisitor):
         if not isinstance(node, ast.Lambda):
             for decorator in node.decorator_list:
                 self.visit(decorator)
+        self._mark(node.args)  # before the defaults, which it holds
         for default in (*node.args.defaults, *node.args.kw_defaults):
             if default is not None:
                 self.visit(default)
@@ -1048,6 +1129,10 @@ class _Pass(ast.NodeVisitor):
             elif outer.kind == "class":
                 outer.methods[node.name] = node
         positional = [*node.args.posonlyargs, *node.args.args]
+        for arg in _params(node.args):
+            self._record(arg)  # with its annotation; the defaults were visited above
+        if not isinstance(node, ast.Lambda):
+            self._record(node.returns)
         self._push("function", node)
         for arg in _params(node.args):
             fixed = self.m.annotation_type(arg.annotation, outer)
@@ -1077,8 +1162,11 @@ class _Pass(ast.NodeVisitor):
         self._function(node)
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        for expr in (*node.decorator_list, *node.bases, *(k.value for k in node.keywords)):
+        for expr in (*node.decorator_list, *node.bases):
             self.visit(expr)
+        for keyword in node.keywords:
+            self._mark(keyword)
+            self.visit(keyword.value)
         self.scope.bind(node.name, _UNKNOWN)
         self._push("class", node)
         self.m._classes.setdefault(node.name, []).append(self.scope)
@@ -1087,10 +1175,12 @@ class _Pass(ast.NodeVisitor):
         self._pop()
 
     def _comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp):
+        self._mark(node.generators[0])
         self.visit(node.generators[0].iter)  # evaluated in the enclosing scope
         self._push("comprehension", node)
         for index, generator in enumerate(node.generators):
             if index:
+                self._mark(generator)
                 self.visit(generator.iter)
             self._bind(generator.target, self._element_binding(generator.iter))
             for condition in generator.ifs:
@@ -1240,14 +1330,18 @@ class _Pass(ast.NodeVisitor):
 
     def _bind(self, target: ast.expr, binding: _Binding, value: ast.expr | None = None) -> None:
         if isinstance(target, ast.Name):
+            self._record(target)
             self.scope.bind(target.id, binding)
         elif isinstance(target, ast.Tuple | ast.List):
+            self._mark(target)
             parts = self._unpacked(binding, len(target.elts))
             for element, part in zip(target.elts, parts, strict=True):
                 self._bind(element, part)
         elif isinstance(target, ast.Starred):
+            self._mark(target)
             self._bind(target.value, _UNKNOWN)
         elif isinstance(target, ast.Attribute):
+            self._mark(target)
             self.visit(target.value)
             if isinstance(target.value, ast.Name) and target.value.id == "self":
                 owner = self._method_class()
@@ -1281,6 +1375,7 @@ class _Pass(ast.NodeVisitor):
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value is not None:
             self.visit(node.value)
+        self._record(node.annotation)
         fixed = self.m.annotation_type(node.annotation, self.scope)
         if fixed is not None:
             self._bind(node.target, _Binding(expr=node.value, fixed=fixed))
@@ -1290,12 +1385,15 @@ class _Pass(ast.NodeVisitor):
             )
         elif self.scope.kind != "class":
             self._bind(node.target, _Binding(annotation=node.annotation))
+        else:
+            self._record(node.target)  # a class field declared, not bound
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         self.visit(node.value)
         if not isinstance(node.target, ast.Name):
             self.visit(node.target)
             return
+        self._record(node.target)
         # `futures += [...]` keeps the name's type; a read of the name is recorded here.
         held = self.scope.current.get(node.target.id)
         if held is not None:
@@ -1307,6 +1405,7 @@ class _Pass(ast.NodeVisitor):
 
     def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
         self.visit(node.value)
+        self._record(node.target)
         scope = self.scope
         while scope.kind == "comprehension" and scope.parent is not None:
             scope = scope.parent  # the walrus binds in the enclosing function
@@ -1323,6 +1422,7 @@ class _Pass(ast.NodeVisitor):
 
     def _with(self, node: ast.With | ast.AsyncWith) -> None:
         for item in node.items:
+            self._mark(item)
             self.visit(item.context_expr)
             if item.optional_vars is not None:
                 self._bind(item.optional_vars, _UNKNOWN)
@@ -1351,6 +1451,7 @@ class _Pass(ast.NodeVisitor):
             self.m.from_modules.add(node.module)
         sdk = dict(bindings_of_import(node, self.m.sdk_modules))
         for alias in node.names:
+            self._record(alias)
             local = alias.asname or alias.name.partition(".")[0]
             if local == "*":
                 continue
@@ -1406,6 +1507,8 @@ def build_model(
     sdk_modules: Sequence[str] = ("pytrio",),
     version: str = "0.2",
     seed: dict[str, Binding] | dict[str, str] | None = None,
+    *,
+    events_for: dict[type, int] | None = None,
 ) -> SemanticModel:
     """Run the one pass over `tree`; the result answers queries about its expressions.
     `version` is the target SDK version (its line, "0.1" or "0.2", picks the method table).
@@ -1413,7 +1516,7 @@ def build_model(
     (or to a canonical name)."""
     line = "0.1" if str(version).startswith("0.1") else "0.2"
     model = SemanticModel(sdk_modules, line)
-    inference = _Pass(model)
+    inference = _Pass(model, events_for or _NOTHING)
     for name, given in (seed or {}).items():
         bound = Binding(given, given.partition(".")[0]) if isinstance(given, str) else given
         model.module_scope.bind(name, _Binding(qualname=bound.qualname, origin=bound.origin))
@@ -1425,5 +1528,6 @@ def build_model(
     if sys.getrecursionlimit() < _PASS_RECURSION_LIMIT:
         sys.setrecursionlimit(_PASS_RECURSION_LIMIT)
     inference.visit(tree)
+    model.events = inference.events
     model._finish()
     return model
