@@ -1046,6 +1046,14 @@ class _Pass(ast.NodeVisitor):
         if self.marks.get(node.__class__):
             self.events.append(node)
 
+    def _leaf(self, name: ast.Name) -> None:
+        """Record a name the pass binds (no recorded children: its context is not recorded)."""
+        mark = self.marks.get(ast.Name)
+        if mark:
+            self.events.append(name)
+            if mark == ENTER_AND_LEAVE:
+                self.events.append(Leave(name))
+
     def _record(self, node: ast.AST | None) -> None:
         """Record a subtree the pass does not visit (an annotation, a parameter, a name bound)."""
         if node is None or not self.marks:
@@ -1330,7 +1338,7 @@ class _Pass(ast.NodeVisitor):
 
     def _bind(self, target: ast.expr, binding: _Binding, value: ast.expr | None = None) -> None:
         if isinstance(target, ast.Name):
-            self._record(target)
+            self._leaf(target)
             self.scope.bind(target.id, binding)
         elif isinstance(target, ast.Tuple | ast.List):
             self._mark(target)
@@ -1393,7 +1401,7 @@ class _Pass(ast.NodeVisitor):
         if not isinstance(node.target, ast.Name):
             self.visit(node.target)
             return
-        self._record(node.target)
+        self._leaf(node.target)
         # `futures += [...]` keeps the name's type; a read of the name is recorded here.
         held = self.scope.current.get(node.target.id)
         if held is not None:
@@ -1405,7 +1413,7 @@ class _Pass(ast.NodeVisitor):
 
     def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
         self.visit(node.value)
-        self._record(node.target)
+        self._leaf(node.target)
         scope = self.scope
         while scope.kind == "comprehension" and scope.parent is not None:
             scope = scope.parent  # the walrus binds in the enclosing function
