@@ -52,6 +52,18 @@ def rule_hooks(rule: type[Rule]) -> tuple[tuple[type[ast.AST], str, bool], ...]:
                     raise TypeError(
                         f"{rule.__name__}.{attr}: `{attr[len(prefix) :]}` is no ast node class"
                     )
+                # The model's pass records what the dispatch serves; a hook it cannot serve
+                # would never run, so it is refused like a misspelt one.
+                if issubclass(node_class, UNRECORDED):
+                    raise TypeError(
+                        f"{rule.__name__}.{attr}: operators and contexts are not dispatched;"
+                        " hook the node that holds them"
+                    )
+                if leaving and node_class in PASSED_BY:
+                    raise TypeError(
+                        f"{rule.__name__}.{attr}: the model's pass records no end for this node"
+                        " class; use visit_ and finish"
+                    )
                 hooks.append((node_class, attr, leaving))
     return tuple(hooks)
 
@@ -193,18 +205,8 @@ def _events_for(rules: tuple[type[Rule], ...]) -> dict[type, int]:
     function stack follows)."""
     marks = dict.fromkeys(_FUNCTION_CLASSES, ENTER_AND_LEAVE)
     for rule in rules:
-        for node_class, attr, leaving in rule_hooks(rule):
-            if issubclass(node_class, UNRECORDED):
-                raise TypeError(
-                    f"{rule.__name__}.{attr}: operators and contexts are not dispatched; hook the"
-                    " node that holds them"
-                )
+        for node_class, _attr, leaving in rule_hooks(rule):
             if leaving:
-                if node_class in PASSED_BY:
-                    raise TypeError(
-                        f"{rule.__name__}.leave_{node_class.__name__}: the model's pass records"
-                        " no end for this node class; use visit_ and finish"
-                    )
                 marks[node_class] = ENTER_AND_LEAVE
             else:
                 marks.setdefault(node_class, ENTER)

@@ -15,7 +15,7 @@ import hypothesmith
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from trio_lint.check import _events_for
+from trio_lint.check import rule_hooks
 from trio_lint.parse import SourceError, parse
 from trio_lint.rules import all_rules
 from trio_lint.semantics.model import (
@@ -122,4 +122,4 @@ def test_hooks_the_dispatch_cannot_serve_are_refused(hook: str) -> None:
 
     rule = type("Unserved", (Rule,), {"code": "PTR999", hook: lambda self, node: None})
     with pytest.raises(TypeError, match=hook):
-        _events_for((rule,))
+        rule_hooks(rule)

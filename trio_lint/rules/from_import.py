@@ -105,9 +105,8 @@ star imports, function-level imports, or names listed in `__all__` (a re-export)
         self.imports: list[tuple[ast.ImportFrom, bool]] = []  # (statement, at module level)
         self.imported: set[str] = set()  # local names the flagged statements bind
         self.paths: dict[str, str] = {}  # local name -> SDK attribute path (e.g. "ModelInput")
-        self.rebound: set[str] = (
-            set()
-        )  # names also bound otherwise (`global` here, the rest in `finish`)
+        # Names bound besides the import: `global` ones here, the rest gathered in `finish`.
+        self.rebound: set[str] = set()
         self.exported: set[str] = set()
         self.classes = 0
 

@@ -78,6 +78,7 @@ __all__ = [
     "ENTER",
     "ENTER_AND_LEAVE",
     "PASSED_BY",
+    "UNRECORDED",
     "Leave",
     "ModelView",
     "SemanticModel",
@@ -1137,12 +1138,11 @@ class _Pass(ast.NodeVisitor):
             elif outer.kind == "class":
                 outer.methods[node.name] = node
         positional = [*node.args.posonlyargs, *node.args.args]
-        for arg in _params(node.args):
-            self._record(arg)  # with its annotation; the defaults were visited above
         if not isinstance(node, ast.Lambda):
             self._record(node.returns)
         self._push("function", node)
         for arg in _params(node.args):
+            self._record(arg)  # with its annotation; the defaults were visited above
             fixed = self.m.annotation_type(arg.annotation, outer)
             if fixed is not None:
                 self.scope.bind(arg.arg, _Binding(fixed=fixed))
