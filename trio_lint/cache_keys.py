@@ -13,21 +13,63 @@ if TYPE_CHECKING:
     from trio_lint.config import LintConfig
 
 
-@functools.cache
-def code_fingerprint() -> str:
-    """(path, mtime, size) of the linter's own sources: an edited rule invalidates the cache even
-    when the version number did not move (an editable install during development)."""
+def _engine_files() -> list[str]:
+    """The linter's own sources and data: trio_lint's and pytrio_facts' .py and .json files."""
     # pytrio_facts ships beside trio_lint in the same distribution; it is found by path, not
     # imported (it imports a lot) nor looked up with importlib.util (a cost on every start).
     here = os.path.dirname(os.path.abspath(__file__))
-    parts = []
+    files = []
     for base in (here, os.path.join(os.path.dirname(here), "pytrio_facts")):
         for directory, _, names in os.walk(base):
-            for name in names:
-                if name.endswith((".py", ".json")):
-                    stat = os.stat(os.path.join(directory, name))
-                    parts.append(f"{directory}/{name}:{stat.st_mtime_ns}:{stat.st_size}")
-    return digest("\n".join(sorted(parts)), 8)
+            files += [os.path.join(directory, n) for n in names if n.endswith((".py", ".json"))]
+    return sorted(files)
+
+
+def _memo_dir() -> str:
+    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(root, "trio-lint", "code-fingerprints")
+
+
+def content_fingerprint(files: list[str]) -> str:
+    """A digest of the files' names (relative to the folder that holds them all) and bytes."""
+    root = os.path.commonpath([os.path.dirname(path) for path in files]) if files else ""
+    parts = []
+    for path in files:
+        with open(path, "rb") as handle:
+            parts.append(f"{os.path.relpath(path, root)}:{digest(handle.read())}")
+    return digest("\n".join(parts), 8)
+
+
+@functools.cache
+def code_fingerprint() -> str:
+    """A digest of the contents of the linter's own sources: an edited rule invalidates the cache
+    even when the version number did not move (an editable install during development), and a
+    fresh clone or a reinstall of the same code keeps the cache valid (mtimes change, bytes do
+    not). Reading ~1 MB on every start would cost more than the stat walk, so the content digest
+    is remembered under the user's cache dir, keyed by the files' (path, mtime, size)."""
+    files = _engine_files()
+    stats = []
+    for path in files:
+        stat = os.stat(path)
+        stats.append(f"{path}:{stat.st_mtime_ns}:{stat.st_size}")
+    memo = os.path.join(_memo_dir(), digest("\n".join(stats), 16))
+    try:
+        with open(memo, encoding="ascii") as handle:
+            known = handle.read().strip()
+        if len(known) == 16 and all(c in "0123456789abcdef" for c in known):
+            return known
+    except OSError:
+        pass
+    fingerprint = content_fingerprint(files)
+    try:  # the memo is an optimisation: an unwritable cache dir only costs the re-read
+        os.makedirs(os.path.dirname(memo), exist_ok=True)
+        temporary = f"{memo}.{os.getpid()}.tmp"
+        with open(temporary, "w", encoding="ascii") as handle:
+            handle.write(fingerprint)
+        os.replace(temporary, memo)
+    except OSError:
+        pass
+    return fingerprint
 
 
 def settings_key(config: LintConfig, *, want_edits: bool) -> str:
