@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.tool_cache import npm_prefix
+
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("node@22", "@anthropic-ai/claude-code@2.1.332")
 TIMEOUT = 900
@@ -21,34 +23,10 @@ TIMEOUT = 900
 pytestmark = pytest.mark.slow
 
 
-def cache_dir() -> Path:
-    base = (
-        os.environ.get("PYTRIO_SKILL_TEST_CACHE") or Path.home() / ".cache" / "pytrio-skill-tests"
-    )
-    return Path(base) / "claude-code-2.1.332"
-
-
 @pytest.fixture(scope="module")
 def claude() -> Path:
-    prefix = cache_dir()
-    binary = prefix / "node_modules" / ".bin" / "claude"
-    if binary.exists():
-        return binary
-    npm = shutil.which("npm")
-    if npm is None:
-        pytest.skip("npm is not installed: Claude Code cannot be installed to validate the plugin")
-    prefix.mkdir(parents=True, exist_ok=True)
-    process = subprocess.run(
-        [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", *PACKAGES],
-        env={**os.environ, "npm_config_cache": str(prefix / "npm-cache")},
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-    )
-    if process.returncode != 0 or not binary.exists():
-        pytest.skip(f"npm could not install {' '.join(PACKAGES)}: {process.stderr[-800:]}")
-    return binary
+    binary = "node_modules/.bin/claude"
+    return npm_prefix("claude-code-2.1.332", PACKAGES, binary) / binary
 
 
 @pytest.fixture(scope="module")

@@ -1,8 +1,9 @@
 """`npx skills add` installs exactly the skill's files: skills/pytrio/, never the repository.
 
 Runs the `skills` CLI 1.7.4 (it needs Node >= 22.20) on a Node 22 that npm installs into a
-temporary prefix, so the machine's own Node does not matter. The source is a clean export of the
-committed files (`git archive HEAD`, never a local .venv), turned into its own git repository:
+prefix kept between runs, so the machine's own Node does not matter. The source is a clean export
+of the committed files (`git archive HEAD`, never a local .venv), turned into its own git
+repository:
 - as a file:// git URL, the path a remote install (`owner/repo`) takes: the CLI clones it;
 - as a local path, and as the local path of skills/pytrio/ (the subpath form).
 The CLI runs with a temporary HOME and npm cache and with telemetry off. The test is skipped,
@@ -11,7 +12,6 @@ with the reason, only when npm cannot install Node 22 or the CLI (no npm, no reg
 
 import io
 import os
-import shutil
 import subprocess
 import tarfile
 from pathlib import Path
@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from docgen import skill_copy
+from tests.tool_cache import npm_prefix
 
 ROOT = Path(__file__).resolve().parents[2]
 SKILLS_CLI = "skills@1.7.4"
@@ -29,24 +30,11 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def cli(tmp_path_factory) -> list[str]:
-    """[node22, skills/bin/cli.mjs] from a fresh npm prefix."""
-    npm = shutil.which("npm")
-    if npm is None:
-        pytest.skip("npm is not installed: Node 22 and the skills CLI cannot be installed")
-    prefix = tmp_path_factory.mktemp("skills-cli")
-    process = subprocess.run(
-        [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", NODE, SKILLS_CLI],
-        env={**os.environ, "npm_config_cache": str(prefix / "npm-cache")},
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-    )
-    node = prefix / "node_modules" / ".bin" / "node"
-    script = prefix / "node_modules" / "skills" / "bin" / "cli.mjs"
-    if process.returncode != 0 or not node.exists() or not script.is_file():
-        pytest.skip(f"npm could not install {NODE} and {SKILLS_CLI}: {process.stderr[-800:]}")
+def cli() -> list[str]:
+    """[node22, skills/bin/cli.mjs] from an npm prefix kept between runs (tests/tool_cache.py)."""
+    node_path, script_path = "node_modules/.bin/node", "node_modules/skills/bin/cli.mjs"
+    prefix = npm_prefix(f"skills-{SKILLS_CLI}", (NODE, SKILLS_CLI), node_path, script_path)
+    node, script = prefix / node_path, prefix / script_path
     version = subprocess.run([str(node), "--version"], capture_output=True, text=True, check=True)
     assert version.stdout.startswith("v22."), version.stdout
     return [str(node), str(script)]
