@@ -33,6 +33,13 @@ class Grader:
         target = self.meta.get("target")
         return self.kind == "regex" and isinstance(target, dict) and target.get("source") == "file"
 
+    def reads_only(self, names: set[str]) -> bool:
+        """Whether this is a file grader whose verdict depends on no file but those named."""
+        if not self.reads_files_only:
+            return False
+        path = self.meta["path"] if self.kind == "file_exists" else self.meta["target"]["path"]
+        return path in names
+
 
 def front_matter(text: str) -> tuple[dict[str, Any], str]:
     match = re.match(r"---\n(.*?)\n---\n?(.*)", text, re.S)

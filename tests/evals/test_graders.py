@@ -60,3 +60,11 @@ def test_the_reference_page_lists_every_case():
     listed = re.findall(r"^\| `([\w.-]+)` \| ", page, re.M)
     cases = sorted(path.parent.name for path in (ROOT / "evals").glob("*/prompt.md"))
     assert sorted(listed[: len(cases)]) == cases
+
+
+def test_reads_only_names_the_one_file_a_grader_reads():
+    assert regex("x").reads_only({"out.txt"})
+    assert not regex("x").reads_only({"lint.txt"})
+    assert Grader("g", "file_exists", {"path": "a.txt"}).reads_only({"a.txt", "b.txt"})
+    assert not Grader("g", "tool_used", {"tool": "Skill"}).reads_only({"a.txt"})
+    assert not Grader("g", "regex", {"target": {"source": "transcript"}}).reads_only({"a.txt"})
