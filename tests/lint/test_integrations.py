@@ -229,15 +229,23 @@ def _git(*args: str, cwd: Path) -> None:
 
 @pytest.mark.slow
 def test_pre_commit_hooks_fail_then_fix(tmp_path: Path) -> None:
-    """Real `pre-commit try-repo`: it builds the hook env by pip-installing a clone of this
-    repository (its committed tree), so this needs PyPI for the dependencies."""
+    """Real `pre-commit run` with a user's `.pre-commit-config.yaml` naming a clone of this
+    repository at its HEAD commit, as a user pins a tag: pre-commit builds the hook env by
+    pip-installing that clone (so this needs PyPI for the dependencies), once for both hooks."""
     clone = tmp_path / "hook-repo"
     _git("clone", "-q", "--no-hardlinks", str(ROOT), str(clone), cwd=tmp_path)
+    rev = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=clone, capture_output=True, text=True, check=True
+    ).stdout.strip()
     user = tmp_path / "user"
     user.mkdir()
     _git("init", "-q", cwd=user)
+    (user / ".pre-commit-config.yaml").write_text(
+        f"repos:\n- repo: {clone}\n  rev: {rev}\n  hooks:\n"
+        "  - id: trio-lint\n  - id: trio-lint-fix\n"
+    )
     (user / "train.py").write_text(BAD)
-    _git("add", "train.py", cwd=user)
+    _git("add", "train.py", ".pre-commit-config.yaml", cwd=user)
     env_home = tmp_path / "pre-commit-home"
     env = {
         "PATH": f"{BIN}:/usr/bin:/bin",
@@ -250,9 +258,9 @@ def test_pre_commit_hooks_fail_then_fix(tmp_path: Path) -> None:
     }
     pre_commit = shutil.which("pre-commit", path=str(BIN)) or str(BIN / "pre-commit")
 
-    def try_repo(hook: str) -> subprocess.CompletedProcess[str]:
+    def run_hook(hook: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [pre_commit, "try-repo", str(clone), hook, "--all-files", "--color", "never"],
+            [pre_commit, "run", hook, "--all-files", "--color", "never"],
             cwd=user,
             env=env,
             capture_output=True,
@@ -261,13 +269,16 @@ def test_pre_commit_hooks_fail_then_fix(tmp_path: Path) -> None:
             check=False,
         )
 
-    lint = try_repo("trio-lint")
+    lint = run_hook("trio-lint")
     assert lint.returncode == 1, lint.stdout + lint.stderr
     assert "train.py:3:24: PTR202" in lint.stdout
     assert (user / "train.py").read_text() == BAD
-    fix = try_repo("trio-lint-fix")
+    fix = run_hook("trio-lint-fix")
     assert fix.returncode == 1, fix.stdout + fix.stderr  # files modified + the -100 remains
     assert (user / "train.py").read_text() == FIXED
     (user / "train.py").write_text(FIXED.replace("[-100, 1]", "[5, 1]"))
-    clean = try_repo("trio-lint")
+    clean = run_hook("trio-lint")
     assert clean.returncode == 0, clean.stdout + clean.stderr
+    # One hook environment served the three runs.
+    envs = [path for path in env_home.iterdir() if path.is_dir() and path.name.startswith("repo")]
+    assert len(envs) == 1, envs
