@@ -2,12 +2,46 @@
 
 Under pytest-xdist each worker is one of the machine's cores: torch in a worker (and in the
 trio-local processes it starts) uses one thread, so two workers on two cores do not fight over
-four threads. Set before any test module imports torch."""
+four threads. Set before any test module imports torch.
+
+`make test` runs `--dist loadgroup`: a test file's tests stay on one worker (its module fixtures,
+such as a trio-local service, start once), unless the module sets SPREAD_ACROSS_WORKERS = True
+(each test is its own process, so the tests spread over the workers)."""
 
 from __future__ import annotations
 
 import os
 
+import pytest
+
 if os.environ.get("PYTEST_XDIST_WORKER"):
     for variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(variable, "1")
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        module = getattr(item, "module", None)
+        if item.get_closest_marker("xdist_group") or getattr(
+            module, "SPREAD_ACROSS_WORKERS", False
+        ):
+            continue
+        item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+
+
+@pytest.fixture(scope="session")
+def shared_local_service():
+    """One trio-local for the tests that only talk to it through the SDK (per worker): starting
+    one builds the stand-in and its tokenizer again, seconds each time. Tests that need their
+    own options, data dir or restarts start their own. Runs do not see each other's data unless
+    they list everything, and those tests look for their own entries only."""
+    pytest.importorskip("torch")
+    import pytrio as trio
+
+    import trio_local
+
+    trio.configure_observability(enabled=False)
+    # Tests across many files create runs that stay active until their heartbeats stop.
+    with trio_local.serve_in_background(max_training_runs=256) as running:
+        yield running

@@ -225,9 +225,14 @@ print("loss", trainer.forward_backward(batch, "cross_entropy").result().metrics[
 trainer.optim_step(trio.AdamParams(learning_rate=1e-4)).result()
 sampler = trainer.save_weights_and_get_sampling_client()
 prompt = trio.ModelInput.from_ints(tokenizer.encode("Question: what is Trio?\\nAnswer:"))
+# The full 4096-token budget is accepted; the stop strings (a letter or a space: nearly every
+# token of the barely trained stand-in has one) end the sample after a few tokens, since
+# drawing 4096 tokens from a 248k vocabulary checks no limit the budget's acceptance does not.
 result = sampler.sample(
     prompt=prompt,
-    sampling_params=trio.SamplingParams(max_tokens=4096, temperature=1.0, seed=3),
+    sampling_params=trio.SamplingParams(
+        max_tokens=4096, temperature=1.0, seed=3, stop=[" ", "e", "a", "o", "i", "t", "n"]
+    ),
     num_samples=1,
 ).result()
 print("sampled", len(result.sequences[0].tokens), result.sequences[0].stop_reason)
@@ -251,5 +256,5 @@ def test_a_qwen3_5_script_with_4096_token_data_and_budget_runs_under_trio_local_
     loss = float(re.search(r"loss (\S+)", done.stdout).group(1))
     assert loss == pytest.approx(np.log(248_320), abs=1.5)
     sampled = re.search(r"sampled (\d+) (\w+)", done.stdout)
-    assert sampled is not None and 0 < int(sampled.group(1)) <= 4096
-    assert sampled.group(2) == "stop" or int(sampled.group(1)) == 4096
+    assert sampled is not None and 0 < int(sampled.group(1)) < 4096
+    assert sampled.group(2) == "stop"
