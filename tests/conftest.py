@@ -21,6 +21,12 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # Files with slow tests first (a stable sort: the order inside a file is kept), so the long
+    # ones start while the other worker works through the many quick ones, not at the end.
+    slow_files = {
+        item.nodeid.split("::", 1)[0] for item in items if item.get_closest_marker("slow")
+    }
+    items.sort(key=lambda item: item.nodeid.split("::", 1)[0] not in slow_files)
     for item in items:
         module = getattr(item, "module", None)
         if item.get_closest_marker("xdist_group") or getattr(

@@ -25,9 +25,13 @@ import pytest
 from local_helpers import MODEL
 
 KEY = "warmup-test-key-0123"
+# Holds the import until the client says its first step is on the way (or at most the delay).
 SLOW_PEFT = """
 import importlib, os, sys, time
-time.sleep(float(os.environ["TRIO_TEST_PEFT_DELAY_S"]))
+_deadline = time.monotonic() + float(os.environ["TRIO_TEST_PEFT_DELAY_S"])
+_release = os.environ["TRIO_TEST_PEFT_RELEASE"]
+while time.monotonic() < _deadline and not os.path.exists(_release):
+    time.sleep(0.05)
 _here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]
 del sys.modules[__name__]
@@ -39,7 +43,7 @@ pytestmark = pytest.mark.slow
 
 
 CLIENT = """
-import json, sys, urllib.request
+import json, os, sys, time, urllib.request
 import pytrio as trio
 from pytrio.errors.base import PyTrioError
 trio.configure_observability(enabled=False)
@@ -57,7 +61,11 @@ datum = trio.Datum(
 )
 out["state_before_first_step"] = warmup_state()
 try:
-    result = training.forward_backward([datum], "cross_entropy").result(timeout=300)
+    future = training.forward_backward([datum], "cross_entropy")
+    if os.environ.get("TRIO_TEST_PEFT_RELEASE"):  # a held warm-up may end once the step is sent
+        time.sleep(1.0)
+        open(os.environ["TRIO_TEST_PEFT_RELEASE"], "w").close()
+    result = future.result(timeout=300)
     out["logprobs"] = [float(x) for x in result.loss_fn_outputs[0]["logprobs"].to_numpy()]
 except PyTrioError as error:
     out["step_error"] = str(error)
@@ -112,7 +120,8 @@ def serve(
     warmup_env: str | None = None,
 ) -> Iterator[Served]:
     """`trio-local serve` on a fresh data directory, and the environment a client needs."""
-    env = {**os.environ, "TRIO_TEST_PEFT_DELAY_S": str(delay)}
+    release = str(tmp_path / "release-peft")
+    env = {**os.environ, "TRIO_TEST_PEFT_DELAY_S": str(delay), "TRIO_TEST_PEFT_RELEASE": release}
     # Its own cache: the weights this service seeds are compared with another service's, never
     # with files a process shared with other code may have written.
     env["TRIO_LOCAL_CACHE_DIR"] = str(tmp_path / "cache")
@@ -131,6 +140,8 @@ def serve(
         assert process.stdout is not None
         url = process.stdout.readline().split()[-1]
         client_env = {**os.environ, "PYTRIO_BASE_URL": url, "PYTRIO_API_KEY": KEY}
+        if peft is not None:
+            client_env["TRIO_TEST_PEFT_RELEASE"] = release
         for line in process.stdout:  # where the SDK finds the offline tokenizer
             if line.startswith("export MODELSCOPE_CACHE="):
                 client_env["MODELSCOPE_CACHE"] = line.strip().split("=", 1)[1]
@@ -154,10 +165,11 @@ def test_a_request_during_warm_up_waits_for_it_and_gets_an_unwarmed_services_ans
     assert expected["state_before_first_step"] == "off"
     assert "logprobs" in expected and "sample_error" not in expected
 
-    # Warm-up held open by a slow import of peft: the service answers at once meanwhile, run
-    # creation (which needs the tokenizer, not peft) does not wait for it, and the first
-    # forward_backward arrives before the warm-up's model is ready.
-    with serve(tmp_path / "warm", peft=SLOW_PEFT, delay=60.0) as warm:
+    # Warm-up held open by a slow import of peft (until the client has sent its first step, at
+    # most 120 s): the service answers at once meanwhile, run creation (which needs the
+    # tokenizer, not peft) does not wait for it, and the first forward_backward arrives before
+    # the warm-up's model is ready.
+    with serve(tmp_path / "warm", peft=SLOW_PEFT, delay=120.0) as warm:
         assert warm.stats()["warmup"]["state"] == "warming"
         assert warm.probe_seconds() < 1.0
         got = warm.client()
