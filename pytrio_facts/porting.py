@@ -57,8 +57,8 @@ NOTES: dict[str, str] = {
         "`rest.delete_checkpoint(training_run_id, checkpoint_id)`, ids from `list_checkpoints`"
     ),
     "tinker.TrainingClient.get_info": (
-        "no equivalent; the run's id is `training.training_run_cuid`, its LoRA settings "
-        "`training.lora`"
+        "no equivalent; the run's id is `training_client.training_run_cuid`, its LoRA settings "
+        "`training_client.lora`"
     ),
     "tinker.TinkerError": "`trio.PyTrioError` (every SDK and service error; also catch ValueError)",
     "tinker.APIError": "`trio.PyTrioError`, with `.code`, `.hint` and `.retryable`",
@@ -261,19 +261,22 @@ def _method_rows(name: str) -> list[Row]:
         required = sorted((required_new - required_old) & old.keywords)
         if required:
             differences.append("required on pytrio: " + ", ".join(f"`{k}`" for k in required))
+        results = []
         if returns(old) != returns(new):
-            differences.append(f"Tinker returns {returns(old)}, pytrio {returns(new)}")
+            results.append(f"Tinker returns {returns(old)}, pytrio {returns(new)}")
             if old.future == "api" and new.future == "concurrent":
-                differences.append(f"not awaitable on pytrio: `await ...{member}_async(...)`")
+                results.append(f"not awaitable on pytrio: `await ...{member}_async(...)`")
         if _deprecated(key):
             differences.append(_deprecation(member, pytrio_cls))
-        if differences:
+        if differences or results:
+            # A note explains the result; the keyword differences stay listed beside it.
+            note = "; ".join([NOTES[key], *differences] if key in NOTES else results + differences)
             rows.append(
                 Row(
                     key,
                     f"`{member}{signature(old)}` → {returns(old)}",
                     f"`{member}{signature(new)}` → {returns(new)}",
-                    _note(key, "; ".join(differences)),
+                    note,
                 )
             )
     return rows

@@ -3,7 +3,7 @@
 The loop was Tinker code (`import tinker`, `from tinker import types`). The port took three steps
 (references/porting-from-tinker.md):
 1. `import pytrio as trio` for both imports, and `trio.` for every `tinker.` and `types.`;
-2. `trio-lint --fix`: Tinker's metric key `metrics["loss:sum"]` became `metrics["loss_sum"]`;
+2. `trio-lint --fix`: Tinker's metric key `loss:sum` became pytrio's `loss_sum`;
 3. what trio-lint still reported: `save_weights_and_get_sampling_client(name=...)` takes no
    arguments on pytrio (PTR005), so the name went, and the weights to keep are saved by name
    with `save_weights_for_sampler`.
@@ -54,7 +54,7 @@ def main() -> None:
         result = fwd_bwd.result()
         optim.result()
         metrics = result.metrics
-        # Tinker: metrics["loss:sum"] / weight_sum. pytrio: the same mean is loss_mean.
+        # Tinker code divides its `loss:sum` by weight_sum; pytrio gives that mean as loss_mean.
         tinker_style = metrics["loss_sum"] / weight_sum
         print(
             f"step {step} loss {metrics['loss_mean']:.4f} "
