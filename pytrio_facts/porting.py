@@ -20,6 +20,8 @@ from pytrio_facts.api_model import ApiData, Class, Function, Module, api_data
 
 TINKER_DATA = Path(__file__).with_name("tinker_api.json")
 CLIENTS = ("ServiceClient", "TrainingClient", "SamplingClient", "RestClient", "APIFuture")
+# Clients a Tinker script builds with `tinker.X(...)` (the others come from factories).
+CONSTRUCTED = ("ServiceClient", "RestClient")
 # Types that changed their name; both names are checked to exist (tests/skill/test_porting.py).
 RENAMED_TYPES = {"SampledSequence": "SampleSequence"}
 
@@ -48,6 +50,11 @@ NOTES: dict[str, str] = {
         "pytrio takes no name and returns the client itself: call it with no arguments and drop "
         "the `.result()` or `await`; for weights you keep, `save_weights_for_sampler(name)`"
     ),
+    "tinker.ServiceClient.__init__": (
+        "the key and URL come from `trio login` or `PYTRIO_API_KEY` / `PYTRIO_BASE_URL` "
+        "(or `trio.configure(base_url=...)`)"
+    ),
+    "tinker.RestClient.__init__": ("pytrio's is built by the SDK: `service.create_rest_client()`"),
     "tinker.ServiceClient.create_rest_client": (
         "Tinker 0.38 deprecates it for `tinker.RestClient()`; on pytrio keep "
         "`service.create_rest_client()`"
@@ -223,13 +230,27 @@ def _members(cls: Class, *, client: bool) -> set[str]:
     return {m for m in members if m != "__init__"}
 
 
+def _constructor_row(name: str, tinker_cls: Class, pytrio_cls: Class) -> Row | None:
+    """`tinker.X(...)` against `trio.X(...)`, for the clients a script constructs itself."""
+    old, new = tinker_cls.methods.get("__init__"), pytrio_cls.methods.get("__init__")
+    if name not in CONSTRUCTED or old is None or new is None:
+        return None
+    key = f"tinker.{name}.__init__"
+    public = {k for k in old.keywords if not k.startswith("_")}
+    gone = sorted(public - new.keywords)
+    default = "no " + ", ".join(f"`{k}=`" for k in gone) + " on pytrio" if gone else ""
+    note = "; ".join(part for part in (NOTES.get(key, ""), default) if part)
+    return Row(key, f"`tinker.{name}{signature(old)}`", f"`trio.{name}{signature(new)}`", note)
+
+
 def _method_rows(name: str) -> list[Row]:
     tinker_cls = _class(_tinker(f"tinker.{name}"))
     found = _find_pytrio(name)
     pytrio_cls = _class(_pytrio(found.replace("trio.", "pytrio.", 1))) if found else None
     if tinker_cls is None or pytrio_cls is None:
         return []
-    rows = []
+    constructor = _constructor_row(name, tinker_cls, pytrio_cls)
+    rows = [constructor] if constructor is not None else []
     for member in sorted(_members(tinker_cls, client=True) | _members(pytrio_cls, client=True)):
         key = f"tinker.{name}.{member}"
         old = tinker_cls.methods.get(member)
@@ -270,6 +291,8 @@ def _method_rows(name: str) -> list[Row]:
             differences.append(_deprecation(member, pytrio_cls))
         if differences or results:
             # A note explains the result; the keyword differences stay listed beside it.
+            if key in NOTES and "deprecat" in NOTES[key]:
+                differences = [d for d in differences if not d.startswith("deprecated on Tinker")]
             note = "; ".join([NOTES[key], *differences] if key in NOTES else results + differences)
             rows.append(
                 Row(
