@@ -47,10 +47,10 @@ def _cache_dir() -> Path:
     return Path(root) if root else Path.home() / ".cache" / "pytrio-facts" / "wheels"
 
 
-def released_versions() -> list[str]:
+def released_versions(project: str = "pytrio") -> list[str]:
     """Every release PyPI lists (`pip index versions pytrio`), oldest first."""
     out = subprocess.run(
-        [sys.executable, "-m", "pip", "index", "versions", "pytrio"],
+        [sys.executable, "-m", "pip", "index", "versions", project],
         check=True,
         capture_output=True,
         text=True,

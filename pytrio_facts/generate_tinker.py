@@ -22,9 +22,6 @@ from __future__ import annotations
 import argparse
 import ast
 import json
-import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -42,16 +39,7 @@ GENERATED = (
 
 def newest_release() -> str:
     """The newest release PyPI lists for tinker (`pip index versions tinker`)."""
-    out = subprocess.run(
-        [sys.executable, "-m", "pip", "index", "versions", PACKAGE],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    match = re.search(r"Available versions:\s*([^,\s]+)", out)
-    if match is None:
-        raise SystemExit(f"could not read tinker's release list from pip:\n{out}")
-    return match.group(1)
+    return generate_api.released_versions(PACKAGE)[-1]
 
 
 def _deprecations(describer: Describer) -> dict[str, str]:
