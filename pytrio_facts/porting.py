@@ -77,6 +77,35 @@ NOTES: dict[str, str] = {
 
 
 @dataclass(frozen=True)
+class LintGap:
+    """A difference that ported code can hit and trio-lint does not report yet: the page tells
+    the reader to look for it, and tests/skill/test_porting.py fails once trio-lint reports it."""
+
+    pattern: str  # a regex matched against one line of ported code
+    advice: str  # Markdown, for the page
+
+    def matches(self, line: str) -> bool:
+        return re.search(self.pattern, line) is not None
+
+
+LINT_GAPS: tuple[LintGap, ...] = (
+    LintGap(
+        r'metrics\["surrogate_loss:sum"\]',
+        '`metrics["surrogate_loss:sum"]` of a `forward_backward_custom` result: on pytrio '
+        "that sum is `loss_sum` (the linear surrogate the service trains on), and Tinker's "
+        "`loss:sum` there (your own loss) exists only if your loss function returns it in its "
+        "metrics dict; so `--fix`'s `loss_sum` for a custom-loss result reads the surrogate",
+    ),
+    LintGap(
+        r"await rest\.\w+\(",
+        "`await rest.list_checkpoints(...)` and the other RestClient sync calls: awaitable "
+        "`APIFuture`s on Tinker, `concurrent.futures.Future`s on pytrio (`TypeError` when "
+        "awaited); use `await rest.list_checkpoints_async(...)`",
+    ),
+)
+
+
+@dataclass(frozen=True)
 class Row:
     key: str  # what NOTES are keyed by
     tinker: str  # Markdown: what Tinker has

@@ -463,6 +463,16 @@ for checkpoint in rest.list_checkpoints(run_id).result().checkpoints:
     ttl = (expires - checkpoint.time).total_seconds() if expires else None
     print("listed", checkpoint.checkpoint_type, name[:14], ttl, is_temporary(checkpoint))
 
+# porting: after forward_backward_custom, loss_sum is the linear surrogate's, not your loss
+def squared(data, logprobs):
+    total = sum(lp.sum() for lp in logprobs)
+    loss = total * total
+    return loss, {"mine": float(loss)}
+
+
+custom = training.forward_backward_custom([datum], squared).result().metrics
+print("custom metrics", sorted(custom), round(custom["loss_sum"] / custom["mine"], 3))
+
 # 6: the step comes back from the path
 resumed, step = namespace["resume"](service, state.path)
 print("resumed at step", step, type(resumed).__name__, state.path.endswith("/facts-step-000007"))
@@ -491,3 +501,5 @@ def test_guessed_facts_hold_under_trio_local(service) -> None:
     assert ("sampler", "facts-named", "None", "False") in listed
     assert ("training", "facts-step-000", "None", "False") in listed
     assert "resumed at step 7 TrainingClient True" in out
+    # d(S^2)/dlogp = 2S, so the surrogate -sum(-2S * logp) is 2 S^2: twice the loss returned
+    assert "custom metrics ['loss_mean', 'loss_sum', 'mine', 'token_count'] 2.0" in out

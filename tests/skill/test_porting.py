@@ -222,3 +222,76 @@ def test_page_names_both_releases_and_its_example() -> None:
     skill = (ROOT / "SKILL.md").read_text(encoding="utf-8")
     assert "[references/porting-from-tinker.md](references/porting-from-tinker.md)" in skill
     assert json.loads(porting.TINKER_DATA.read_text(encoding="utf-8"))["versions"] == ["0.38.0"]
+
+
+PRELUDE = """import pytrio as trio
+
+service = trio.ServiceClient()
+training = service.create_lora_training_client(base_model="Qwen/Qwen3-4B-Instruct-2507")
+sampler = training.save_weights_and_get_sampling_client()
+rest = service.create_rest_client()
+fut = training.forward_backward([], "cross_entropy")
+checkpoint = rest.list_user_checkpoints().result().checkpoints[0]
+"""
+RECEIVERS = {"ServiceClient": "service", "TrainingClient": "training", "SamplingClient": "sampler",
+             "RestClient": "rest", "APIFuture": "fut"}  # fmt: skip
+
+
+def _ported_lines() -> list[str]:
+    """One line of ported Tinker code per row that says pytrio lacks something: a Tinker-only
+    method or attribute, a keyword pytrio does not take, a result field, a metric key, a loss."""
+    lines = []
+    for client, receiver in RECEIVERS.items():
+        tinker_cls = porting._tinker(f"tinker.{client}")
+        ours = porting._class(
+            porting._pytrio(porting._find_pytrio(client).replace("trio", "pytrio"))
+        )
+        for row in porting._method_rows(client):
+            member = row.key.rsplit(".", 1)[-1]
+            if member == "__init__":
+                continue
+            if row.pytrio == "none":
+                call = "()" if member in tinker_cls.methods else ""
+                lines.append(f"x = {receiver}.{member}{call}")
+            elif member in tinker_cls.methods and member in ours.methods:
+                gone = tinker_cls.methods[member].keywords - ours.methods[member].keywords
+                lines += [f"x = {receiver}.{member}({k}=None)" for k in sorted(gone)]
+    for row in porting.type_members().rows:
+        if row.key.startswith("tinker.Checkpoint.") and row.pytrio == "none":
+            lines.append(f"x = checkpoint.{row.key.rsplit('.', 1)[-1]}")
+    for row in porting.metric_keys().rows:
+        if row.key.startswith("metric:"):
+            key = row.key.removeprefix("metric:")
+            lines.append(
+                f'x = training.forward_backward([], "cross_entropy").result().metrics["{key}"]'
+            )
+    lines += [
+        f'x = training.forward_backward([], "{row.key[5:]}")' for row in porting.losses().rows
+    ]
+    for section in porting.methods():
+        for row in section.rows:
+            if "not awaitable on pytrio" in row.note:  # awaited as Tinker's APIFuture allows
+                member = row.key.rsplit(".", 1)[-1]
+                lines.append(f"async def f():\n    return await rest.{member}()")
+    return lines
+
+
+PORTED_LINES = _ported_lines()
+
+
+def test_prelude_of_the_variants_is_clean() -> None:
+    assert len(PORTED_LINES) > 60
+    assert not trio_lint.lint_source(PRELUDE, path="variant.py")
+
+
+@pytest.mark.parametrize("line", PORTED_LINES)
+def test_trio_lint_reports_each_difference_after_the_recipe(line: str) -> None:
+    """Step 3 of the recipe: after the imports change, what pytrio lacks is a finding."""
+    code = PRELUDE + line + "\n"
+    row = code.count("\n")
+    found = [d for d in trio_lint.lint_source(code, path="variant.py") if d.line == row]
+    gap = next((gap for gap in porting.LINT_GAPS if gap.matches(line)), None)
+    if gap is not None:  # the page lists it under "what trio-lint does not report yet"
+        assert not found, f"trio-lint now reports {line!r}: remove {gap} from porting.LINT_GAPS"
+        return
+    assert found, f"trio-lint says nothing about: {line}"
