@@ -2,14 +2,18 @@
 comparison agrees with the installed pytrio, and its recipe turns Tinker code into pytrio code
 that trio-lint accepts."""
 
+import ast
 import inspect
 import json
+import keyword
 import re
 import zipfile
 from pathlib import Path
 
 import pytest
 import pytrio as trio
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import trio_lint
 from pytrio_facts import generate_api, generate_tinker, porting
@@ -155,8 +159,8 @@ def test_client_rows_agree_with_the_installed_pytrio(client: str) -> None:
         gone = tinker_method.keywords - ours
         if row is None:
             assert not gone, f"{client}.{member}: {gone} missing on pytrio but not listed"
-        for keyword in gone:
-            assert f"`{keyword}=`" in row.note, (member, keyword, row.note)
+        for name in gone:
+            assert f"`{name}=`" in row.note, (member, name, row.note)
 
 
 def test_client_futures_are_values_on_pytrio() -> None:
@@ -295,3 +299,39 @@ def test_trio_lint_reports_each_difference_after_the_recipe(line: str) -> None:
         assert not found, f"trio-lint now reports {line!r}: remove {gap} from porting.LINT_GAPS"
         return
     assert found, f"trio-lint says nothing about: {line}"
+
+
+NAMES = st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True).filter(
+    lambda name: not keyword.iskeyword(name) and name != "self"
+)
+LITERALS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**6), 10**6),
+    st.floats(allow_nan=False, allow_infinity=False, width=32),
+    st.text(st.characters(codec="ascii", exclude_categories=("Cc",)), max_size=12),
+)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.dictionaries(NAMES, LITERALS,
+                       max_size=5))  # fmt: skip
+def test_generator_reads_literal_defaults_back_exactly(defaults: dict) -> None:
+    """Field defaults (plain and `Field(default=...)`) and keyword defaults, as written."""
+    fields = "".join(
+        f"    {name}: object = {'Field(default=' if i % 2 else ''}{value!r}{')' if i % 2 else ''}\n"
+        for i, (name, value) in enumerate(defaults.items())
+    )
+    keywords = ", ".join(f"{name}={value!r}" for name, value in defaults.items())
+    source = (
+        "from pydantic import BaseModel, Field\n"
+        f"class AdamParams(BaseModel):\n{fields or '    pass'}\n"
+        f"class TrainingClient:\n    def step(self, {keywords}): ...\n"
+    )
+    modules = {"tinker": ast.parse("from .m import AdamParams, TrainingClient\n"),
+               "tinker.m": ast.parse(source)}  # fmt: skip
+    wheel = generate_api.Wheel("9.9.9", modules, package="tinker")
+    assert generate_tinker._defaults(wheel, "tinker.AdamParams") == defaults
+    assert generate_tinker._defaults(wheel, "tinker.TrainingClient") == {
+        f"step.{name}": value for name, value in defaults.items()
+    }
