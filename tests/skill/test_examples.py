@@ -316,6 +316,22 @@ def test_09_newest_checkpoint_names_ids_paths_and_download() -> None:
     assert "deleted the 3 checkpoints this script saved" in out
 
 
+def test_10_tinker_port_trains_and_keeps_tinkers_loss_normalisation(service) -> None:
+    # Before the tests below that send mistakes on purpose: run_example checks the report.
+    source = (EXAMPLES / "10_port_from_tinker.py").read_text(encoding="utf-8")
+    assert not re.search(r"^\s*(import|from) tinker\b", source, re.M)  # the port is pytrio code
+    out = run_example(service, "10_port_from_tinker.py", "--steps", "6")
+    rows = re.findall(r"step \d+ loss ([\d.]+) loss_sum/weights ([\d.]+) tokens (\d+)", out)
+    assert len(rows) == 6
+    for mean, tinker_style, _tokens in rows:  # loss_mean is Tinker's loss:sum / sum(weights)
+        assert float(mean) == pytest.approx(float(tinker_style), abs=1e-3)
+    losses = [float(mean) for mean, _, _ in rows]
+    assert losses[-1] < losses[0] / 2, losses  # 11.6 -> 4.1 in six steps on trio-local
+    assert re.search(r"^saved trio://\S+/sampler_weights/tinker-port-final$", out, re.M)
+    samples = re.findall(r"sample '.*?' -> '(.*?)' \(trained '(.*?)'\)", out)
+    assert len(samples) == 2
+
+
 def test_rl_iteration_without_advantage_sends_nothing_useful(service) -> None:
     # best-practices/rl.md: an all-zero-advantage batch has no loss and no counted tokens, and
     # an empty batch is refused by the SDK before anything is sent
@@ -373,21 +389,6 @@ def test_skill_md_scripts_run_unchanged(service) -> None:
     for script in scripts:
         process = run_python(service, "-c", script)
         assert process.returncode == 0, f"{script}\n{process.stderr[-3000:]}"
-
-
-def test_10_tinker_port_trains_and_keeps_tinkers_loss_normalisation(service) -> None:
-    source = (EXAMPLES / "10_port_from_tinker.py").read_text(encoding="utf-8")
-    assert not re.search(r"^\s*(import|from) tinker\b", source, re.M)  # the port is pytrio code
-    out = run_example(service, "10_port_from_tinker.py", "--steps", "6")
-    rows = re.findall(r"step \d+ loss ([\d.]+) loss_sum/weights ([\d.]+) tokens (\d+)", out)
-    assert len(rows) == 6
-    for mean, tinker_style, _tokens in rows:  # loss_mean is Tinker's loss:sum / sum(weights)
-        assert float(mean) == pytest.approx(float(tinker_style), abs=1e-3)
-    losses = [float(mean) for mean, _, _ in rows]
-    assert losses[-1] < losses[0] / 2, losses  # 11.6 -> 4.1 in six steps on trio-local
-    assert re.search(r"^saved trio://\S+/sampler_weights/tinker-port-final$", out, re.M)
-    samples = re.findall(r"sample '.*?' -> '(.*?)' \(trained '(.*?)'\)", out)
-    assert len(samples) == 2
 
 
 def _python_block(page: str, defines: str) -> str:
