@@ -47,10 +47,12 @@ demo: $(STAMP)
 docs: $(STAMP)
 	$(BIN)/python -m docgen.render
 
-# Regenerate pytrio_facts/api_versions.json from every pytrio wheel on PyPI (the only target that
-# downloads: wheels are cached under ~/.cache/pytrio-facts), then the docs built from it.
+# Regenerate pytrio_facts/api_versions.json from every pytrio wheel on PyPI and
+# pytrio_facts/tinker_api.json from the newest tinker wheel (the only target that downloads:
+# wheels are cached under ~/.cache/pytrio-facts), then the docs built from them.
 facts: $(STAMP)
 	$(BIN)/python -m pytrio_facts.generate_api
+	$(BIN)/python -m pytrio_facts.generate_tinker
 	$(BIN)/python -m docgen.render
 
 lint: $(STAMP)

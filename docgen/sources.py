@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytrio_facts
-from pytrio_facts import api_model
+from pytrio_facts import api_model, porting
 
 
 @dataclass(frozen=True)
@@ -253,6 +253,7 @@ def context() -> dict[str, Any]:
     return {
         "facts": pytrio_facts,
         "api": api_model,
+        "porting": porting,
         "rules": lint_rules(),
         "tools": mcp_tools(),
         "mcp_settings": mcp_settings(),

@@ -47,10 +47,10 @@ def _cache_dir() -> Path:
     return Path(root) if root else Path.home() / ".cache" / "pytrio-facts" / "wheels"
 
 
-def released_versions() -> list[str]:
+def released_versions(project: str = "pytrio") -> list[str]:
     """Every release PyPI lists (`pip index versions pytrio`), oldest first."""
     out = subprocess.run(
-        [sys.executable, "-m", "pip", "index", "versions", "pytrio"],
+        [sys.executable, "-m", "pip", "index", "versions", project],
         check=True,
         capture_output=True,
         text=True,
@@ -66,28 +66,29 @@ def version_key(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in re.findall(r"\d+", version))
 
 
-def wheel_for(version: str, cache: Path) -> Path:
+def wheel_for(version: str, cache: Path, project: str = "pytrio") -> Path:
     cache.mkdir(parents=True, exist_ok=True)
-    found = sorted(cache.glob(f"pytrio-{version}-*.whl"))
+    found = sorted(cache.glob(f"{project}-{version}-*.whl"))
     if found:
         return found[0]
     pip = [sys.executable, "-m", "pip", "download", "-q", "--no-deps"]
-    subprocess.run([*pip, f"pytrio=={version}", "-d", str(cache)], check=True)
-    found = sorted(cache.glob(f"pytrio-{version}-*.whl"))
+    subprocess.run([*pip, f"{project}=={version}", "-d", str(cache)], check=True)
+    found = sorted(cache.glob(f"{project}-{version}-*.whl"))
     if not found:
-        raise SystemExit(f"pip download gave no wheel for pytrio=={version}")
+        raise SystemExit(f"pip download gave no wheel for {project}=={version}")
     return found[0]
 
 
 # ---- reading one wheel ------------------------------------------------------------------------
 
 
-def read_modules(wheel: Path) -> dict[str, ast.Module]:
-    """Module name -> parsed source, for every .py file of the `pytrio` package."""
+def read_modules(wheel: Path, package: str = "pytrio") -> dict[str, ast.Module]:
+    """Module name -> parsed source, for every .py file of the package (`pytrio`; `tinker` for
+    pytrio_facts/generate_tinker.py)."""
     modules: dict[str, ast.Module] = {}
     with zipfile.ZipFile(wheel) as archive:
         for name in archive.namelist():
-            if not name.startswith("pytrio/") or not name.endswith(".py"):
+            if not name.startswith(f"{package}/") or not name.endswith(".py"):
                 continue
             dotted = name[: -len(".py")].replace("/", ".").removesuffix(".__init__")
             modules[dotted] = ast.parse(archive.read(name).decode("utf-8"), filename=name)
@@ -112,6 +113,7 @@ class Wheel:
     version: str
     modules: dict[str, ast.Module]
     _raw: dict[str, dict[str, Resolved]] = field(default_factory=dict)
+    package: str = "pytrio"  # imports from outside it are not followed
 
     def absolute(self, module: str, node: ast.ImportFrom) -> str:
         if not node.level:
@@ -149,7 +151,7 @@ class Wheel:
                     yield alias.asname, Resolved("module", alias.name)
         elif isinstance(stmt, ast.ImportFrom):
             source = self.absolute(module, stmt)
-            if not source.startswith("pytrio"):
+            if not source.startswith(self.package):
                 return
             for alias in stmt.names:
                 local = alias.asname or alias.name

@@ -316,6 +316,22 @@ def test_09_newest_checkpoint_names_ids_paths_and_download() -> None:
     assert "deleted the 3 checkpoints this script saved" in out
 
 
+def test_10_tinker_port_trains_and_keeps_tinkers_loss_normalisation(service) -> None:
+    # Before the tests below that send mistakes on purpose: run_example checks the report.
+    source = (EXAMPLES / "10_port_from_tinker.py").read_text(encoding="utf-8")
+    assert not re.search(r"^\s*(import|from) tinker\b", source, re.M)  # the port is pytrio code
+    out = run_example(service, "10_port_from_tinker.py", "--steps", "6")
+    rows = re.findall(r"step \d+ loss ([\d.]+) loss_sum/weights ([\d.]+) tokens (\d+)", out)
+    assert len(rows) == 6
+    for mean, tinker_style, _tokens in rows:  # loss_mean is Tinker's loss:sum / sum(weights)
+        assert float(mean) == pytest.approx(float(tinker_style), abs=1e-3)
+    losses = [float(mean) for mean, _, _ in rows]
+    assert losses[-1] < losses[0] / 2, losses  # 11.6 -> 4.1 in six steps on trio-local
+    assert re.search(r"^saved trio://\S+/sampler_weights/tinker-port-final$", out, re.M)
+    samples = re.findall(r"sample '.*?' -> '(.*?)' \(trained '(.*?)'\)", out)
+    assert len(samples) == 2
+
+
 def test_rl_iteration_without_advantage_sends_nothing_useful(service) -> None:
     # best-practices/rl.md: an all-zero-advantage batch has no loss and no counted tokens, and
     # an empty batch is refused by the SDK before anything is sent
@@ -373,3 +389,118 @@ def test_skill_md_scripts_run_unchanged(service) -> None:
     for script in scripts:
         process = run_python(service, "-c", script)
         assert process.returncode == 0, f"{script}\n{process.stderr[-3000:]}"
+
+
+def _python_block(page: str, defines: str) -> str:
+    text = (ROOT / page).read_text(encoding="utf-8")
+    return next(b for b in re.findall(r"```python\n(.*?)```", text, re.S) if defines in b)
+
+
+GUESSED_FACTS = """
+import re, runpy, time
+import pytrio as trio
+
+namespace = {}
+exec(SAMPLE_EXACTLY, namespace)
+exec(RESUME, namespace)
+is_temporary = runpy.run_path(EXAMPLE_09)["is_temporary"]
+service = trio.ServiceClient()
+rest = service.create_rest_client()
+training = service.create_lora_training_client(base_model="Qwen/Qwen3-4B-Instruct-2507", rank=4)
+run_id = training.training_run_cuid
+tokenizer = training.get_tokenizer()
+prompt = tokenizer.encode("Q: two plus two?\\nA:", add_special_tokens=True)
+
+
+def last_request():
+    return rest.get_training_run(run_id).result().last_request_time
+
+
+# 6: a sampler before any training call samples the fresh adapter; load_state is refused after it
+created = last_request()
+sampler = training.save_weights_and_get_sampling_client()
+params = trio.SamplingParams(max_tokens=4, temperature=0.0)
+before = sampler.sample(prompt=trio.ModelInput.from_ints(prompt), sampling_params=params).result()
+base = service.create_sampling_client(base_model="Qwen/Qwen3-4B-Instruct-2507")
+plain = base.sample(prompt=trio.ModelInput.from_ints(prompt), sampling_params=params).result()
+same = before.sequences[0].tokens == plain.sequences[0].tokens
+print("sampler before training is the base model", same)
+try:
+    training.load_state("trio://nowhere/weights/x").result()
+except trio.PyTrioError as err:
+    print("load_state after it:", err.code)
+# 2: a fixed length without ignore_eos
+tokens = namespace["sample_exactly"](sampler, prompt, 12, {tokenizer.eos_token_id})
+print("sample_exactly gave", len(tokens))
+
+# 5: last_request_time moves when the run starts, not with later steps and saves
+started = last_request()
+datum = trio.Datum(
+    model_input=trio.ModelInput.from_ints([9707, 1879, 11]),
+    loss_fn_inputs={"target_tokens": [1879, 11, 1879], "logprobs": [-1.0] * 3,
+                    "advantages": [1.0, -1.0, 0.5]},
+)
+config = {"clip_low_threshold": 0.8, "clip_high_threshold": 1.2}
+for _ in range(2):
+    training.forward_backward([datum], "ppo", loss_fn_config=config).result()
+    training.optim_step(trio.AdamParams(learning_rate=1e-3)).result()
+state = training.save_state("facts-step-000007").result()
+stayed = last_request() == started
+print("last_request_time moved at start", started > created, "then stayed", stayed)
+
+# 1: an unknown loss_fn_config key fails that call only
+try:
+    training.forward_backward([datum], "ppo", loss_fn_config={"epsilon": 0.2}).result()
+except trio.PyTrioError as err:
+    print("unknown key:", type(err).__name__, err.code)
+metrics = training.forward_backward([datum], "ppo", loss_fn_config=config).result().metrics
+print("trains after it", sorted(metrics))
+
+# 4: the temporary weights are listed, with an expiry, and is_temporary tells them apart
+named = training.save_weights_for_sampler("facts-named").result()
+for checkpoint in rest.list_checkpoints(run_id).result().checkpoints:
+    name = checkpoint.path.rsplit("/", 1)[-1]
+    expires = checkpoint.expires_at
+    ttl = (expires - checkpoint.time).total_seconds() if expires else None
+    print("listed", checkpoint.checkpoint_type, name[:14], ttl, is_temporary(checkpoint))
+
+# porting: after forward_backward_custom, loss_sum is the linear surrogate's, not your loss
+def squared(data, logprobs):
+    total = sum(lp.sum() for lp in logprobs)
+    loss = total * total
+    return loss, {"mine": float(loss)}
+
+
+custom = training.forward_backward_custom([datum], squared).result().metrics
+print("custom metrics", sorted(custom), round(custom["loss_sum"] / custom["mine"], 3))
+
+# 6: the step comes back from the path
+resumed, step = namespace["resume"](service, state.path)
+print("resumed at step", step, type(resumed).__name__, state.path.endswith("/facts-step-000007"))
+"""
+
+
+def test_guessed_facts_hold_under_trio_local(service) -> None:
+    sample_exactly = _python_block("references/sampling-client.md", "def sample_exactly")
+    resume = _python_block("best-practices/checkpoints.md", "def resume")
+    script = (
+        f"SAMPLE_EXACTLY = {sample_exactly!r}\n"
+        f"RESUME = {resume!r}\n"
+        f"EXAMPLE_09 = {str(EXAMPLES / '09_newest_checkpoint.py')!r}\n" + GUESSED_FACTS
+    )
+    process = run_python(service, "-c", script)
+    assert process.returncode == 0, process.stderr[-4000:]
+    out = process.stdout
+    assert "sampler before training is the base model True" in out
+    assert "load_state after it: validation.already_initialized" in out
+    assert "sample_exactly gave 12" in out
+    assert "last_request_time moved at start True then stayed True" in out
+    assert "unknown key: EventFailedError invalid_loss_config" in out
+    assert "trains after it ['loss_mean', 'loss_sum', 'token_count']" in out
+    listed = re.findall(r"^listed (\w+) (\S+) (\S+) (\w+)$", out, re.M)
+    assert ("sampler", "temp-sampling-", "21600.0", "True") in listed
+    assert ("sampler", "facts-named", "None", "False") in listed
+    assert ("training", "facts-step-000", "None", "False") in listed
+    assert "resumed at step 7 TrainingClient True" in out
+    # d(S^2)/dlogp = 2S, so the surrogate -sum(-2S * logp) is 2 S^2: twice the loss returned
+    assert "custom metrics ['loss_mean', 'loss_sum', 'mine', 'token_count'] 2.0" in out

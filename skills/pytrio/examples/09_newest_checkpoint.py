@@ -37,12 +37,18 @@ def all_training_runs(rest: trio.RestClient) -> list:
             return runs
 
 
+def is_temporary(checkpoint) -> bool:
+    """The weights `save_weights_and_get_sampling_client()` saved (6 h TTL), not a named save."""
+    name = checkpoint.path.rstrip("/").rsplit("/", 1)[-1]
+    return checkpoint.expires_at is not None and name.startswith("temp-sampling-")
+
+
 def newest_checkpoint(rest: trio.RestClient, checkpoint_type: str = "training"):
     """(training_run_id, Checkpoint) of the most recently saved checkpoint of this type."""
     newest = None
     for run in all_training_runs(rest):
         for checkpoint in rest.list_checkpoints(run.training_run_id).result().checkpoints:
-            if checkpoint.checkpoint_type != checkpoint_type:
+            if checkpoint.checkpoint_type != checkpoint_type or is_temporary(checkpoint):
                 continue
             if newest is None or checkpoint.time > newest[1].time:
                 newest = (run.training_run_id, checkpoint)
