@@ -6,8 +6,10 @@ sizes on a quiet machine. A bench added to bench/ without a row here fails the f
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +18,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench"
+TIMEOUT = 600
 
 # Each test of this module is one bench in its own process: pytest-xdist may spread them.
 SPREAD_ACROSS_WORKERS = True
@@ -61,15 +64,26 @@ def test_every_bench_has_a_smoke_run():
 @pytest.mark.parametrize("script", sorted(SMOKE))
 def test_the_bench_runs_at_a_tiny_size_and_prints_its_table(script, tmp_path):
     arguments, table_line = SMOKE[script]
-    done = subprocess.run(
+    # Its own process group: a bench that overruns is stopped with every service it started.
+    process = subprocess.Popen(
         [sys.executable, str(BENCH / script), *arguments],
         cwd=ROOT,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=600,
-        check=False,
+        start_new_session=True,
     )
+    try:
+        stdout, stderr = process.communicate(timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        stdout, stderr = process.communicate()
+        pytest.fail(f"{script} ran over {TIMEOUT} s:\n{stdout[-3000:]}\n{stderr[-3000:]}")
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)  # what it left running
+    done = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
     output = f"stdout:\n{done.stdout[-3000:]}\nstderr:\n{done.stderr[-3000:]}"
     assert done.returncode == 0, output
     assert re.search(table_line, done.stdout, re.M), output
