@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import functools
 import os
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -226,7 +227,7 @@ def _named_file(raw: str) -> str | None:
             return f"cannot follow the symbolic link: {exc.strerror or exc}; skipped"
         return f"cannot read the file: {exc.strerror or exc}"
     try:
-        check_regular(raw, st)
+        check_regular(raw, st, limit=sys.maxsize)  # the size is the read's to check
     except OSError as exc:
         return str(exc.strerror)
     return None
