@@ -115,9 +115,11 @@ def test_a_file_named_like_an_option_is_linted_as_a_file(tmp_path):
     # Were it handed over as an option, trio-lint would read evil.py as its configuration.
     (tmp_path / "evil.py").write_text("import os\n")
     (tmp_path / "--config=evil.py").write_text(BUGGY)
-    message = assert_one_line_at_most(run_hook(edit_event(tmp_path, "--config=evil.py"), tmp_path))
-    assert message is not None and message.get("decision") == "block", message
-    assert "--config=evil.py:2:" in message["reason"] and "PTR202" in message["reason"]
+    for cwd in (str(tmp_path), "."):  # "." joined with a relative name leaves the bare name
+        event = edit_event(tmp_path, "--config=evil.py", cwd=cwd)
+        message = assert_one_line_at_most(run_hook(event, tmp_path))
+        assert message is not None and message.get("decision") == "block", message
+        assert "--config=evil.py:2:" in message["reason"] and "PTR202" in message["reason"]
 
 
 @pytest.mark.parametrize(
