@@ -19,8 +19,8 @@ import re
 import stat as stat_module
 import time
 
-from trio_lint.parse import MAX_FILE_BYTES
-
+# The one limit on what is linted (parse.decode checks text given directly, e.g. by the editor).
+MAX_FILE_BYTES = 10 * 1024 * 1024
 TEMP_MARK = ".trio-lint-"
 TEMP_SUFFIX = ".tmp"
 # `.<name>.trio-lint-<pid>-<random>.tmp`: what `write_fixed` creates beside `<name>`.

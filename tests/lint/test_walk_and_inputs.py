@@ -327,3 +327,35 @@ def test_no_config_shape_is_a_traceback(tmp_path_factory, table, tool):
         load_config(None, search_from=directory)
     except ConfigError as error:
         assert "pyproject.toml" in str(error)
+
+
+# --- standard input and the cache ------------------------------------------------------------
+
+
+def test_standard_input_over_the_size_limit_is_refused_not_truncated(project, capsys, monkeypatch):
+    # Read without bound, `trio-lint - < /dev/zero` never ends; with --fix, printing a
+    # truncated copy as "the fixed code" would lose the rest of the user's file.
+    data = b"import pytrio\n" + b"#" * (10 * 1024 * 1024)
+    monkeypatch.setattr("sys.stdin", _Stdin(data))
+    code, out, err = lint(project, "--fix", "-", capsys=capsys)
+    assert code == 2 and out == "", out[:200]
+    assert "standard input is larger than 10 MiB" in err and err.count("\n") == 1
+
+
+def test_a_killed_runs_cache_temp_file_is_removed(project, capsys):
+    (project / "a.py").write_text(BAD)
+    cache = project / ".trio_lint_cache"
+    cache.mkdir()
+    old = cache / "tmpabc123.tmp"
+    old.write_bytes(b"half a store")
+    os.utime(old, (1_000_000, 1_000_000))
+    fresh = cache / "tmpdef456.tmp"  # another run may be writing this one right now
+    fresh.write_bytes(b"being written")
+    cwd = Path.cwd()
+    os.chdir(project)
+    try:
+        main(["a.py"])  # with the cache
+    finally:
+        os.chdir(cwd)
+    capsys.readouterr()
+    assert not old.exists() and fresh.exists()
