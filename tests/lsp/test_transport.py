@@ -102,20 +102,40 @@ def hover(client: RawClient, uri: str = "file:///nowhere.py") -> dict:
     )
 
 
-@pytest.mark.parametrize(
-    "junk",
-    [b"Content-Length: abc\r\n\r\n{}", b"Content-Length: -5\r\n\r\n{}", b"random \x00\xff bytes",
-     b'{"jsonrpc": "2.0", "id": 1}', b"Content-Length: 99999999999\r\n\r\n",
-     b"Content-Length: 300\r\n\r\n{}", b"Content-Length: 2\r\n\r\n{]",
-     b"Content-Length: 0\r\n\r\n", frame([1, 2]), frame({"jsonrpc": "1.0", "id": 5}),
-     frame({"jsonrpc": "2.0", "id": {"a": 1}, "method": "x"})],
-    ids=["abc", "negative", "random", "no-header", "huge", "short-body", "not-json", "empty",
-         "array", "jsonrpc-1", "bad-id"],
-)  # fmt: skip
-def test_after_a_malformed_frame_the_server_still_answers(server: RawClient, junk: bytes):
-    server.send(junk)
+FRAME_FAULTS = {
+    "abc": b"Content-Length: abc\r\n\r\n{}",
+    "negative": b"Content-Length: -5\r\n\r\n{}",
+    "random": b"random \x00\xff bytes",
+    "no-header": b'{"jsonrpc": "2.0", "id": 1}',
+    "huge": b"Content-Length: 99999999999\r\n\r\n",
+    "short-body": b"Content-Length: 300\r\n\r\n{}",
+}
+NOT_JSON_RPC = {
+    "not-json": b"Content-Length: 2\r\n\r\n{]",
+    "empty": b"Content-Length: 0\r\n\r\n",
+    "array": frame([1, 2]),
+    "jsonrpc-1": frame({"jsonrpc": "1.0", "id": 5}),
+    "bad-id": frame({"jsonrpc": "2.0", "id": {"a": 1}, "method": "x"}),
+}
+
+
+@pytest.mark.parametrize("name", [*FRAME_FAULTS, *NOT_JSON_RPC])
+def test_after_a_malformed_frame_the_server_still_answers(server: RawClient, name: str):
+    server.send(FRAME_FAULTS.get(name) or NOT_JSON_RPC[name])
     assert hover(server)["result"] is None
     assert server.process.poll() is None  # alive, and listening
+    if name in FRAME_FAULTS:  # the fault is logged to the client
+        logged = server.wait(
+            lambda m: (
+                m.get("method") == "window/logMessage"
+                and "malformed message frame" in m["params"]["message"]
+            ),
+            timeout=5,
+        )
+        assert logged is not None, name
+    else:  # answered as JSON-RPC 2.0 says: an error response without an id
+        answer = server.wait(lambda m: "error" in m and m.get("id") is None, timeout=5)
+        assert answer is not None and answer["error"]["code"] in (-32700, INVALID_REQUEST)
 
 
 JSON = st.recursive(

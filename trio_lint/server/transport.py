@@ -301,6 +301,8 @@ def _read_forever(stdin: BinaryIO, loop: asyncio.AbstractEventLoop, queue: async
 async def _serve(server: Any, stdin: BinaryIO, stdout: BinaryIO) -> int:
     def log(message: str) -> None:
         sys.stderr.write(message + "\n")
+        if not session.initialized:
+            return  # before `initialize` the client may be sent nothing but responses
         try:
             from lsprotocol import types
 
