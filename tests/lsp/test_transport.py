@@ -211,3 +211,23 @@ def test_exit_without_shutdown_is_exit_code_1(workspace: Path):
         assert client.process.wait(timeout=20) == 1
     finally:
         client.close()
+
+
+def test_documents_under_a_symlink_loop_are_served(server: RawClient, workspace: Path):
+    # Path.resolve raises RuntimeError on a loop; the config lookup and the watch must not.
+    loop = workspace / "loop"
+    if not loop.is_symlink():
+        loop.symlink_to("loop")
+    uri = (loop / "x.py").as_uri()
+    server.notify(
+        "textDocument/didOpen",
+        {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": BUGGY}},
+    )
+    published = server.wait(
+        lambda m: m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri
+    )
+    assert published is not None and published["params"]["diagnostics"]
+    server.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
+    assert hover(server, uri) is not None
+    shown = [m for m in server.received if m.get("method") == "window/showMessage"]
+    assert shown == [], shown
