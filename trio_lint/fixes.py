@@ -343,36 +343,48 @@ def keep_comments(
 ) -> list[Finding]:
     """`findings`, with each safe fix that would delete a comment of `code` made unsafe, saying
     which comments (ruff's convention: a fix that drops comments is not safe to apply unseen).
-    `exempt`: codes whose fixes are about a comment (an unused `# noqa` directive)."""
-    lines: list[str] | None = None
-    before: Counter[str] | None = None
-    result: list[Finding] = []
-    for finding in findings:
-        fix = finding.fix
-        if fix is None or fix.applicability is not Applicability.SAFE or finding.code in exempt:
-            result.append(finding)
-            continue
-        if lines is None:
-            if "#" not in code:
-                return findings
-            lines = code.splitlines()
-            before = comments(code)
-        if not _near_comment(lines, finding):
-            result.append(finding)
-            continue
-        try:
-            after, applied = apply_fixes(code, [finding])
-        except FixError:
-            result.append(finding)  # it cannot be applied at all: nothing to demote
-            continue
-        lost = lost_comments(before, after) if applied else []
-        if lost is None:
-            result.append(_unsafe(finding, "cannot check that it keeps the comments"))
-        elif lost:
-            shown = ", ".join(f"`{text}`" for text in lost[:_SHOWN_COMMENTS])
-            more = f" and {len(lost) - _SHOWN_COMMENTS} more" if len(lost) > _SHOWN_COMMENTS else ""
-            plural = "s" if len(lost) > 1 else ""
-            result.append(_unsafe(finding, f"it would delete the comment{plural} {shown}{more}"))
-        else:
-            result.append(finding)
+    `exempt`: codes whose fixes are about a comment (an unused `# noqa` directive).
+
+    Only fixes that edit a line holding a comment (or just below comment lines) are checked; all
+    of them are applied together first, and only when that loses a comment one by one."""
+    if "#" not in code:
+        return findings
+    lines = code.splitlines()
+    suspects = [
+        number
+        for number, finding in enumerate(findings)
+        if finding.fix is not None
+        and finding.fix.applicability is Applicability.SAFE
+        and finding.code not in exempt
+        and _near_comment(lines, finding)
+    ]
+    if not suspects:
+        return findings
+    before = comments(code)
+    try:
+        after, applied = apply_fixes(code, [findings[n] for n in suspects])
+    except FixError:
+        applied = []
+    if applied and len(applied) == len(suspects) and lost_comments(before, after) == []:
+        return findings  # together they keep every comment, so each one does
+    result = list(findings)
+    for number in suspects:
+        result[number] = _checked(code, findings[number], before)
     return result
+
+
+def _checked(code: str, finding: Finding, before: Counter[str] | None) -> Finding:
+    """`finding`, its fix made unsafe if applying it alone deletes a comment."""
+    try:
+        after, applied = apply_fixes(code, [finding])
+    except FixError:
+        return finding  # it cannot be applied at all: nothing to demote
+    lost = lost_comments(before, after) if applied else []
+    if lost is None:
+        return _unsafe(finding, "cannot check that it keeps the comments")
+    if not lost:
+        return finding
+    shown = ", ".join(f"`{text}`" for text in lost[:_SHOWN_COMMENTS])
+    more = f" and {len(lost) - _SHOWN_COMMENTS} more" if len(lost) > _SHOWN_COMMENTS else ""
+    plural = "s" if len(lost) > 1 else ""
+    return _unsafe(finding, f"it would delete the comment{plural} {shown}{more}")
