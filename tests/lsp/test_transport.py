@@ -147,7 +147,23 @@ JSON = st.recursive(
 )
 POSITION = st.fixed_dictionaries({"line": JSON | st.integers(0, 3), "character": JSON})
 DOCUMENT = st.fixed_dictionaries({"uri": JSON | st.just("file:///x.py")})
-METHODS = st.sampled_from(["textDocument/hover", "textDocument/codeAction", "codeAction/resolve"])
+
+
+def _methods() -> tuple[list[str], list[str]]:
+    """The server's own requests and notifications (what it registers, builtin or ours), less
+    the ones that end or restart the session."""
+    from lsprotocol import types
+
+    from trio_lint.server.app import build
+
+    features = build().protocol.fm
+    names = set(features.features) | set(features.builtin_features)
+    names -= {"initialize", "shutdown", "exit"}
+    requests = sorted(n for n in names if types.METHOD_TO_TYPES.get(n, (None, None))[1])
+    return requests, sorted(names - set(requests))
+
+
+REQUESTS, NOTIFICATIONS = _methods()
 PARAMS = JSON | st.fixed_dictionaries(
     {}, optional={"textDocument": JSON | DOCUMENT, "position": JSON | POSITION, "range": JSON,
                   "context": JSON, "title": JSON, "data": JSON}
@@ -155,14 +171,22 @@ PARAMS = JSON | st.fixed_dictionaries(
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
-@given(method=METHODS, params=PARAMS)
-def test_every_request_gets_a_response_whatever_its_params(server: RawClient, method, params):
+@given(
+    method=st.sampled_from(REQUESTS),
+    notification=st.sampled_from(NOTIFICATIONS),
+    params=PARAMS,
+)
+def test_every_request_gets_a_response_whatever_its_params(
+    server: RawClient, method, notification, params
+):
+    assert {"textDocument/hover", "textDocument/codeAction", "codeAction/resolve"} <= set(REQUESTS)
     response = server.request(method, params)
     if "error" in response:
         assert response["error"]["code"] == INVALID_PARAMS, response
         assert method in response["error"]["message"]
-    # A notification with the same params is dropped, not fatal: the next request is answered.
-    server.notify("textDocument/didChange", params)
+    # A notification with the same params is dropped or handled, never fatal: the next
+    # request is answered.
+    server.notify(notification, params)
     assert hover(server)["result"] is None
 
 
