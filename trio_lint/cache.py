@@ -56,14 +56,16 @@ MAGIC = b"trio-lint-store/1/py%d.%d\n" % sys.version_info[:2]
 STORE_SUFFIXES = (".cache", ".index")
 PRUNE_AFTER_S = 14 * 24 * 3600  # stores not used for two weeks are deleted on the next save
 TOUCH_AFTER_S = 24 * 3600
+STALE_TMP_S = 3600  # no store takes an hour to write: an older temp file's writer was killed
 
 
 def read_store(file: Path) -> dict:
     """The dict stored in `file`, or {} when it is missing or damaged in any way."""
+    from trio_lint.fileio import read_regular
+
     try:
-        with open(file, "rb") as handle:
-            raw = handle.read()
-            used = os.fstat(handle.fileno()).st_mtime
+        used = os.stat(file).st_mtime
+        raw = read_regular(str(file), limit=1 << 31)  # a FIFO in its place never blocks the run
     except OSError:
         return {}
     header = len(MAGIC) + 8
@@ -117,10 +119,17 @@ def write_store(directory: Path, file: Path, data: dict) -> None:
 
 def _prune(directory: Path, keep: Path) -> None:
     cutoff = time.time() - PRUNE_AFTER_S
+    stale_tmp = time.time() - STALE_TMP_S
     for entry in os.scandir(directory):
-        if entry.path == str(keep) or not entry.name.endswith((*STORE_SUFFIXES, ".json")):
-            continue  # .json: the format before stores, never read again
+        if entry.path == str(keep):
+            continue
         with contextlib.suppress(OSError):
+            if entry.name.endswith(".tmp"):  # a run killed while writing its store
+                if entry.stat().st_mtime < stale_tmp:
+                    os.unlink(entry.path)
+                continue
+            if not entry.name.endswith((*STORE_SUFFIXES, ".json")):
+                continue  # .json: the format before stores, never read again
             if entry.name.endswith(".json") or entry.stat().st_mtime < cutoff:
                 os.unlink(entry.path)
 

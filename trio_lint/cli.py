@@ -214,12 +214,32 @@ def check(argv: Sequence[str]) -> int:
 
     parser = build_parser()
     request = resolve_request(parser.parse_args(argv), parser)
+    if request.writes or request.add_noqa:
+        _exit_on_termination()
     try:
         result = execute(request)
     except FileNotFoundError as exc:
         sys.stderr.write(f"trio-lint: error: no such file or directory: {exc}\n")
         return EXIT_ERROR
     return _report(request, result)
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
+def _exit_on_termination() -> None:
+    """SIGTERM/SIGHUP end a run that writes through SystemExit, not at once, so that a temp
+    file being written is removed on the way out (signals arrive in the main thread only)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for name in ("SIGTERM", "SIGHUP"):
+        number = getattr(signal, name, None)
+        if number is not None and signal.getsignal(number) is signal.SIG_DFL:
+            signal.signal(number, _terminated)
 
 
 def _report(request: RunRequest, result: RunResult) -> int:

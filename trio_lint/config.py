@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import tomllib
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -150,7 +151,7 @@ def config_from_mapping(data: dict[str, Any], *, origin: str) -> LintConfig:
             values[name] = _PARSERS[_ANNOTATIONS[name]](value)
         except ValueError as exc:
             raise ConfigError(
-                f"{origin}: invalid value for `{key}`: {exc} (got {value!r})."
+                f"{origin}: invalid value for `{key}`: {exc} (got {shown(value)})."
             ) from None
     try:
         config = LintConfig(**values)
@@ -159,13 +160,49 @@ def config_from_mapping(data: dict[str, Any], *, origin: str) -> LintConfig:
     return config
 
 
+def shown(value: object) -> str:
+    """`repr` for an error message, bounded: a value nested 10,000 deep must not make the
+    message itself fail (the builtin repr raises RecursionError) nor fill the screen."""
+    import reprlib
+
+    limited = reprlib.Repr()
+    limited.maxlevel, limited.maxstring, limited.maxother = 3, 60, 60
+    return limited.repr(value)
+
+
 def find_pyproject(start: Path) -> Path | None:
-    start = start.resolve()
+    # os.path.realpath, not Path.resolve: that raises RuntimeError on a symlink loop.
+    start = Path(os.path.realpath(start))
     for directory in (start, *start.parents):
         candidate = directory / "pyproject.toml"
-        if candidate.is_file():
-            return candidate
+        try:
+            if candidate.is_file():
+                return candidate
+        except OSError:
+            continue  # a directory we may not look into: as if it held none
     return None
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    """The TOML at `path`; ConfigError naming the file for anything that keeps it from being
+    read: missing, not a regular file (a FIFO would block forever), too large, not UTF-8, not
+    TOML, nested too deeply for the parser."""
+    from trio_lint.fileio import read_regular
+
+    try:
+        data = read_regular(str(path))
+    except FileNotFoundError:
+        raise ConfigError(f"--config: file not found: {path}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the configuration: {exc.strerror or exc}") from None
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(
+            f"{path}: cannot be read: its values are nested too deeply for the TOML parser"
+        ) from None
 
 
 def load_config(
@@ -180,14 +217,14 @@ def load_config(
         path = find_pyproject(search_from or Path.cwd())
         if path is None:
             return LintConfig(), None
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"--config: file not found: {path}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    data = _read_toml(path)
     if path.name == "pyproject.toml" or "tool" in data:
-        table = data.get("tool", {}).get("trio-lint")
+        tool = data.get("tool", {})
+        if not isinstance(tool, dict):
+            raise ConfigError(
+                f"{path}: `tool` must be a table (such as `[tool.trio-lint]`), got {shown(tool)}."
+            )
+        table = tool.get("trio-lint")
         if table is None:
             if explicit:
                 raise ConfigError(f"{path}: no [tool.trio-lint] table.")
@@ -195,7 +232,7 @@ def load_config(
     else:
         table = data  # a dedicated trio-lint.toml holds the keys at top level
     if not isinstance(table, dict):
-        raise ConfigError(f"{path}: [tool.trio-lint] must be a table.")
+        raise ConfigError(f"{path}: [tool.trio-lint] must be a table, got {shown(table)}.")
     return config_from_mapping(table, origin=str(path)), path.parent
 
 

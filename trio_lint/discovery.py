@@ -1,20 +1,26 @@
 """Which files to lint: walk the given paths, honour .gitignore files and the exclude patterns.
 
 Explicitly named files are always linted (unless --force-exclude, for pre-commit); excludes and
-.gitignore apply to what is found below a named directory. Paths are handled as strings: on a
-tree the size of site-packages, pathlib objects cost more than everything else in a warm run."""
+.gitignore apply to what is found below a named directory. Only regular files are listed: no
+symlinked directory is entered (so no cycle can be walked), dangling or looping links and FIFOs,
+sockets and devices are passed over, and a file reached both directly and through a symlink is
+linted once. A directory that cannot be listed is reported, not skipped in silence. Paths are
+handled as strings: on a tree the size of site-packages, pathlib objects cost more than
+everything else in a warm run."""
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
+import sys
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from stat import S_ISREG
 
 from trio_lint.cache_keys import git_root
 from trio_lint.config import LintConfig
+from trio_lint.fileio import check_regular, is_temp_name, read_regular
 from trio_lint.sources import SUFFIX_KINDS
 
 LINTED_SUFFIXES = frozenset({*SUFFIX_KINDS, ".markdown"})
@@ -76,6 +82,10 @@ class Walker:
         self.excludes = Patterns([*config.exclude, *config.extend_exclude])
         # A pure function of the name, asked once per file and directory name of the tree.
         self._excluded_name = functools.lru_cache(maxsize=None)(self.excludes.match_file)
+        self.errors: list[tuple[str, str]] = []  # (path, why) of what could not be read
+        self.links: list[str] = []  # file symlinks found (deduplicated against their targets)
+        self.temps: list[str] = []  # names a --fix write may have left behind (if killed)
+        self._visited: set[str] = set()  # directories listed (real paths)
 
     def excluded(self, path: str, *, is_dir: bool) -> bool:
         """Matched by an exclude pattern, relative to the project root (or by its name alone)."""
@@ -89,14 +99,8 @@ class Walker:
     def _read_ignore(self, path: str) -> str | None:
         """The text of the .gitignore at `path` (None if there is no such file)."""
         try:
-            stat = os.stat(path)
-        except OSError:
-            return None
-        if not S_ISREG(stat.st_mode):
-            return None  # a directory named .gitignore, as git sees it: no patterns
-        try:
-            with open(path, encoding="utf-8", errors="replace") as handle:
-                return handle.read()
+            # Not a regular file (a directory named .gitignore, as git sees it): no patterns.
+            return read_regular(path).decode("utf-8", "replace")
         except OSError:
             return None
 
@@ -129,13 +133,20 @@ class Walker:
         ancestors = self._ancestor_ignores(top) if gitignore else []
         found: list[str] = []
         stack: list[tuple[str, list[tuple[str, Patterns]]]] = [(top, ancestors)]
+        visited = self._visited
         while stack:
             directory, inherited = stack.pop()
+            if directory in visited:
+                continue  # named twice (`trio-lint a a/b`)
+            visited.add(directory)
             ignores = inherited
             try:
                 with os.scandir(directory) as listing:
                     entries = list(listing)
-            except OSError:
+            except FileNotFoundError:
+                continue  # removed since its parent was listed
+            except OSError as exc:
+                self.errors.append((directory, f"cannot read the directory: {exc.strerror or exc}"))
                 continue
             if gitignore and directory != top and any(e.name == ".gitignore" for e in entries):
                 text = self._read_ignore(os.path.join(directory, ".gitignore"))
@@ -165,7 +176,11 @@ class Walker:
                     if not entry.is_symlink():
                         subdirs.append(name)
                     continue
-                if not _linted(name, markdown) or excluded_name(name):
+                if not _linted(name, markdown):
+                    if is_temp_name(name):
+                        self.temps.append(entry.path)
+                    continue
+                if excluded_name(name):
                     continue
                 if relative_dir is not None:
                     candidate = f"{relative_dir}/{name}" if relative_dir else name
@@ -173,7 +188,18 @@ class Walker:
                         continue
                 if ignores and _ignored(ignores, entry.path, ""):
                     continue
-                files.append(name)
+                try:
+                    # From the listing's entry type, no stat, except for a symlink (followed).
+                    regular = entry.is_file()
+                    link = regular and entry.is_symlink()
+                except OSError:
+                    continue
+                if not regular:
+                    continue  # a dangling or looping link, a FIFO, socket or device
+                if link:
+                    self.links.append(entry.path)
+                else:
+                    files.append(name)
             prefix = _prefix(directory)
             found += [prefix + name for name in files]
             stack += [(prefix + name, ignores) for name in subdirs]
@@ -182,9 +208,29 @@ class Walker:
 
 @dataclass(frozen=True)
 class Discovery:
-    """The files to lint (absolute, sorted, unique)."""
+    """The files to lint (absolute, sorted, unique by real path), what could not be read
+    ((path, why), reported as PTR901), and the temp files a killed --fix run may have left."""
 
     files: list[str]
+    errors: list[tuple[str, str]] = field(default_factory=list)
+    temps: list[str] = field(default_factory=list)
+
+
+def _named_file(raw: str) -> str | None:
+    """Why a path named on the command line cannot be linted (None: it can)."""
+    try:
+        st = os.stat(raw)
+    except OSError as exc:
+        if os.path.islink(raw):
+            if exc.errno == errno.ENOENT:
+                return "a symbolic link to a file that does not exist; skipped"
+            return f"cannot follow the symbolic link: {exc.strerror or exc}; skipped"
+        return f"cannot read the file: {exc.strerror or exc}"
+    try:
+        check_regular(raw, st, limit=sys.maxsize)  # the size is the read's to check
+    except OSError as exc:
+        return str(exc.strerror)
+    return None
 
 
 def discover(
@@ -197,13 +243,26 @@ def discover(
     """The files to lint below `paths`. Missing paths raise FileNotFoundError."""
     walker = Walker(config, root)
     found: set[str] = set()
+    errors: list[tuple[str, str]] = walker.errors
     for raw in paths:
         if os.path.isdir(raw):
             found.update(walker.walk(raw))
-        elif os.path.exists(raw):
+        elif os.path.lexists(raw):
             if force_exclude and walker.excluded(raw, is_dir=False):
                 continue
-            found.add(os.path.realpath(raw))
+            why = _named_file(raw)
+            if why is None:
+                found.add(os.path.realpath(raw))
+            else:
+                errors.append((os.path.abspath(raw), why))
         else:
             raise FileNotFoundError(raw)
-    return Discovery(sorted(found))
+    # A symlinked file is linted under its own name unless its target is linted already (a fix
+    # would otherwise be computed twice from the same bytes, and the second write refused).
+    targets: set[str] = set()
+    for link in sorted(walker.links):
+        target = os.path.realpath(link)
+        if target not in found and target not in targets:
+            targets.add(target)
+            found.add(link)
+    return Discovery(sorted(found), errors, walker.temps)

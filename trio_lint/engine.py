@@ -10,7 +10,15 @@ from trio_lint import noqa
 from trio_lint.config import LintConfig
 from trio_lint.diagnostics import Applicability, Diagnostic, Edit, FixInfo, Location, Severity
 from trio_lint.findings import Finding, Span
-from trio_lint.fixes import FixError, TextEdit, apply_fixes, fix_edits
+from trio_lint.fixes import (
+    FixError,
+    TextEdit,
+    apply_fixes,
+    comments,
+    fix_edits,
+    keep_comments,
+    lost_comments,
+)
 from trio_lint.parse import LineIndex, SourceError, parse
 from trio_lint.prefilter import mentions_sdk
 from trio_lint.semantics.names import Binding
@@ -21,6 +29,7 @@ if TYPE_CHECKING:
 
 MAX_FIX_PASSES = 8
 ALWAYS_SHOWN = ("PTR900", "PTR901", "PTR903")  # syntax error, unreadable file, rule crash
+_COMMENT_FIXES = frozenset({noqa.UNUSED_NOQA})  # fixes that edit a comment on purpose
 
 
 @dataclass
@@ -95,11 +104,16 @@ def fix_unit(
     unsafe: bool,
     report_unused_noqa: bool = False,
 ) -> tuple[str, list[Finding], UnitCheck]:
-    """Fix until nothing fixable remains (fixes converge). Returns (code, fixed, final check)."""
+    """Fix until nothing fixable remains (fixes converge). Returns (code, fixed, final check).
+    A safe fix that would delete a comment is unsafe (`keep_comments`): the final check reports
+    it so, with the comments it would delete."""
     allowed = {Applicability.SAFE, Applicability.UNSAFE} if unsafe else {Applicability.SAFE}
     fixed: list[Finding] = []
     result = check_unit(code, config, rules, seed, report_unused_noqa=report_unused_noqa)
     for _ in range(MAX_FIX_PASSES):
+        if not any(f.fix is not None and f.fix.applicability in allowed for f in result.findings):
+            break
+        result.findings = keep_comments(code, result.findings, _COMMENT_FIXES)
         fixable = [
             f for f in result.findings if f.fix is not None and f.fix.applicability in allowed
         ]
@@ -111,9 +125,16 @@ def fix_unit(
             break
         if not applied or new_code == code:
             break
+        if (
+            not unsafe
+            and not any(f.code in _COMMENT_FIXES for f in applied)
+            and lost_comments(comments(code), new_code) != []
+        ):
+            break  # safe fixes that keep comments one by one lose some together: none applied
         fixed.extend(applied)
         code = new_code
         result = check_unit(code, config, rules, seed, report_unused_noqa=report_unused_noqa)
+    result.findings = keep_comments(code, result.findings, _COMMENT_FIXES)
     return code, fixed, result
 
 
@@ -139,7 +160,10 @@ def to_diagnostics(
     want_edits: bool = False,
 ) -> list[Diagnostic]:
     diagnostics = []
-    # Every finding's edits from one libcst parse of the unit (only JSON and SARIF show them).
+    # Every finding's edits from one libcst parse of the unit (only JSON and SARIF show them);
+    # libcst is loaded then, so the fixes that would delete a comment are shown as unsafe too.
+    if want_edits:
+        check.findings = keep_comments(unit.code, check.findings, _COMMENT_FIXES)
     all_edits = fix_edits(unit.code, check.findings) if want_edits else []
     for number, finding in enumerate(check.findings):
         span = finding.span

@@ -4,6 +4,7 @@ A finding's `NodeEdit` names a span (from `ast`) and a libcst node class (by nam
 exactly that position (libcst `PositionProvider`) is transformed bottom-up, so nested edits
 compose in one pass.
 Everything outside the edited nodes is reproduced byte for byte by libcst's code generation.
+A safe fix that would delete a comment is made unsafe (`keep_comments`) before it is applied.
 """
 
 from __future__ import annotations
@@ -11,9 +12,11 @@ from __future__ import annotations
 import ast
 import difflib
 import re
+from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from trio_lint.diagnostics import Applicability
 from trio_lint.findings import CstTransform, Finding
 from trio_lint.parse import LineIndex
 
@@ -282,3 +285,106 @@ def apply_fixes(code: str, findings: Iterable[Finding]) -> tuple[str, list[Findi
     except (SyntaxError, ValueError) as exc:
         raise FixError(f"the fixed code does not parse: {exc}") from None
     return new_code, applied
+
+
+# --- comments: a safe fix never deletes one ------------------------------------------------------
+
+_SHOWN_COMMENTS = 3
+
+
+def comments(code: str) -> Counter[str] | None:
+    """The comments of `code` (text, counted); None when it cannot be tokenized."""
+    import io
+    import tokenize
+
+    found: Counter[str] = Counter()
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(code).readline):
+            if token.type == tokenize.COMMENT:
+                found[token.string.rstrip()] += 1
+    except (tokenize.TokenError, SyntaxError, ValueError):
+        return None
+    return found
+
+
+def lost_comments(before: Counter[str] | None, after: str) -> list[str] | None:
+    """The comments of `before` missing from `after` (None: cannot tell)."""
+    kept = comments(after)
+    if before is None or kept is None:
+        return None
+    return list((before - kept).elements())  # in the order they appear
+
+
+def _near_comment(lines: list[str], finding: Finding) -> bool:
+    """Whether a comment may sit where the fix edits: on a line of an edited node, or in the
+    comment lines right above it (libcst counts those as the statement's own, and a removed
+    statement takes them along). Cheap: most fixes need no libcst pass to be cleared."""
+    for edit in finding.fix.edits if finding.fix is not None else ():
+        first, last = edit.span.line, edit.span.end_line
+        if any("#" in line for line in lines[first - 1 : last]):
+            return True
+        above = first - 2
+        while above >= 0 and (not lines[above].strip() or lines[above].lstrip().startswith("#")):
+            if lines[above].lstrip().startswith("#"):
+                return True
+            above -= 1
+    return False
+
+
+def _unsafe(finding: Finding, why: str) -> Finding:
+    fix = finding.fix
+    assert fix is not None
+    message = f"{fix.message} (unsafe: {why})"
+    return replace(finding, fix=replace(fix, applicability=Applicability.UNSAFE, message=message))
+
+
+def keep_comments(
+    code: str, findings: list[Finding], exempt: frozenset[str] = frozenset()
+) -> list[Finding]:
+    """`findings`, with each safe fix that would delete a comment of `code` made unsafe, saying
+    which comments (ruff's convention: a fix that drops comments is not safe to apply unseen).
+    `exempt`: codes whose fixes are about a comment (an unused `# noqa` directive).
+
+    Only fixes that edit a line holding a comment (or just below comment lines) are checked; all
+    of them are applied together first, and only when that loses a comment one by one."""
+    if "#" not in code:
+        return findings
+    lines = code.splitlines()
+    suspects = [
+        number
+        for number, finding in enumerate(findings)
+        if finding.fix is not None
+        and finding.fix.applicability is Applicability.SAFE
+        and finding.code not in exempt
+        and _near_comment(lines, finding)
+    ]
+    if not suspects:
+        return findings
+    before = comments(code)
+    try:
+        after, applied = apply_fixes(code, [findings[n] for n in suspects])
+    except FixError:
+        applied = []
+    if applied and len(applied) == len(suspects) and lost_comments(before, after) == []:
+        return findings  # together they keep every comment, so each one does
+    result = list(findings)
+    for number in suspects:
+        result[number] = _checked(code, findings[number], before)
+    return result
+
+
+def _checked(code: str, finding: Finding, before: Counter[str] | None) -> Finding:
+    """`finding`, its fix made unsafe if applying it alone deletes a comment."""
+    try:
+        after, applied = apply_fixes(code, [finding])
+    except FixError:
+        return finding  # it cannot be applied at all: nothing to demote
+    lost = lost_comments(before, after) if applied else []
+    if lost is None:
+        return _unsafe(finding, "cannot check that it keeps the comments")
+    if not lost:
+        return finding
+    shown = ", ".join(f"`{text}`" for text in lost[:_SHOWN_COMMENTS])
+    more = f" and {len(lost) - _SHOWN_COMMENTS} more" if len(lost) > _SHOWN_COMMENTS else ""
+    plural = "s" if len(lost) > 1 else ""
+    return _unsafe(finding, f"it would delete the comment{plural} {shown}{more}")

@@ -9,7 +9,8 @@ import tokenize
 import warnings
 from dataclasses import dataclass
 
-MAX_FILE_BYTES = 10 * 1024 * 1024
+from trio_lint.fileio import MAX_FILE_BYTES
+
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
-from trio_lint.config import LintConfig
+from trio_lint.config import ConfigError, LintConfig
 
 STDIN_NAME = "-"  # what standard input is reported as without --stdin-filename
 EDIT_FORMATS = ("json", "sarif")  # the output formats that show each fix's text edits
@@ -48,7 +48,18 @@ class StdinSource:
 
     @classmethod
     def read(cls, name: str | None) -> StdinSource:
-        return cls(sys.stdin.buffer.read(), name or STDIN_NAME)
+        """Raises ConfigError (exit 2, nothing printed on stdout) for input over the file size
+        limit: it is not read without bound (`trio-lint - < /dev/zero`), and with --fix a
+        truncated copy must never be printed as if it were the fixed code."""
+        from trio_lint.parse import MAX_FILE_BYTES
+
+        data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            raise ConfigError(
+                f"standard input is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB;"
+                " not linted (name the file instead)"
+            )
+        return cls(data, name or STDIN_NAME)
 
 
 @dataclass(frozen=True, slots=True)

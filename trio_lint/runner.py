@@ -14,6 +14,15 @@ from trio_lint.cache import MISS, Cache, content_hash
 from trio_lint.cache_keys import settings_key
 from trio_lint.config import LintConfig
 from trio_lint.diagnostics import Diagnostic, Severity
+from trio_lint.fileio import (
+    ChangedMeanwhile,
+    NotRegularFile,
+    TooLarge,
+    read_regular,
+    remove_stale,
+    stale_beside,
+    write_fixed,
+)
 from trio_lint.prefilter import mentions_sdk
 from trio_lint.request import STDIN_NAME, FixMode, RunRequest, StdinSource
 
@@ -40,6 +49,7 @@ class RunResult:
     files_changed: int = 0
     # Standard input with fixes applied: the code to print (fixed, or unchanged).
     stdin_output: bytes | None = None
+    written_dirs: set[str] = field(default_factory=set)  # where fixes were written
 
 
 def display_path(path: str, cwd: str) -> str:
@@ -72,7 +82,10 @@ class RuleSets:
         if not self.patterns:
             return self.rules
         try:
-            relative = Path(path).resolve().relative_to(self.root.resolve()).as_posix()
+            # os.path.realpath, not Path.resolve: it raises on a symlink loop (a name given with
+            # --stdin-filename need not exist).
+            real, root = os.path.realpath(path), os.path.realpath(self.root)
+            relative = Path(real).relative_to(root).as_posix()
         except ValueError:
             relative = Path(path).name
         ignored = [
@@ -86,10 +99,14 @@ class RuleSets:
 
 
 def read_error(path: str, exc: OSError) -> Diagnostic:
+    return io_error(path, f"cannot read the file: {exc.strerror or exc}")
+
+
+def io_error(path: str, message: str) -> Diagnostic:
     return Diagnostic(
         code="PTR901",
         name="io-error",
-        message=f"cannot read the file: {exc.strerror or exc}",
+        message=message,
         severity=Severity.ERROR,
         path=path,
         line=1,
@@ -97,6 +114,14 @@ def read_error(path: str, exc: OSError) -> Diagnostic:
         end_line=1,
         end_column=1,
     )
+
+
+def _source_error(path: str, exc: OSError) -> Diagnostic:
+    """A file that is not read at all (too large, not a regular file) says so as it is; any
+    other failure is a read error."""
+    if isinstance(exc, NotRegularFile | TooLarge):
+        return io_error(path, str(exc.strerror))
+    return read_error(path, exc)
 
 
 # --- worker side (also used in-process) ---------------------------------------------------------
@@ -109,19 +134,21 @@ def _init_worker(request: RunRequest) -> None:
     _STATE["rulesets"] = RuleSets(request.config, request.root)
 
 
-def _lint_one(job: tuple[str, str]) -> tuple[str, FileOutcome, str | None]:
-    """(path, outcome, original text for diffs). Never raises."""
+def _lint_one(job: tuple[str, str]) -> tuple[str, FileOutcome, bytes | None]:
+    """(path, outcome, the bytes linted when the outcome changes them: what a write compares
+    the file with, and what a diff starts from). Never raises."""
     from trio_lint.engine import FileOutcome
 
     path_text, shown = job
     try:
-        data = Path(path_text).read_bytes()
+        data = read_regular(path_text)
     except OSError as exc:
-        return path_text, FileOutcome(diagnostics=[read_error(shown, exc)]), None
-    return path_text, *_lint_bytes(path_text, shown, data)
+        return path_text, FileOutcome(diagnostics=[_source_error(shown, exc)]), None
+    outcome = _lint_bytes(path_text, shown, data)
+    return path_text, outcome, data if outcome.new_bytes is not None else None
 
 
-def _lint_bytes(path: str, shown: str, data: bytes) -> tuple[FileOutcome, str | None]:
+def _lint_bytes(path: str, shown: str, data: bytes) -> FileOutcome:
     """One document that `run` or `_run_stdin` read and prefiltered. Never raises."""
     from trio_lint.engine import FileOutcome, lint_document
 
@@ -143,10 +170,7 @@ def _lint_bytes(path: str, shown: str, data: bytes) -> tuple[FileOutcome, str | 
         outcome = FileOutcome(
             diagnostics=[replace(diagnostic, code="PTR903", name="internal-error")]
         )
-    original = None
-    if outcome.new_bytes is not None and request.diff:
-        original = data.decode("utf-8", "replace")
-    return outcome, original
+    return outcome
 
 
 def _use_cached(result: RunResult, cached: Cached | object, path: str, cwd: str) -> None:
@@ -158,23 +182,9 @@ def _use_cached(result: RunResult, cached: Cached | object, path: str, cwd: str)
         result.diagnostics.extend(replace(d, path=shown) for d in cached)  # type: ignore[union-attr]
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    import tempfile  # only --fix writes: spared on every other run
-
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        Path(tmp).chmod(path.stat().st_mode & 0o7777)
-        Path(tmp).replace(path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def _lint_all(
     jobs: list[tuple[str, str]], request: RunRequest
-) -> list[tuple[str, FileOutcome, str | None]]:
+) -> list[tuple[str, FileOutcome, bytes | None]]:
     """Lint what the cache could not answer; in a process pool when there are enough files."""
     if not jobs:
         return []
@@ -221,7 +231,14 @@ def execute(request: RunRequest) -> RunResult:
         request.root,
         force_exclude=request.force_exclude,
     )
-    return run(found.files, request, cache_dir=request.root / request.config.cache_dir)
+    if request.writes:
+        remove_stale(found.temps)  # left beside files by a --fix run that was killed
+    result = run(found.files, request, cache_dir=request.root / request.config.cache_dir)
+    if found.errors:
+        cwd = os.getcwd()
+        result.diagnostics.extend(io_error(display_path(p, cwd), why) for p, why in found.errors)
+        result.diagnostics.sort(key=Diagnostic.sort_key)
+    return result
 
 
 def _run_stdin(request: RunRequest, source: StdinSource) -> RunResult:
@@ -238,8 +255,8 @@ def _run_stdin(request: RunRequest, source: StdinSource) -> RunResult:
     if not mentions_sdk(source.data, request.config):
         return result
     _init_worker(request)
-    outcome, original = _lint_bytes(source.name, source.name, source.data)
-    _collect(result, request, outcome, path=None, shown=source.name, original=original)
+    outcome = _lint_bytes(source.name, source.name, source.data)
+    _collect(result, request, outcome, path=None, shown=source.name, source=source.data)
     result.diagnostics.sort(key=Diagnostic.sort_key)
     return result
 
@@ -251,26 +268,40 @@ def _collect(
     *,
     path: str | None,
     shown: str,
-    original: str | None,
+    source: bytes | None,
 ) -> None:
     """Add one document's outcome: diagnostics, what was fixed, and the fixed bytes as a diff,
-    as stdout (standard input: `path` is None) or written to the file."""
+    as stdout (standard input: `path` is None) or written to the file, if the file still holds
+    `source`, the bytes the fixes were computed from."""
     result.files_linted += 1
-    result.diagnostics.extend(outcome.diagnostics)
     if outcome.new_bytes is None:
+        result.diagnostics.extend(outcome.diagnostics)
         return
-    result.fixed.extend(outcome.fixed)
-    result.files_changed += 1
     if request.diff:
+        before = (source or b"").decode("utf-8", "replace")
         after = outcome.new_bytes.decode("utf-8", "replace")
-        result.diffs.append(_unified_diff(original or "", after, shown))
+        result.diffs.append(_unified_diff(before, after, shown))
     elif path is None:
         result.stdin_output = outcome.new_bytes
     else:
         try:
-            write_atomic(Path(path), outcome.new_bytes)
+            written = write_fixed(path, outcome.new_bytes, source or b"")
+        except ChangedMeanwhile:
+            # Someone edited the file while the run was busy: their bytes win; a new run
+            # computes the fixes from them.
+            message = "the file changed while trio-lint was fixing it; nothing written, run again"
+            result.diagnostics.append(io_error(shown, message))
+            return
         except OSError as exc:
-            result.diagnostics.append(read_error(shown, exc))
+            message = f"cannot write the fixes: {exc.strerror or exc}"
+            result.diagnostics.append(io_error(shown, message))
+            return
+        if written != path:
+            result.written_dirs.add(os.path.dirname(written))
+        result.written_dirs.add(os.path.dirname(path))
+    result.diagnostics.extend(outcome.diagnostics)
+    result.fixed.extend(outcome.fixed)
+    result.files_changed += 1
 
 
 def run(files: Sequence[str], request: RunRequest, cache_dir: Path | None = None) -> RunResult:
@@ -293,10 +324,9 @@ def run(files: Sequence[str], request: RunRequest, cache_dir: Path | None = None
                 if cached is not MISS:
                     _use_cached(result, cached, path, cwd)
                     continue
-            with open(path, "rb") as handle:
-                data = handle.read()
+            data = read_regular(path)
         except OSError as exc:
-            result.diagnostics.append(read_error(display_path(path, cwd), exc))
+            result.diagnostics.append(_source_error(display_path(path, cwd), exc))
             continue
         digest = ""
         if cache is not None and stat is not None:
@@ -314,13 +344,17 @@ def run(files: Sequence[str], request: RunRequest, cache_dir: Path | None = None
             pending[path] = (digest, stat)
         jobs.append((path, display_path(path, cwd)))
 
-    for path_text, outcome, original in _lint_all(jobs, request):
+    for path_text, outcome, source in _lint_all(jobs, request):
         stable = not any(d.code in UNSTABLE_CODES for d in outcome.diagnostics)
         if cache is not None and path_text in pending and stable:
             digest, stat = pending[path_text]
             cache.put(path_text, digest, stat, outcome.diagnostics)
         shown = display_path(path_text, cwd)
-        _collect(result, request, outcome, path=path_text, shown=shown, original=original)
+        _collect(result, request, outcome, path=path_text, shown=shown, source=source)
+    if result.written_dirs:
+        # Temp files a killed run left beside the files named on the command line (the walk
+        # reports those in the directories it lists).
+        remove_stale([t for d in sorted(result.written_dirs) for t in stale_beside(d)])
     if cache is not None:
         cache.save()
     result.diagnostics.sort(key=Diagnostic.sort_key)

@@ -41,5 +41,6 @@ def main(argv: Sequence[str]) -> int:
             raise
         sys.stderr.write(INSTALL_HINT)
         return 2
-    build(args.config, args.debounce_ms / 1000).start_io()
-    return 0
+    from trio_lint.server.transport import serve_stdio
+
+    return serve_stdio(build(args.config, args.debounce_ms / 1000))

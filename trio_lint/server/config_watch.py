@@ -8,6 +8,7 @@ edit of [tool.trio-lint] takes effect on the next lint even when the client neve
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,7 +41,8 @@ def _stamp(path: Path | None) -> tuple[int, int, int] | None:
 
 class ConfigWatch:
     def __init__(self, explicit: Path | None = None) -> None:
-        self.explicit = explicit.resolve() if explicit is not None else None
+        # os.path.realpath, not Path.resolve: that raises RuntimeError on a symlink loop.
+        self.explicit = Path(os.path.realpath(explicit)) if explicit is not None else None
         # directory -> (config file, its stamp, settings)
         self._cache: dict[str, tuple[Path | None, object, Settings]] = {}
         # (id of the settings, path) -> (those settings, kept alive so the id stays theirs; answer)
@@ -65,10 +67,9 @@ class ConfigWatch:
         )
 
     def is_config_file(self, path: str) -> bool:
-        resolved = Path(path)
-        if self.explicit is not None and resolved.resolve() == self.explicit:
+        if self.explicit is not None and Path(os.path.realpath(path)) == self.explicit:
             return True
-        return resolved.name in CONFIG_NAMES
+        return Path(path).name in CONFIG_NAMES
 
     def invalidate(self) -> None:
         self._cache.clear()

@@ -25,15 +25,25 @@ class NotebookDocument(Document):
 
     @classmethod
     def load(cls, data: bytes) -> NotebookDocument:
+        """Raises SourceError (PTR901) naming what is wrong for any shape that is not a
+        notebook's: JSON too deeply nested to read, no `cells` list, a `metadata` or
+        `language_info` that is not a table, a code cell whose `source` is not text."""
         try:
             text = data.decode("utf-8-sig")
             notebook = json.loads(text)
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise SourceError("PTR901", f"not a valid notebook (JSON): {exc}") from None
+        except RecursionError:
+            raise SourceError(
+                "PTR901", "not a valid notebook: its JSON is nested too deeply to read"
+            ) from None
         cells = notebook.get("cells") if isinstance(notebook, dict) else None
         if not isinstance(cells, list):
             raise SourceError("PTR901", "not a valid notebook: no `cells` list")
-        language = (notebook.get("metadata") or {}).get("language_info", {}).get("name", "python")
+        language = _language(notebook)
+        for number, cell in enumerate(cells, start=1):
+            if isinstance(cell, dict) and cell.get("cell_type") == "code":
+                _check_source(cell, number)
         second = text.split("\n", 2)[1] if text.count("\n") >= 2 else ""
         indent = len(second) - len(second.lstrip(" ")) if second.startswith(" ") else None
         document = cls(
@@ -79,6 +89,52 @@ class NotebookDocument(Document):
                 cells[index]["source"] = restored.splitlines(keepends=True)
         text = json.dumps(self.notebook, indent=self.indent, ensure_ascii=False)
         return (text + ("\n" if self.trailing_newline else "")).encode("utf-8")
+
+
+def _invalid(where: str, expected: str, got: object) -> SourceError:
+    return SourceError(
+        "PTR901", f"not a valid notebook: {where} must be {expected}, not {_json_type(got)}"
+    )
+
+
+def _json_type(value: object) -> str:
+    names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean"}
+    if value is None:
+        return "null"
+    return names.get(type(value), "a number")
+
+
+def _language(notebook: dict[str, Any]) -> str:
+    """`metadata.language_info.name` (python when absent); SourceError for the wrong shapes."""
+    metadata = notebook.get("metadata")
+    if metadata is None:
+        return "python"
+    if not isinstance(metadata, dict):
+        raise _invalid("`metadata`", "an object", metadata)
+    info = metadata.get("language_info")
+    if info is None:
+        return "python"
+    if not isinstance(info, dict):
+        raise _invalid("`metadata.language_info`", "an object", info)
+    name = info.get("name", "python")
+    if not isinstance(name, str):
+        raise _invalid("`metadata.language_info.name`", "a string", name)
+    return name
+
+
+def _check_source(cell: dict[str, Any], number: int) -> None:
+    source = cell.get("source", "")
+    if isinstance(source, str):
+        return
+    if not isinstance(source, list):
+        raise _invalid(f"cell {number}'s `source`", "a string or an array of strings", source)
+    for line in source:
+        if not isinstance(line, str):
+            raise SourceError(
+                "PTR901",
+                f"not a valid notebook: cell {number}'s `source` must be a string or an array"
+                f" of strings; it holds {_json_type(line)}",
+            )
 
 
 def _cell_text(cell: dict[str, Any]) -> str:
