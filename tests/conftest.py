@@ -35,19 +35,3 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             continue
         item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
 
-
-@pytest.fixture(scope="session")
-def shared_local_service():
-    """One trio-local for the tests that only talk to it through the SDK (per worker): starting
-    one builds the stand-in and its tokenizer again, seconds each time. Tests that need their
-    own options, data dir or restarts start their own. Runs do not see each other's data unless
-    they list everything, and those tests look for their own entries only."""
-    pytest.importorskip("torch")
-    import pytrio as trio
-
-    import trio_local
-
-    trio.configure_observability(enabled=False)
-    # Tests across many files create runs that stay active until their heartbeats stop.
-    with trio_local.serve_in_background(max_training_runs=256) as running:
-        yield running

@@ -1,7 +1,8 @@
-"""The suite's shared trio-local service (tests/conftest.py), driven by the real pytrio SDK over
-HTTP; a module's client is its own."""
+"""One trio-local service per test module, driven by the real pytrio SDK over HTTP."""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
 
 import pytest
 
@@ -12,10 +13,10 @@ import trio_local
 
 
 @pytest.fixture(scope="module")
-def service(shared_local_service: trio_local.LocalService) -> trio_local.LocalService:
-    # A test that started a second service pointed this process's SDK there: point it back.
-    shared_local_service.configure_sdk()
-    return shared_local_service
+def service() -> Iterator[trio_local.LocalService]:
+    trio.configure_observability(enabled=False)
+    with trio_local.serve_in_background() as running:
+        yield running
 
 
 @pytest.fixture(scope="module")

@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 pytest.importorskip("torch")
 import pytrio as trio
+from ii_helpers import local_service
 
 from trio_local.background import LocalService
 
 
 @pytest.fixture(scope="module")
-def fast_service(shared_local_service: LocalService) -> LocalService:
-    """The suite's shared service: its clock is off (cycle_ms=0), as these tests need."""
-    shared_local_service.configure_sdk()
-    return shared_local_service
+def fast_service() -> Iterator[LocalService]:
+    trio.configure_observability(enabled=False)
+    with local_service(cycle_ms=0) as running:
+        yield running
 
 
 @pytest.fixture(scope="module")
