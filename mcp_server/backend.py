@@ -73,6 +73,8 @@ class Backend:
     kind: Literal["local", "remote"]
     service: Any
     rest: Any
+    # trio-local's handle (base_url, data_dir) when the backend is local.
+    local: Any = None
 
     @property
     def note(self) -> str:
@@ -84,6 +86,7 @@ def _connect(config: Config, stack: contextlib.ExitStack) -> Backend:
     kind = choose_backend(config)
     import pytrio as trio
 
+    handle = None
     if kind == "local":
         import trio_local
 
@@ -94,7 +97,7 @@ def _connect(config: Config, stack: contextlib.ExitStack) -> Backend:
         remember_secret(configured_api_key())
     trio.configure_observability(enabled=config.telemetry)
     service = trio.ServiceClient()
-    return Backend(kind=kind, service=service, rest=service.create_rest_client())
+    return Backend(kind=kind, service=service, rest=service.create_rest_client(), local=handle)
 
 
 @dataclass

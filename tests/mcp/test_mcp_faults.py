@@ -1,0 +1,108 @@
+"""trio-mcp under faults, against a real backend (trio-local through the real SDK): a cancelled
+training call charges and records every step the backend took, and the same client trains on."""
+
+from __future__ import annotations
+
+import anyio
+import httpx
+import pytest
+from mcp import Client
+
+from mcp_server.config import Config
+from mcp_server.server import build_server
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+EXAMPLES = [
+    {"prompt": "Q: What is the capital of France?\nA:", "completion": " Paris."},
+    {"prompt": "Q: What colour is the sky?\nA:", "completion": " Blue."},
+]
+DATUM = {
+    "model_input": list(range(100, 164)),
+    "loss_fn_inputs": {"target_tokens": list(range(101, 165)), "weights": [1.0] * 64},
+}
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+def local(tmp_path_factory):
+    """One in-process server on trio-local, shared by this module's tests (one model build)."""
+    root = tmp_path_factory.mktemp("faults")
+    config = Config(backend="local", eager_backend=False, audit_log=root / "audit.jsonl")
+    server, app = build_server(config)
+    yield server, app
+    app.close()
+
+
+async def lane(app, run_id: str) -> dict:
+    """The backend's own counters for the run: `updates` is optimizer steps it completed."""
+    base = app.backend.started.local.base_url
+    async with httpx.AsyncClient(timeout=30) as http:
+        stats = (await http.get(f"{base}/trio-local/stats")).json()
+    return stats["runs"].get(run_id, {"updates": 0, "events": 0})
+
+
+@pytest.mark.parametrize("tool", ["train_sft", "train_step"])
+async def test_a_cancelled_training_call_counts_every_step_the_backend_took(local, tool):
+    server, app = local
+    async with Client(server) as client:
+        created = await client.call_tool("create_training_run", {"rank": 4, "seed": 0})
+        run_id = created.structured_content["run_id"]
+        warm = await client.call_tool(
+            "train_sft", {"run_id": run_id, "examples": EXAMPLES, "steps": 1}
+        )
+        assert not warm.is_error, warm.content
+        if tool == "train_sft":
+            arguments = {"run_id": run_id, "examples": EXAMPLES, "steps": 60}
+        else:
+            arguments = {"run_id": run_id, "datums": [DATUM] * 2}
+            # train_step reports no progress: it is cancelled halfway through a step as long as
+            # one uncancelled step takes.
+            began = anyio.current_time()
+            timed = await client.call_tool(tool, arguments)
+            assert not timed.is_error, timed.content
+            halfway = (anyio.current_time() - began) / 2
+        used_before = app.budget.steps_used
+        updates_before = (await lane(app, run_id))["updates"]
+        reached = anyio.Event()
+
+        async def progress(done: float, total: float | None, message: str | None) -> None:
+            if done >= 2:
+                reached.set()
+
+        async with anyio.create_task_group() as group:
+
+            async def train() -> None:
+                result = await client.call_tool(tool, arguments, progress_callback=progress)
+                raise AssertionError(f"the call ended before the cancel: {result.content}")
+
+            group.start_soon(train)
+            if tool == "train_sft":
+                await reached.wait()
+            else:
+                await anyio.sleep(halfway)
+            group.cancel_scope.cancel()
+
+        state = await client.call_tool("get_training_run", {"run_id": run_id})
+        recorded = state.structured_content["step"]
+        taken = (await lane(app, run_id))["updates"]
+        await anyio.sleep(1.0)
+        assert (await lane(app, run_id))["updates"] == taken, "the backend stopped training"
+        assert recorded == taken and len(state.structured_content["losses"]) == taken
+        assert app.budget.steps_used - used_before == taken - updates_before
+        assert app.budget.steps_held == 0
+        if tool == "train_sft":
+            assert 3 <= taken - updates_before < 60, taken
+        else:
+            assert taken == updates_before + 1, "the cancelled step ran and is counted"
+        # The same client trains on: the cancel left the SDK's client usable.
+        again = await client.call_tool(
+            "train_sft", {"run_id": run_id, "examples": EXAMPLES, "steps": 1}
+        )
+        assert not again.is_error, again.content
+        assert again.structured_content["step"] == taken + 1
+        assert (await lane(app, run_id))["updates"] == taken + 1
