@@ -51,10 +51,10 @@ async def sdk(what: str, awaitable: Any) -> Any:
     `APIFuture.__await__` wraps it with `asyncio.wrap_future`, so a cancelled call would cancel
     the SDK's own future and lose the result of work the backend does anyway.
     """
-    from pytrio.types import APIFuture
+    import pytrio as trio
 
     try:
-        if isinstance(awaitable, APIFuture):
+        if isinstance(awaitable, trio.types.APIFuture):
             return await anyio.to_thread.run_sync(awaitable.result, abandon_on_cancel=True)
         return await awaitable
     except BackendFailure:

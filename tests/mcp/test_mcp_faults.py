@@ -1,5 +1,6 @@
 """trio-mcp under faults, against a real backend (trio-local through the real SDK): a cancelled
-training call charges and records every step the backend took, and the same client trains on."""
+training call charges and records every step the backend took, and the same client trains on; a
+restarted server resumes the checkpoint the last one saved."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import anyio
 import httpx
 import pytest
 from mcp import Client
+from mcp_helpers import stdio_params
 
 from mcp_server.config import Config
 from mcp_server.server import build_server
@@ -32,7 +34,12 @@ def anyio_backend() -> str:
 def local(tmp_path_factory):
     """One in-process server on trio-local, shared by this module's tests (one model build)."""
     root = tmp_path_factory.mktemp("faults")
-    config = Config(backend="local", eager_backend=False, audit_log=root / "audit.jsonl")
+    config = Config(
+        backend="local",
+        eager_backend=False,
+        audit_log=root / "audit.jsonl",
+        local_data_dir=root / "data",
+    )
     server, app = build_server(config)
     yield server, app
     app.close()
@@ -106,3 +113,39 @@ async def test_a_cancelled_training_call_counts_every_step_the_backend_took(loca
         assert not again.is_error, again.content
         assert again.structured_content["step"] == taken + 1
         assert (await lane(app, run_id))["updates"] == taken + 1
+
+
+async def test_a_restarted_server_resumes_what_the_last_one_saved(tmp_path, own_local_data_dir):
+    def server(*extra: str):
+        audit = str(tmp_path / "audit.jsonl")
+        return stdio_params("--backend", "local", "--audit-log", audit, *extra, cwd=tmp_path)
+
+    async with Client(server(), read_timeout_seconds=300) as client:
+        created = await client.call_tool("create_training_run", {"rank": 4, "seed": 0})
+        run_id = created.structured_content["run_id"]
+        trained = await client.call_tool(
+            "train_sft", {"run_id": run_id, "examples": EXAMPLES, "steps": 2}
+        )
+        assert not trained.is_error, trained.content
+        saved = await client.call_tool("save_checkpoint", {"run_id": run_id, "name": "kept"})
+        assert not saved.is_error, saved.content
+        path = saved.structured_content["path"]
+    # By default the data lives in trio-local's own data dir (here $TRIO_LOCAL_DATA_DIR).
+    assert (own_local_data_dir / "trio-local.lock").exists()
+
+    async with Client(server(), read_timeout_seconds=300) as client:
+        listed = await client.call_tool("list_checkpoints", {"run_id": run_id})
+        assert path in [c["path"] for c in listed.structured_content["checkpoints"]]
+        resumed = await client.call_tool("resume_training_run", {"checkpoint": path})
+        assert not resumed.is_error, resumed.content
+        new_run = resumed.structured_content["run_id"]
+        trained = await client.call_tool(
+            "train_sft", {"run_id": new_run, "examples": EXAMPLES, "steps": 1}
+        )
+        assert not trained.is_error, trained.content
+
+    # A throwaway dir keeps nothing: the next server does not know the checkpoint.
+    throwaway = ("--set", "local_data_dir=temporary")
+    async with Client(server(*throwaway), read_timeout_seconds=300) as client:
+        refused = await client.call_tool("resume_training_run", {"checkpoint": path})
+        assert refused.is_error

@@ -119,7 +119,9 @@ async def test_guards_hold_against_a_real_backend(tmp_path) -> None:
 
 
 def _leftover_data(tmpdir: Path) -> list[str]:
-    return sorted(p.name for p in tmpdir.iterdir() if p.name.startswith("trio-local-"))
+    return sorted(
+        p.name for p in tmpdir.iterdir() if p.name.startswith(("trio-local-", "trio-mcp-"))
+    )
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
@@ -130,6 +132,7 @@ def test_sigterm_removes_the_offline_backends_data(tmp_path, transport) -> None:
     env = {**os.environ, "TMPDIR": str(tmpdir), "TRIO_MCP_TOKEN": TOKEN}
     env.pop("PYTRIO_API_KEY", None)
     args = [TRIO_MCP, "--backend", "local", "--audit-log", str(tmp_path / "audit.jsonl")]
+    args += ["--set", "local_data_dir=temporary"]
     if transport == "http":
         args += ["--http", "--port", str(free_port())]
     with log.open("w") as err:
