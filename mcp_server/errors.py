@@ -32,3 +32,7 @@ class BackendFailure(TrioMcpError):
 
 class TrainingStopped(TrioMcpError):
     """Training stopped early (NaN or divergence); the message says at which step and why."""
+
+
+class ServerStopping(TrioMcpError):
+    """The server is shutting down (SIGTERM or SIGINT); the message says what was done."""

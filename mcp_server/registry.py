@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import PydanticUndefined
 
 from mcp_server.app import AppState
-from mcp_server.errors import InvalidInput, TrioMcpError
+from mcp_server.errors import InvalidInput, ServerStopping, TrioMcpError
 from mcp_server.redact import redact
 
 log = logging.getLogger("trio_mcp.tools")
@@ -102,7 +102,10 @@ def _tool_function(spec: ToolSpec) -> Callable[..., Awaitable[Any]]:
         raw = rejected[1] if rejected else kwargs
         started = time.perf_counter()
         outcome, error = "ok", None
+        app.in_flight += 1
         try:
+            if app.stopping:
+                raise ServerStopping(f"{spec.name} was not started: the server is shutting down")
             if rejected:
                 raise InvalidInput(rejected[0])
             try:
@@ -123,7 +126,11 @@ def _tool_function(spec: ToolSpec) -> Callable[..., Awaitable[Any]]:
             outcome, error = "failed", redact(f"{type(exc).__name__}: {exc}")
             log.exception("%s failed", spec.name)
             raise TrioMcpError(f"{spec.name} failed unexpectedly: {error}") from None
+        except BaseException:
+            outcome = "cancelled"  # by the client, or by the server stopping
+            raise
         finally:
+            app.in_flight -= 1
             app.audit.record(
                 tool=spec.name,
                 arguments={k: _plain(v) for k, v in raw.items()},

@@ -23,7 +23,7 @@ from mcp_server import guards
 from mcp_server.app import AppState, BackendResult, ToolInput, backend_fields
 from mcp_server.budget import BudgetLeft, Reservation
 from mcp_server.datums import TokenExample, build_sft_example, split_chat
-from mcp_server.errors import BackendFailure, InvalidInput, TrainingStopped
+from mcp_server.errors import BackendFailure, InvalidInput, ServerStopping, TrainingStopped
 from mcp_server.registry import ToolSpec
 from mcp_server.runs import RunState
 from mcp_server.tools._common import (
@@ -37,6 +37,7 @@ from mcp_server.tools._common import (
 )
 
 log = logging.getLogger("trio_mcp.train_sft")
+STOPPING = "the server is shutting down"
 
 
 class PromptCompletion(BaseModel, extra="forbid", allow_inf_nan=False):
@@ -258,6 +259,8 @@ async def _pipelined_loop(
             )
             if stop_reason is None:
                 stop_reason = diverged(losses, app.config.divergence_factor)
+            if app.stopping and stop_reason is None:
+                stop_reason = STOPPING
             if stop_reason is not None and not pending:
                 break
     finally:
@@ -268,6 +271,12 @@ async def _pipelined_loop(
             # Unknown whether it ran: the budget holds it, since a cancel must never be a way
             # past the session's limits.
             hold.spend(1, step_tokens[index])
+    if stop_reason is STOPPING:
+        raise ServerStopping(
+            f"train_sft stopped after {len(losses)} of {total} steps: the server is shutting "
+            f"down. The run took {run.step} steps; those of this call are applied on the backend. "
+            "Its training state is kept only if you saved it (save_checkpoint) before."
+        )
     if stop_reason is not None:
         raise TrainingStopped(
             f"train_sft stopped after {len(losses)} of {total} steps: {stop_reason}. "

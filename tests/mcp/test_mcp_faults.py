@@ -4,11 +4,19 @@ restarted server resumes the checkpoint the last one saved."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
 import anyio
 import httpx
 import pytest
 from mcp import Client
-from mcp_helpers import stdio_params
+from mcp_helpers import TOKEN, TRIO_MCP, authorised_client, free_port, stdio_params
 
 from mcp_server.config import Config
 from mcp_server.server import build_server
@@ -149,3 +157,112 @@ async def test_a_restarted_server_resumes_what_the_last_one_saved(tmp_path, own_
     async with Client(server(*throwaway), read_timeout_seconds=300) as client:
         refused = await client.call_tool("resume_training_run", {"checkpoint": path})
         assert refused.is_error
+
+
+def _state(pid: int) -> str | None:
+    """The process's state letter (Z: exited, not yet reaped), or None when it is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+
+
+def _running(pid: int) -> bool:
+    return _state(pid) not in (None, "Z", "X")
+
+
+def _pid_of(marker: str) -> int:
+    """The trio-mcp process whose command line holds `marker` (the stdio client spawns it)."""
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                command = (entry / "cmdline").read_bytes()
+                if (
+                    marker.encode() in command
+                    and b"trio-mcp" in command
+                    and _running(int(entry.name))
+                ):
+                    return int(entry.name)
+    raise AssertionError(f"no trio-mcp process with {marker}")
+
+
+def _leftovers(tmpdir: Path) -> list[str]:
+    return sorted(p.name for p in tmpdir.iterdir() if p.name.startswith(("trio-local-", "trio-m")))
+
+
+@pytest.mark.parametrize(
+    ("transport", "signum"), [("stdio", signal.SIGINT), ("http", signal.SIGTERM)]
+)
+async def test_a_signal_ends_a_running_train_sft_and_the_server(
+    tmp_path, monkeypatch, transport, signum
+):
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmpdir))
+    monkeypatch.setenv("TRIO_MCP_TOKEN", TOKEN)
+    audit = str(tmp_path / "audit.jsonl")
+    args = ["--backend", "local", "--audit-log", audit, "--set", "local_data_dir=temporary"]
+    reached = anyio.Event()
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        reached.set()
+
+    async def session(client: Client, kill) -> tuple[object, float]:
+        created = await client.call_tool("create_training_run", {"rank": 4, "seed": 0})
+        run_id = created.structured_content["run_id"]
+        outcome: list = []
+        async with anyio.create_task_group() as group:
+
+            async def train() -> None:
+                outcome.append(
+                    await client.call_tool(
+                        "train_sft",
+                        {"run_id": run_id, "examples": EXAMPLES, "steps": 200},
+                        progress_callback=progress,
+                    )
+                )
+
+            group.start_soon(train)
+            await reached.wait()
+            assert _leftovers(tmpdir), "the throwaway data dir exists while serving"
+            kill()
+            signalled = time.monotonic()
+        return outcome[0], signalled
+
+    if transport == "stdio":
+        async with Client(stdio_params(*args, cwd=tmp_path), read_timeout_seconds=120) as client:
+            pid = _pid_of(audit)
+            result, signalled = await session(client, lambda: os.kill(pid, signum))
+            while _running(pid) and time.monotonic() - signalled < 30:
+                await anyio.sleep(0.05)
+            stopped = time.monotonic() - signalled
+    else:
+        port = free_port()
+        log = (tmp_path / "stderr.log").open("w")
+        process = subprocess.Popen(
+            [TRIO_MCP, "--http", "--port", str(port), *args],
+            cwd=tmp_path,
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+        )
+        try:
+            url = f"http://127.0.0.1:{port}/mcp"
+            for _ in range(600):
+                with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port)):
+                    break
+                await anyio.sleep(0.05)
+            async with authorised_client(url) as client:
+                result, signalled = await session(client, lambda: process.send_signal(signum))
+                while process.poll() is None and time.monotonic() - signalled < 30:
+                    await anyio.sleep(0.05)
+                stopped = time.monotonic() - signalled
+        finally:
+            if process.poll() is None:
+                process.kill()
+            process.wait()
+            log.close()
+        assert process.returncode == 128 + signum
+    assert stopped < 10, f"still up {stopped:.1f} s after {signal.Signals(signum).name}"
+    text = " ".join(getattr(c, "text", "") for c in result.content)
+    assert result.is_error and "shutting down" in text and "of 200 steps" in text, text
+    assert _leftovers(tmpdir) == []
