@@ -124,10 +124,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"trio-mcp: {exc}", file=sys.stderr)
         return 2
     if args.bench_tools:
-        from mcp_server.bench_tools import ECHO, add_raw_echo
+        from mcp_server.bench_tools import ECHO, RAW_ECHO
 
-        server, app = build_server(config, extra_tools=[ECHO])
-        add_raw_echo(server)
+        server, app = build_server(config, extra_tools=[ECHO], raw_tools=[RAW_ECHO])
     else:
         server, app = build_server(config)
     stopped_by: int | None = None

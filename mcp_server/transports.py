@@ -25,7 +25,7 @@ from typing import Any
 
 import anyio
 import mcp_types as types
-from mcp.server.mcpserver import MCPServer
+from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.message import SessionMessage
@@ -107,7 +107,7 @@ def write_secret_file(path: Path, text: str) -> None:
         raise
 
 
-def http_app(server: MCPServer, token: str) -> Any:
+def http_app(server: Server[Any], token: str) -> Any:
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=[f"{HOST}:*", "localhost:*"],
@@ -117,7 +117,7 @@ def http_app(server: MCPServer, token: str) -> Any:
     return BearerTokenMiddleware(app, token)
 
 
-async def serve_http(server: MCPServer, port: int, token: str, stop: anyio.Event) -> None:
+async def serve_http(server: Server[Any], port: int, token: str, stop: anyio.Event) -> None:
     """Serve until `stop` is set, then close within a few seconds even with streams open."""
     import uvicorn
 
@@ -218,10 +218,9 @@ class StdinLines:
             pending += chunk
 
 
-async def run_stdio(server: MCPServer) -> None:
-    """`server.run_stdio_async()`, with every incoming message passed through `repair`, on a
+async def run_stdio(server: Server[Any]) -> None:
+    """`server.run()` over stdio, with every incoming message passed through `repair`, on a
     stdin reader that a cancel (the server stopping) never waits for."""
-    lowlevel = server._lowlevel_server
     async with stdio_server(stdin=StdinLines()) as (read_stream, write_stream):  # type: ignore[arg-type]
         send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
 
@@ -232,5 +231,5 @@ async def run_stdio(server: MCPServer) -> None:
 
         async with anyio.create_task_group() as group:
             group.start_soon(pump)
-            await lowlevel.run(receive, write_stream, lowlevel.create_initialization_options())
+            await server.run(receive, write_stream, server.create_initialization_options())
             group.cancel_scope.cancel()

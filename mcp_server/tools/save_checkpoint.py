@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from typing import Literal
 
-from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from mcp_server import guards
 from mcp_server.app import AppState, BackendResult, ToolInput, backend_fields
-from mcp_server.registry import ToolSpec
 from mcp_server.runs import CheckpointRecord
+from mcp_server.spec import ToolCall, ToolSpec
 from mcp_server.tools._common import RUN_ID, backend, sdk
 from pytrio_facts import LIMITS
 
@@ -39,7 +38,7 @@ class SaveCheckpointOutput(BackendResult):
 
 
 async def save_checkpoint(
-    app: AppState, args: SaveCheckpointInput, ctx: Context
+    app: AppState, args: SaveCheckpointInput, ctx: ToolCall
 ) -> SaveCheckpointOutput:
     guards.require_writable(app.config, "save_checkpoint")
     guards.check_checkpoint_name(app.config, args.name)

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 import anyio
-from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Discriminator, Field, Tag, model_validator
 
 from mcp_server import guards
@@ -24,8 +23,8 @@ from mcp_server.app import AppState, BackendResult, ToolInput, backend_fields
 from mcp_server.budget import BudgetLeft, Reservation
 from mcp_server.datums import TokenExample, build_sft_example, split_chat
 from mcp_server.errors import BackendFailure, InvalidInput, ServerStopping, TrainingStopped
-from mcp_server.registry import ToolSpec
 from mcp_server.runs import RunState
+from mcp_server.spec import ToolCall, ToolSpec
 from mcp_server.tools._common import (
     RUN_ID,
     SETTLE_S,
@@ -146,7 +145,7 @@ def diverged(losses: list[float], factor: float) -> str | None:
     return None
 
 
-async def train_sft(app: AppState, args: TrainSftInput, ctx: Context) -> TrainSftOutput:
+async def train_sft(app: AppState, args: TrainSftInput, ctx: ToolCall) -> TrainSftOutput:
     import pytrio as trio
 
     config = app.config
@@ -215,7 +214,7 @@ class Work:
 
 
 async def _pipelined_loop(
-    app: AppState, run: RunState, ctx: Context, be: Any, work: Work, *, hold: Reservation
+    app: AppState, run: RunState, ctx: ToolCall, be: Any, work: Work, *, hold: Reservation
 ) -> TrainSftOutput:
     plan, datums, adam = work.plan, work.datums, work.adam
     step_tokens, weights = work.step_tokens, work.weights

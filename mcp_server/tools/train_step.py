@@ -13,7 +13,6 @@ import time
 from typing import Any
 
 import anyio
-from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
 
 from mcp_server import guards
@@ -21,8 +20,8 @@ from mcp_server.app import AppState, BackendResult, ToolInput, backend_fields
 from mcp_server.budget import BudgetLeft
 from mcp_server.datums import check_datum, to_sdk_datum
 from mcp_server.errors import BackendFailure, InvalidInput, TrainingStopped
-from mcp_server.registry import ToolSpec
 from mcp_server.runs import RunState
+from mcp_server.spec import ToolCall, ToolSpec
 from mcp_server.tools._common import RUN_ID, SETTLE_S, backend, per_token_loss, sdk, submit
 from pytrio_facts.sdk import LossName
 
@@ -73,7 +72,7 @@ class TrainStepOutput(BackendResult):
     budget_left: BudgetLeft
 
 
-async def train_step(app: AppState, args: TrainStepInput, ctx: Context) -> TrainStepOutput:
+async def train_step(app: AppState, args: TrainStepInput, ctx: ToolCall) -> TrainStepOutput:
     import pytrio as trio
 
     config = app.config
