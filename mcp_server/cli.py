@@ -67,6 +67,7 @@ def overrides_from(args: argparse.Namespace) -> dict[str, object]:
 # After SIGTERM/SIGINT: calls in flight get this long to end on their own (train_sft stops at
 # its next step), then they are cancelled; past HARD_EXIT_S the process exits regardless.
 GRACE_S = 4.0
+FLUSH_S = 0.5
 HARD_EXIT_S = 12.0
 
 
@@ -104,6 +105,8 @@ async def _stop_on_signal(
             with anyio.move_on_after(GRACE_S):
                 while app.in_flight:
                     await anyio.sleep(0.02)
+            # The calls that ended have their answers on the way to the transport's writer.
+            await anyio.sleep(FLUSH_S)
             if http:
                 stop_http.set()  # uvicorn closes its streams and returns, which ends the group
                 await anyio.sleep(GRACE_S)

@@ -1,5 +1,6 @@
 """trio-mcp under faults, against a real backend (trio-local through the real SDK): a cancelled
-training call charges and records every step the backend took, and the same client trains on; a
+training call charges and records every step the backend took, and the same client trains on;
+SIGINT (stdio) and SIGTERM (HTTP) end a running train_sft and the server within seconds; a
 restarted server resumes the checkpoint the last one saved."""
 
 from __future__ import annotations
@@ -123,42 +124,6 @@ async def test_a_cancelled_training_call_counts_every_step_the_backend_took(loca
         assert (await lane(app, run_id))["updates"] == taken + 1
 
 
-async def test_a_restarted_server_resumes_what_the_last_one_saved(tmp_path, own_local_data_dir):
-    def server(*extra: str):
-        audit = str(tmp_path / "audit.jsonl")
-        return stdio_params("--backend", "local", "--audit-log", audit, *extra, cwd=tmp_path)
-
-    async with Client(server(), read_timeout_seconds=300) as client:
-        created = await client.call_tool("create_training_run", {"rank": 4, "seed": 0})
-        run_id = created.structured_content["run_id"]
-        trained = await client.call_tool(
-            "train_sft", {"run_id": run_id, "examples": EXAMPLES, "steps": 2}
-        )
-        assert not trained.is_error, trained.content
-        saved = await client.call_tool("save_checkpoint", {"run_id": run_id, "name": "kept"})
-        assert not saved.is_error, saved.content
-        path = saved.structured_content["path"]
-    # By default the data lives in trio-local's own data dir (here $TRIO_LOCAL_DATA_DIR).
-    assert (own_local_data_dir / "trio-local.lock").exists()
-
-    async with Client(server(), read_timeout_seconds=300) as client:
-        listed = await client.call_tool("list_checkpoints", {"run_id": run_id})
-        assert path in [c["path"] for c in listed.structured_content["checkpoints"]]
-        resumed = await client.call_tool("resume_training_run", {"checkpoint": path})
-        assert not resumed.is_error, resumed.content
-        new_run = resumed.structured_content["run_id"]
-        trained = await client.call_tool(
-            "train_sft", {"run_id": new_run, "examples": EXAMPLES, "steps": 1}
-        )
-        assert not trained.is_error, trained.content
-
-    # A throwaway dir keeps nothing: the next server does not know the checkpoint.
-    throwaway = ("--set", "local_data_dir=temporary")
-    async with Client(server(*throwaway), read_timeout_seconds=300) as client:
-        refused = await client.call_tool("resume_training_run", {"checkpoint": path})
-        assert refused.is_error
-
-
 def _state(pid: int) -> str | None:
     """The process's state letter (Z: exited, not yet reaped), or None when it is gone."""
     try:
@@ -190,79 +155,88 @@ def _leftovers(tmpdir: Path) -> list[str]:
     return sorted(p.name for p in tmpdir.iterdir() if p.name.startswith(("trio-local-", "trio-m")))
 
 
-@pytest.mark.parametrize(
-    ("transport", "signum"), [("stdio", signal.SIGINT), ("http", signal.SIGTERM)]
-)
-async def test_a_signal_ends_a_running_train_sft_and_the_server(
-    tmp_path, monkeypatch, transport, signum
+async def _stop_a_running_train_sft(client: Client, run_id: str, kill) -> float:
+    """Start a long train_sft, send the signal once it has taken a step; the call must end
+    with the shutting-down error. Returns when the signal was sent."""
+    reached = anyio.Event()
+    outcome: list = []
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        reached.set()
+
+    async def train() -> None:
+        arguments = {"run_id": run_id, "examples": EXAMPLES, "steps": 200}
+        outcome.append(await client.call_tool("train_sft", arguments, progress_callback=progress))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(train)
+        await reached.wait()
+        kill()
+        signalled = time.monotonic()
+    text = " ".join(getattr(c, "text", "") for c in outcome[0].content)
+    assert outcome[0].is_error and "shutting down" in text and "of 200 steps" in text, text
+    return signalled
+
+
+async def test_signals_end_running_calls_and_the_next_server_resumes_what_was_saved(
+    tmp_path, monkeypatch, own_local_data_dir
 ):
+    """SIGINT to the stdio server and SIGTERM to the HTTP server while train_sft runs: the call
+    ends with a clear error and the server is gone within seconds. Between the two, the HTTP
+    server resumes the checkpoint the stdio server saved (the default data dir persists), and no
+    temporary data dir is ever made."""
     tmpdir = tmp_path / "tmp"
     tmpdir.mkdir()
     monkeypatch.setenv("TMPDIR", str(tmpdir))
     monkeypatch.setenv("TRIO_MCP_TOKEN", TOKEN)
     audit = str(tmp_path / "audit.jsonl")
-    args = ["--backend", "local", "--audit-log", audit, "--set", "local_data_dir=temporary"]
-    reached = anyio.Event()
+    args = ["--backend", "local", "--audit-log", audit]
 
-    async def progress(done: float, total: float | None, message: str | None) -> None:
-        reached.set()
-
-    async def session(client: Client, kill) -> tuple[object, float]:
+    async with Client(stdio_params(*args, cwd=tmp_path), read_timeout_seconds=300) as client:
+        pid = _pid_of(audit)
         created = await client.call_tool("create_training_run", {"rank": 4, "seed": 0})
         run_id = created.structured_content["run_id"]
-        outcome: list = []
-        async with anyio.create_task_group() as group:
+        saved = await client.call_tool("save_checkpoint", {"run_id": run_id, "name": "kept"})
+        assert not saved.is_error, saved.content
+        path = saved.structured_content["path"]
+        signalled = await _stop_a_running_train_sft(
+            client, run_id, lambda: os.kill(pid, signal.SIGINT)
+        )
+        while _running(pid) and time.monotonic() - signalled < 30:
+            await anyio.sleep(0.05)
+        stopped = time.monotonic() - signalled
+    assert stopped < 10, f"stdio server still up {stopped:.1f} s after SIGINT"
+    assert (own_local_data_dir / "trio-local.lock").exists()  # trio-local's own data dir
 
-            async def train() -> None:
-                outcome.append(
-                    await client.call_tool(
-                        "train_sft",
-                        {"run_id": run_id, "examples": EXAMPLES, "steps": 200},
-                        progress_callback=progress,
-                    )
-                )
-
-            group.start_soon(train)
-            await reached.wait()
-            assert _leftovers(tmpdir), "the throwaway data dir exists while serving"
-            kill()
-            signalled = time.monotonic()
-        return outcome[0], signalled
-
-    if transport == "stdio":
-        async with Client(stdio_params(*args, cwd=tmp_path), read_timeout_seconds=120) as client:
-            pid = _pid_of(audit)
-            result, signalled = await session(client, lambda: os.kill(pid, signum))
-            while _running(pid) and time.monotonic() - signalled < 30:
-                await anyio.sleep(0.05)
-            stopped = time.monotonic() - signalled
-    else:
-        port = free_port()
-        log = (tmp_path / "stderr.log").open("w")
+    port = free_port()
+    with (tmp_path / "stderr.log").open("w") as log:
         process = subprocess.Popen(
             [TRIO_MCP, "--http", "--port", str(port), *args],
             cwd=tmp_path,
             stdout=subprocess.DEVNULL,
             stderr=log,
         )
-        try:
-            url = f"http://127.0.0.1:{port}/mcp"
-            for _ in range(600):
-                with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port)):
-                    break
+    try:
+        for _ in range(1200):
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port)):
+                break
+            await anyio.sleep(0.05)
+        async with authorised_client(f"http://127.0.0.1:{port}/mcp") as client:
+            listed = await client.call_tool("list_checkpoints", {"run_id": run_id})
+            assert path in [c["path"] for c in listed.structured_content["checkpoints"]]
+            resumed = await client.call_tool("resume_training_run", {"checkpoint": path})
+            assert not resumed.is_error, resumed.content
+            new_run = resumed.structured_content["run_id"]
+            signalled = await _stop_a_running_train_sft(
+                client, new_run, lambda: process.send_signal(signal.SIGTERM)
+            )
+            while process.poll() is None and time.monotonic() - signalled < 30:
                 await anyio.sleep(0.05)
-            async with authorised_client(url) as client:
-                result, signalled = await session(client, lambda: process.send_signal(signum))
-                while process.poll() is None and time.monotonic() - signalled < 30:
-                    await anyio.sleep(0.05)
-                stopped = time.monotonic() - signalled
-        finally:
-            if process.poll() is None:
-                process.kill()
-            process.wait()
-            log.close()
-        assert process.returncode == 128 + signum
-    assert stopped < 10, f"still up {stopped:.1f} s after {signal.Signals(signum).name}"
-    text = " ".join(getattr(c, "text", "") for c in result.content)
-    assert result.is_error and "shutting down" in text and "of 200 steps" in text, text
+            stopped = time.monotonic() - signalled
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+    assert stopped < 10, f"HTTP server still up {stopped:.1f} s after SIGTERM"
+    assert process.returncode == 128 + signal.SIGTERM
     assert _leftovers(tmpdir) == []
