@@ -99,9 +99,7 @@ async def _stop_on_signal(
             log.warning(
                 "%s: ending the calls in flight, then stopping", signal.Signals(signum).name
             )
-            watchdog = threading.Timer(HARD_EXIT_S, os._exit, args=(128 + signum,))
-            watchdog.daemon = True
-            watchdog.start()
+            _exit_after(HARD_EXIT_S, 128 + signum)
             with anyio.move_on_after(GRACE_S):
                 while app.in_flight:
                     await anyio.sleep(0.02)
@@ -138,12 +136,25 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:  # before the signal receiver was installed
         stopped_by = signal.SIGINT
     finally:
-        # Closing the backend removes a throwaway data dir and releases a persistent one.
+        code = 0 if stopped_by is None else 128 + stopped_by
+        # Closing the backend removes a throwaway data dir and releases a persistent one. A
+        # client that closed stdin sends SIGTERM after 2 s (the MCP lifecycle): the close runs
+        # to its end anyway, bounded by the watchdog.
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, signal.SIG_IGN)
+        _exit_after(HARD_EXIT_S, code)
         app.close()
-    if stopped_by is not None:
-        # The SDK's exit hooks would say goodbye to a service that is gone; nothing is left
+    if app.backend.started is not None or stopped_by is not None:
+        # Past this point Python would run the SDK's exit hooks against a service that is gone
+        # and tear down the model libraries' threads (which aborts the process); nothing is left
         # to flush but the standard streams.
         sys.stdout.flush()
         sys.stderr.flush()
-        os._exit(128 + stopped_by)
-    return 0
+        os._exit(code)
+    return code
+
+
+def _exit_after(seconds: float, code: int) -> None:
+    watchdog = threading.Timer(seconds, os._exit, args=(code,))
+    watchdog.daemon = True
+    watchdog.start()

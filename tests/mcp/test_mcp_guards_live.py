@@ -152,6 +152,7 @@ def _start(tmp_path: Path, tmpdir: Path, transport: str) -> tuple[subprocess.Pop
         ("http", signal.SIGTERM),
         ("http", signal.SIGINT),
         ("stdio", signal.SIGKILL),
+        ("stdio", None),  # the client closes stdin, as it does when it is done
     ],
 )
 def test_a_signal_removes_the_offline_backends_throwaway_data(tmp_path, transport, signum):
@@ -161,8 +162,12 @@ def test_a_signal_removes_the_offline_backends_throwaway_data(tmp_path, transpor
     try:
         left = _leftover_data(tmpdir)
         assert left, "local_data_dir = 'temporary' keeps the data in a temporary dir"
-        process.send_signal(signum)
-        process.wait(timeout=10)  # stdin stays open: the signal alone stops it
+        if signum is None:
+            process.stdin.close()
+            process.wait(timeout=2)  # then an MCP client sends SIGTERM
+        else:
+            process.send_signal(signum)
+            process.wait(timeout=10)  # stdin stays open: the signal alone stops it
     finally:
         if process.poll() is None:
             process.kill()
@@ -181,6 +186,6 @@ def test_a_signal_removes_the_offline_backends_throwaway_data(tmp_path, transpor
                 process.kill()
                 process.wait()
         signum = signal.SIGTERM
-    assert process.returncode == 128 + signum, log.read_text()
+    assert process.returncode == (0 if signum is None else 128 + signum), log.read_text()
     assert _leftover_data(tmpdir) == [], log.read_text()
     assert "Traceback" not in log.read_text()
