@@ -51,6 +51,20 @@ async def test_every_tool_is_listed_with_title_annotations_and_schemas(make_serv
     }
 
 
+async def test_the_server_publishes_exactly_the_catalogue(make_server) -> None:
+    async with Client(make_server()) as client:
+        listed = (await client.list_tools()).tools
+    catalogue = tool_catalogue()
+    assert [tool.name for tool in listed] == [entry["name"] for entry in catalogue]
+    for tool, entry in zip(listed, catalogue, strict=True):
+        assert tool.input_schema == entry["input_schema"], tool.name
+        assert tool.output_schema == entry["output_schema"], tool.name
+        assert tool.annotations.model_dump(exclude_none=True) == entry["annotations"]
+        assert (tool.title, tool.description) == (entry["title"], entry["description"])
+    train_step = next(entry for entry in catalogue if entry["name"] == "train_step")
+    assert train_step["input_schema"]["properties"]["adam"]["default"]["learning_rate"] == 1e-4
+
+
 def test_catalogue_matches_what_the_server_publishes() -> None:
     catalogue = tool_catalogue()
     assert [entry["name"] for entry in catalogue] == [spec.name for spec in ALL_TOOLS]
