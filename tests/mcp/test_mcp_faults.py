@@ -124,6 +124,30 @@ async def test_a_cancelled_training_call_counts_every_step_the_backend_took(loca
         assert (await lane(app, run_id))["updates"] == taken + 1
 
 
+async def test_a_second_server_on_a_data_dir_in_use_names_the_setting(local, tmp_path):
+    server, app = local
+    async with Client(server) as client:
+        assert not (await client.call_tool("list_models", {})).is_error  # the first one serves
+    data_dir = app.config.local_data_dir
+    second, second_app = build_server(
+        Config(
+            backend="local",
+            eager_backend=False,
+            audit_log=tmp_path / "audit.jsonl",
+            local_data_dir=data_dir,
+        )
+    )
+    try:
+        async with Client(second) as client:
+            refused = await client.call_tool("list_models", {})
+    finally:
+        second_app.close()
+    text = refused.content[0].text
+    assert refused.is_error and str(data_dir) in text and "local_data_dir" in text, text
+    async with Client(server) as client:
+        assert not (await client.call_tool("list_models", {})).is_error  # and still serves
+
+
 def _state(pid: int) -> str | None:
     """The process's state letter (Z: exited, not yet reaped), or None when it is gone."""
     try:
