@@ -91,24 +91,31 @@ async def serve(server: object, app: AppState, args: argparse.Namespace) -> int 
 async def _stop_on_signal(
     app: AppState, scope: anyio.CancelScope, stop_http: anyio.Event, http: bool
 ) -> None:
-    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-        async for signum in signals:
-            if app.stopped_by is not None:
-                os._exit(128 + signum)  # a second signal: stop now
-            app.stopped_by = signum
-            log.warning(
-                "%s: ending the calls in flight, then stopping", signal.Signals(signum).name
-            )
-            _exit_after(HARD_EXIT_S, 128 + signum)
-            with anyio.move_on_after(GRACE_S):
-                while app.in_flight:
-                    await anyio.sleep(0.02)
-            # The calls that ended have their answers on the way to the transport's writer.
-            await anyio.sleep(FLUSH_S)
-            if http:
-                stop_http.set()  # uvicorn closes its streams and returns, which ends the group
-                await anyio.sleep(GRACE_S)
-            scope.cancel()  # stdio, and whatever is still running
+    async with anyio.create_task_group() as group:
+        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            async for signum in signals:
+                if app.stopped_by is not None:
+                    os._exit(128 + signum)  # a second signal: stop now
+                app.stopped_by = signum
+                log.warning(
+                    "%s: ending the calls in flight, then stopping", signal.Signals(signum).name
+                )
+                _exit_after(HARD_EXIT_S, 128 + signum)
+                group.start_soon(_stop, app, scope, stop_http, http)
+
+
+async def _stop(
+    app: AppState, scope: anyio.CancelScope, stop_http: anyio.Event, http: bool
+) -> None:
+    with anyio.move_on_after(GRACE_S):
+        while app.in_flight:
+            await anyio.sleep(0.02)
+    # The calls that ended have their answers on the way to the transport's writer.
+    await anyio.sleep(FLUSH_S)
+    if http:
+        stop_http.set()  # uvicorn closes its streams and returns, which ends the group
+        await anyio.sleep(GRACE_S)
+    scope.cancel()  # stdio, and whatever is still running
 
 
 def main(argv: list[str] | None = None) -> int:
