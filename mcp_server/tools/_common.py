@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -72,6 +74,22 @@ async def submit(what: str, coroutine: Any) -> Any:
     """
     with anyio.CancelScope(shield=True):
         return await sdk(what, coroutine)
+
+
+async def settled(what: str, future: Any, on_cancel: Callable[[Any], None]) -> Any:
+    """The result of a submitted event. If the call is cancelled meanwhile, the event still
+    happens on the backend: wait for it (shielded, at most SETTLE_S), hand its result to
+    `on_cancel` so the session records it, then let the cancel go on."""
+    try:
+        return await sdk(what, future)
+    except anyio.get_cancelled_exc_class():
+        with (
+            anyio.CancelScope(shield=True),
+            anyio.move_on_after(SETTLE_S),
+            contextlib.suppress(BackendFailure),
+        ):
+            on_cancel(await sdk(what, future))
+        raise
 
 
 async def run_tokenizer(run: RunState) -> Any:

@@ -12,7 +12,7 @@ from mcp_server.backend import Backend, call_sdk
 from mcp_server.datums import sample_prompt_tokens
 from mcp_server.errors import InvalidInput
 from mcp_server.spec import ToolCall, ToolSpec
-from mcp_server.tools._common import ID_PATTERN, backend, run_tokenizer, sdk
+from mcp_server.tools._common import ID_PATTERN, backend, run_tokenizer, sdk, submit
 from mcp_server.tools.train_sft import ChatMessage
 
 
@@ -73,7 +73,8 @@ async def _sampler(app: AppState, be: Backend, model: str) -> tuple[Any, Any, st
     run = app.runs.runs.get(model)
     if run is not None:
         if run.sampler is None or run.sampler[0] != run.step:
-            client = await sdk(
+            # An event on the training client: a cancel must not cut its submission in half.
+            client = await submit(
                 "saving weights for sampling",
                 run.client.save_weights_and_get_sampling_client_async(),
             )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -10,7 +10,7 @@ from mcp_server import guards
 from mcp_server.app import AppState, BackendResult, ToolInput, backend_fields
 from mcp_server.runs import CheckpointRecord
 from mcp_server.spec import ToolCall, ToolSpec
-from mcp_server.tools._common import RUN_ID, backend, sdk
+from mcp_server.tools._common import RUN_ID, backend, settled, submit
 from pytrio_facts import LIMITS
 
 
@@ -45,14 +45,18 @@ async def save_checkpoint(
     run = app.runs.get(args.run_id)
     be = await backend(app)
     if args.kind == "state":
-        future = await sdk("saving the state", run.client.save_state_async(args.name))
+        future = await submit("saving the state", run.client.save_state_async(args.name))
     else:
-        future = await sdk(
+        future = await submit(
             "saving sampler weights", run.client.save_weights_for_sampler_async(args.name)
         )
-    response = await sdk("saving the checkpoint", future)
-    record = CheckpointRecord(name=args.name, kind=args.kind, path=response.path, step=run.step)
-    app.runs.add_checkpoint(run.run_id, record)
+
+    def record(saved: Any) -> None:
+        entry = CheckpointRecord(name=args.name, kind=args.kind, path=saved.path, step=run.step)
+        app.runs.add_checkpoint(run.run_id, entry)
+
+    response = await settled("saving the checkpoint", future, on_cancel=record)
+    record(response)
     return SaveCheckpointOutput(
         run_id=run.run_id,
         name=args.name,

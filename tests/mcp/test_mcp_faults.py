@@ -124,6 +124,27 @@ async def test_a_cancelled_training_call_counts_every_step_the_backend_took(loca
         assert (await lane(app, run_id))["updates"] == taken + 1
 
 
+async def test_a_cancelled_save_checkpoint_is_still_recorded(local):
+    server, _ = local
+    async with Client(server) as client:
+        created = await client.call_tool("create_training_run", {"rank": 4, "seed": 1})
+        run_id = created.structured_content["run_id"]
+        for name in ("first", "timed"):  # the first one also loads the model
+            began = anyio.current_time()
+            timed = await client.call_tool("save_checkpoint", {"run_id": run_id, "name": name})
+            assert not timed.is_error, timed.content
+        halfway = (anyio.current_time() - began) / 2
+        with anyio.move_on_after(halfway) as scope:
+            await client.call_tool("save_checkpoint", {"run_id": run_id, "name": "cut"})
+        assert scope.cancelled_caught, "the save ended before the cancel"
+        state = await client.call_tool("get_training_run", {"run_id": run_id})
+        listed = await client.call_tool("list_checkpoints", {"run_id": run_id})
+    recorded = {c["name"] for c in state.structured_content["checkpoints"]}
+    on_backend = {c["path"].rsplit("/", 1)[-1] for c in listed.structured_content["checkpoints"]}
+    assert on_backend == {"first", "timed", "cut"}, on_backend
+    assert recorded == on_backend
+
+
 async def test_a_second_server_on_a_data_dir_in_use_names_the_setting(local, tmp_path):
     server, app = local
     async with Client(server) as client:
