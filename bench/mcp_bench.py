@@ -65,12 +65,13 @@ async def overhead(calls: int, audit: Path) -> list[tuple[str, float, float, flo
         wrapped = await time_calls(client, "echo", calls)
     rows.append(("stdio", *quantiles(raw), *quantiles(wrapped)))
 
-    from mcp_server.bench_tools import ECHO, add_raw_echo
+    from mcp_server.bench_tools import ECHO, RAW_ECHO
     from mcp_server.config import Config
     from mcp_server.server import build_server
 
-    server, app = build_server(Config(eager_backend=False, audit_log=audit), extra_tools=[ECHO])
-    add_raw_echo(server)
+    server, app = build_server(
+        Config(eager_backend=False, audit_log=audit), extra_tools=[ECHO], raw_tools=[RAW_ECHO]
+    )
     async with Client(server) as client:
         raw = await time_calls(client, "raw_echo", calls)
         wrapped = await time_calls(client, "echo", calls)
@@ -80,7 +81,9 @@ async def overhead(calls: int, audit: Path) -> list[tuple[str, float, float, flo
 
 
 async def first_answer(audit: Path, *extra: str) -> float:
-    params = StdioServerParameters(command=TRIO_MCP, args=["--audit-log", str(audit), *extra])
+    # A throwaway data dir: the benchmark never touches the user's saved runs.
+    args = ["--audit-log", str(audit), "--set", "local_data_dir=temporary", *extra]
+    params = StdioServerParameters(command=TRIO_MCP, args=args)
     started = time.perf_counter()
     async with Client(params) as client:
         await client.list_tools()
@@ -90,7 +93,7 @@ async def first_answer(audit: Path, *extra: str) -> float:
 def import_floor() -> float:
     """What this machine needs, right now, to start Python and import the MCP SDK alone."""
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "import mcp.server.mcpserver"], check=True)
+    subprocess.run([sys.executable, "-c", "import mcp.server.lowlevel"], check=True)
     return time.perf_counter() - started
 
 
@@ -146,7 +149,10 @@ async def throughput(steps: int, rounds: int, audit: Path) -> list[tuple[str, fl
     from mcp_server.config import Config
     from mcp_server.server import build_server
 
-    server, app = build_server(Config(eager_backend=False, backend="local", audit_log=audit))
+    config = Config(
+        eager_backend=False, backend="local", audit_log=audit, local_data_dir="temporary"
+    )
+    server, app = build_server(config)
     results: dict[str, list[float]] = {"direct SDK loop": [], "trio-mcp train_sft": []}
     try:
         async with Client(server) as client:

@@ -20,6 +20,13 @@ class AppState:
     audit: AuditLog
     backend: BackendManager
     runs: RunRegistry = field(default_factory=RunRegistry)
+    # Tool calls running now, and the signal that is stopping the server (None: serving).
+    in_flight: int = 0
+    stopped_by: int | None = None
+
+    @property
+    def stopping(self) -> bool:
+        return self.stopped_by is not None
 
     @classmethod
     def from_config(cls, config: Config) -> AppState:

@@ -21,6 +21,7 @@ import anyio
 
 from mcp_server.config import Config
 from mcp_server.errors import BackendFailure
+from mcp_server.local_data import persistent_dir, throwaway_dir
 from mcp_server.redact import redact, remember_secret
 
 log = logging.getLogger("trio_mcp.backend")
@@ -73,6 +74,8 @@ class Backend:
     kind: Literal["local", "remote"]
     service: Any
     rest: Any
+    # trio-local's handle (base_url, data_dir) when the backend is local.
+    local: Any = None
 
     @property
     def note(self) -> str:
@@ -84,17 +87,31 @@ def _connect(config: Config, stack: contextlib.ExitStack) -> Backend:
     kind = choose_backend(config)
     import pytrio as trio
 
+    handle = None
     if kind == "local":
         import trio_local
 
-        handle = stack.enter_context(trio_local.serve_in_background())
+        if config.local_data_dir == "temporary":
+            data_dir = stack.enter_context(throwaway_dir())
+        else:
+            data_dir = persistent_dir(config.local_data_dir)
+        try:
+            handle = stack.enter_context(trio_local.serve_in_background(data_dir=data_dir))
+        except ImportError:
+            raise
+        except Exception as exc:
+            raise BackendFailure(
+                f"the offline backend cannot start on its data dir {data_dir}: "
+                f"{sdk_message(exc)}. Set local_data_dir to another directory (or to "
+                "'temporary' for a throwaway one), or stop the other service using it"
+            ) from None
         remember_secret(handle.api_key)
         trio.configure(base_url=handle.base_url, api_key=handle.api_key)
     else:
         remember_secret(configured_api_key())
     trio.configure_observability(enabled=config.telemetry)
     service = trio.ServiceClient()
-    return Backend(kind=kind, service=service, rest=service.create_rest_client())
+    return Backend(kind=kind, service=service, rest=service.create_rest_client(), local=handle)
 
 
 @dataclass

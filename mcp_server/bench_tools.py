@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
-from mcp.server.mcpserver import Context, MCPServer
+from typing import Any
+
+from mcp_types import CallToolResult, TextContent, Tool
 from pydantic import BaseModel, Field
 
 from mcp_server.app import AppState, ToolInput
-from mcp_server.registry import ToolSpec
+from mcp_server.registry import RawTool
+from mcp_server.spec import ToolCall, ToolSpec
 
 
 class EchoInput(ToolInput):
@@ -18,7 +21,7 @@ class EchoOutput(BaseModel):
     text: str
 
 
-async def _echo(app: AppState, args: EchoInput, ctx: Context) -> EchoOutput:
+async def _echo(app: AppState, args: EchoInput, ctx: ToolCall) -> EchoOutput:
     return EchoOutput(text=args.text)
 
 
@@ -36,10 +39,17 @@ ECHO = ToolSpec(
 )
 
 
-async def raw_echo(text: str) -> str:
+async def _raw_echo(arguments: dict[str, Any]) -> CallToolResult:
     """Returns its input; the baseline with no trio-mcp wrapper."""
-    return text
+    text = str(arguments.get("text", ""))
+    return CallToolResult(content=[TextContent(type="text", text=text)])
 
 
-def add_raw_echo(server: MCPServer) -> None:
-    server.add_tool(raw_echo, name="raw_echo")
+RAW_ECHO: RawTool = (
+    Tool(
+        name="raw_echo",
+        description="Returns its input; the baseline with no trio-mcp wrapper.",
+        input_schema={"type": "object", "properties": {"text": {"type": "string"}}},
+    ),
+    _raw_echo,
+)

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import functools
 import logging
 import os
 import signal
 import sys
+import threading
 from pathlib import Path
-from types import FrameType
 
 import anyio
 
@@ -17,6 +16,8 @@ from mcp_server.app import AppState
 from mcp_server.config import ConfigError, default_audit_log, load_config, parse_override
 from mcp_server.redact import RedactingFormatter
 from mcp_server.server import build_server
+
+log = logging.getLogger("trio_mcp")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -63,17 +64,58 @@ def overrides_from(args: argparse.Namespace) -> dict[str, object]:
     return overrides
 
 
-async def serve(server: object, app: AppState, args: argparse.Namespace) -> None:
+# After SIGTERM/SIGINT: calls in flight get this long to end on their own (train_sft stops at
+# its next step), then they are cancelled; past HARD_EXIT_S the process exits regardless.
+GRACE_S = 4.0
+FLUSH_S = 0.5
+HARD_EXIT_S = 12.0
+
+
+async def serve(server: object, app: AppState, args: argparse.Namespace) -> int | None:
+    """Serve until the client leaves (None) or a signal stops the server (its number)."""
     from mcp_server.transports import resolve_token, run_stdio, serve_http
 
+    stop_http = anyio.Event()
     async with anyio.create_task_group() as group:
+        group.start_soon(_stop_on_signal, app, group.cancel_scope, stop_http, args.http)
         if app.config.eager_backend:
             group.start_soon(app.backend.warm_up)
         if args.http:
-            await serve_http(server, args.port, resolve_token(args.token_file))
+            await serve_http(server, args.port, resolve_token(args.token_file), stop_http)
         else:
             await run_stdio(server)
         group.cancel_scope.cancel()
+    return app.stopped_by
+
+
+async def _stop_on_signal(
+    app: AppState, scope: anyio.CancelScope, stop_http: anyio.Event, http: bool
+) -> None:
+    async with anyio.create_task_group() as group:
+        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            async for signum in signals:
+                if app.stopped_by is not None:
+                    os._exit(128 + signum)  # a second signal: stop now
+                app.stopped_by = signum
+                log.warning(
+                    "%s: ending the calls in flight, then stopping", signal.Signals(signum).name
+                )
+                _exit_after(HARD_EXIT_S, 128 + signum)
+                group.start_soon(_stop, app, scope, stop_http, http)
+
+
+async def _stop(
+    app: AppState, scope: anyio.CancelScope, stop_http: anyio.Event, http: bool
+) -> None:
+    with anyio.move_on_after(GRACE_S):
+        while app.in_flight:
+            await anyio.sleep(0.02)
+    # The calls that ended have their answers on the way to the transport's writer.
+    await anyio.sleep(FLUSH_S)
+    if http:
+        stop_http.set()  # uvicorn closes its streams and returns, which ends the group
+        await anyio.sleep(GRACE_S)
+    scope.cancel()  # stdio, and whatever is still running
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -90,29 +132,36 @@ def main(argv: list[str] | None = None) -> int:
         print(f"trio-mcp: {exc}", file=sys.stderr)
         return 2
     if args.bench_tools:
-        from mcp_server.bench_tools import ECHO, add_raw_echo
+        from mcp_server.bench_tools import ECHO, RAW_ECHO
 
-        server, app = build_server(config, extra_tools=[ECHO])
-        add_raw_echo(server)
+        server, app = build_server(config, extra_tools=[ECHO], raw_tools=[RAW_ECHO])
     else:
         server, app = build_server(config)
-    # SIGTERM (a client or supervisor stopping the server) must still close the backend, so an
-    # offline backend's temporary data directory (its key, its checkpoints) is removed. Unwinding
-    # the event loop is no option: the stdio reader sits in a thread that only returns when stdin
-    # closes. uvicorn (HTTP) shuts down first and re-raises the signal it captured.
-    previous = signal.signal(signal.SIGTERM, functools.partial(_terminate, app))
+    stopped_by: int | None = None
     try:
-        anyio.run(serve, server, app, args)
-    except KeyboardInterrupt:
-        pass
+        stopped_by = anyio.run(serve, server, app, args)
+    except KeyboardInterrupt:  # before the signal receiver was installed
+        stopped_by = signal.SIGINT
     finally:
+        code = 0 if stopped_by is None else 128 + stopped_by
+        # Closing the backend removes a throwaway data dir and releases a persistent one. A
+        # client that closed stdin sends SIGTERM after 2 s (the MCP lifecycle): the close runs
+        # to its end anyway, bounded by the watchdog.
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, signal.SIG_IGN)
+        _exit_after(HARD_EXIT_S, code)
         app.close()
-        signal.signal(signal.SIGTERM, previous)
-    return 0
+    if app.backend.started is not None or stopped_by is not None:
+        # Past this point Python would run the SDK's exit hooks against a service that is gone
+        # and tear down the model libraries' threads (which aborts the process); nothing is left
+        # to flush but the standard streams.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
 
 
-def _terminate(app: AppState, signum: int, frame: FrameType | None) -> None:
-    try:
-        app.close()
-    finally:
-        os._exit(128 + signum)
+def _exit_after(seconds: float, code: int) -> None:
+    watchdog = threading.Timer(seconds, os._exit, args=(code,))
+    watchdog.daemon = True
+    watchdog.start()

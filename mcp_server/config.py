@@ -89,11 +89,24 @@ class Config(BaseModel):
     eager_backend: bool = Field(
         True, description="Start the backend when the server starts, not at the first call."
     )
+    local_data_dir: Literal["temporary"] | Path | None = Field(
+        None,
+        description="Where the local backend keeps runs and checkpoints, kept across restarts "
+        "(one server per directory): trio-local's own data dir unless set ($TRIO_LOCAL_DATA_DIR, "
+        "else under $XDG_DATA_HOME); 'temporary' for a throwaway dir removed when the server "
+        "stops.",
+        json_schema_extra={"doc_default": "~/.local/share/trio-local"},
+    )
 
     @field_validator("audit_log")
     @classmethod
     def _expand(cls, value: Path) -> Path:
         return value.expanduser()
+
+    @field_validator("local_data_dir")
+    @classmethod
+    def _expand_data_dir(cls, value: Path | str | None) -> Path | str | None:
+        return value.expanduser() if isinstance(value, Path) else value
 
     @model_validator(mode="after")
     def _ranges(self) -> Config:

@@ -1,13 +1,8 @@
-"""Errors a tool call can end with; each becomes an `is_error` result telling the agent the fix.
-
-They subclass the SDK's `ToolError`, so `MCPServer` passes their message through unchanged
-(anything else is reported as a bare "Error executing tool" and logged as a crash).
-"""
-
-from mcp.server.mcpserver.exceptions import ToolError
+"""Errors a tool call can end with; each becomes an `is_error` result telling the agent the fix
+(`registry.run_call` turns them into results; anything else is reported as unexpected)."""
 
 
-class TrioMcpError(ToolError):
+class TrioMcpError(Exception):
     """Base of every refusal or failure this server reports on purpose."""
 
 
@@ -32,3 +27,7 @@ class BackendFailure(TrioMcpError):
 
 class TrainingStopped(TrioMcpError):
     """Training stopped early (NaN or divergence); the message says at which step and why."""
+
+
+class ServerStopping(TrioMcpError):
+    """The server is shutting down (SIGTERM or SIGINT); the message says what was done."""

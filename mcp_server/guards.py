@@ -46,88 +46,69 @@ def check_model(config: Config, base_model: str, offered: list[str]) -> None:
         )
 
 
+# Every numeric limit: the setting it comes from (its `max_`/`min_` prefix says which side is
+# refused) and what the refusal says about the value. One comparison, in `within`.
+BOUNDS: dict[str, str] = {
+    "max_rank": "rank {value} is above the maximum",
+    "min_rank": "rank {value} is below the minimum",
+    "max_learning_rate": "learning_rate {value:g} is above the maximum",
+    "min_learning_rate": "learning_rate {value:g} is below the minimum",
+    "max_examples_per_call": (
+        "{value} examples in one call is above the maximum; split them over several calls"
+    ),
+    "max_tokens_per_call": "this call would train {value} tokens, above the per-call maximum",
+    "max_tokens_per_example": (
+        "example {index} is {value} tokens long, above the maximum; shorten it"
+    ),
+    "max_steps_per_call": "{value} steps in one train_sft call is above the maximum",
+    "max_sample_tokens": "max_tokens {value} is above the maximum",
+    "max_num_samples": "num_samples {value} is above the maximum",
+    "max_checkpoint_name_length": "checkpoint name is {value} characters long, above the maximum",
+}
+
+
+def within(config: Config, setting: str, value: float, **context: object) -> None:
+    """Refuse `value` when it is past the configured `setting`, naming the setting."""
+    limit = getattr(config, setting)
+    if value > limit if setting.startswith("max_") else value < limit:
+        raise GuardRefusal(BOUNDS[setting].format(value=value, **context), setting, limit)
+
+
 def check_rank(config: Config, rank: int) -> None:
-    if rank > config.max_rank:
-        raise GuardRefusal(f"rank {rank} is above the maximum", "max_rank", config.max_rank)
-    if rank < config.min_rank:
-        raise GuardRefusal(f"rank {rank} is below the minimum", "min_rank", config.min_rank)
+    within(config, "max_rank", rank)
+    within(config, "min_rank", rank)
 
 
 def check_learning_rate(config: Config, learning_rate: float) -> None:
-    if learning_rate > config.max_learning_rate:
-        raise GuardRefusal(
-            f"learning_rate {learning_rate:g} is above the maximum",
-            "max_learning_rate",
-            config.max_learning_rate,
-        )
-    if learning_rate < config.min_learning_rate:
-        raise GuardRefusal(
-            f"learning_rate {learning_rate:g} is below the minimum",
-            "min_learning_rate",
-            config.min_learning_rate,
-        )
+    within(config, "max_learning_rate", learning_rate)
+    within(config, "min_learning_rate", learning_rate)
 
 
 def check_examples(config: Config, count: int) -> None:
-    if count > config.max_examples_per_call:
-        raise GuardRefusal(
-            f"{count} examples in one call is above the maximum; split them over several calls",
-            "max_examples_per_call",
-            config.max_examples_per_call,
-        )
+    within(config, "max_examples_per_call", count)
 
 
 def check_tokens_per_call(config: Config, tokens: int) -> None:
-    if tokens > config.max_tokens_per_call:
-        raise GuardRefusal(
-            f"this call would train {tokens} tokens, above the per-call maximum",
-            "max_tokens_per_call",
-            config.max_tokens_per_call,
-        )
+    within(config, "max_tokens_per_call", tokens)
 
 
 def check_example_length(config: Config, index: int, tokens: int) -> None:
-    if tokens > config.max_tokens_per_example:
-        raise GuardRefusal(
-            f"example {index} is {tokens} tokens long, above the maximum; shorten it",
-            "max_tokens_per_example",
-            config.max_tokens_per_example,
-        )
+    within(config, "max_tokens_per_example", tokens, index=index)
 
 
 def check_steps_per_call(config: Config, steps: int) -> None:
-    if steps > config.max_steps_per_call:
-        raise GuardRefusal(
-            f"{steps} steps in one train_sft call is above the maximum",
-            "max_steps_per_call",
-            config.max_steps_per_call,
-        )
+    within(config, "max_steps_per_call", steps)
 
 
 def check_sampling(config: Config, max_tokens: int, num_samples: int) -> None:
-    if max_tokens > config.max_sample_tokens:
-        raise GuardRefusal(
-            f"max_tokens {max_tokens} is above the maximum",
-            "max_sample_tokens",
-            config.max_sample_tokens,
-        )
-    if num_samples > config.max_num_samples:
-        raise GuardRefusal(
-            f"num_samples {num_samples} is above the maximum",
-            "max_num_samples",
-            config.max_num_samples,
-        )
+    within(config, "max_sample_tokens", max_tokens)
+    within(config, "max_num_samples", num_samples)
 
 
 def check_checkpoint_name(config: Config, name: str) -> None:
-    longest = config.max_checkpoint_name_length
-    if len(name) > longest:
-        raise GuardRefusal(
-            f"checkpoint name is {len(name)} characters long, above the maximum",
-            "max_checkpoint_name_length",
-            longest,
-        )
+    within(config, "max_checkpoint_name_length", len(name))
     if not CHECKPOINT_NAME.fullmatch(name):
+        longest = config.max_checkpoint_name_length
         raise InvalidInput(
             f"checkpoint name {name!r} is invalid: use 1-{longest} letters, digits, '.', '_' or "
             "'-', starting with a letter or digit and not ending with '.' (for example 'step-20')"

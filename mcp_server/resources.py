@@ -3,11 +3,25 @@ summaries of this session."""
 
 from __future__ import annotations
 
+import functools
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.resources import FileResource
+import anyio
+from mcp.server.context import ServerRequestContext
+from mcp.shared.exceptions import MCPError
+from mcp_types import (
+    INVALID_PARAMS,
+    ListResourcesResult,
+    PaginatedRequestParams,
+    ReadResourceRequestParams,
+    ReadResourceResult,
+    Resource,
+    TextResourceContents,
+)
 
 from mcp_server.app import AppState
 
@@ -54,33 +68,85 @@ def run_summaries(app: AppState) -> list[dict[str, object]]:
     ]
 
 
-def register_resources(server: MCPServer, app: AppState, root: Path | None = None) -> None:
+@dataclass(frozen=True)
+class Document:
+    uri: str
+    name: str
+    title: str | None
+    description: str
+    mime_type: str
+    read: Callable[[], str]
+
+
+def documents(app: AppState, root: Path | None = None) -> list[Document]:
     root = skill_root() if root is None else root
-    for uri, path in skill_documents(root):
-        server.add_resource(
-            FileResource(
-                uri=uri,
-                name=path.relative_to(root).as_posix(),
-                description="Part of the PyTRIO skill: how to write correct PyTRIO code.",
-                mime_type="text/markdown",
-                path=path,
-            )
+    found = [
+        Document(
+            uri=uri,
+            name=path.relative_to(root).as_posix(),
+            title=None,
+            description="Part of the PyTRIO skill: how to write correct PyTRIO code.",
+            mime_type="text/markdown",
+            read=functools.partial(path.read_text, encoding="utf-8"),
+        )
+        for uri, path in skill_documents(root)
+    ]
+    found.append(
+        Document(
+            uri="trio-mcp://runs",
+            name="runs",
+            title="Training runs in this session",
+            description="The runs opened or resumed in this session: step, last loss, checkpoints.",
+            mime_type="application/json",
+            read=lambda: json.dumps(run_summaries(app), indent=2),
+        )
+    )
+    found.append(
+        Document(
+            uri="trio-mcp://budget",
+            name="budget",
+            title="Session budget left",
+            description="Optimizer steps and trained tokens this session may still spend.",
+            mime_type="application/json",
+            read=lambda: app.budget.left().model_dump_json(),
+        )
+    )
+    return found
+
+
+@dataclass
+class ResourceTable:
+    """The server's resources: `list_resources` and `read_resource` are its request handlers."""
+
+    docs: list[Document]
+
+    async def list_resources(
+        self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None
+    ) -> ListResourcesResult:
+        return ListResourcesResult(
+            resources=[
+                Resource(
+                    uri=d.uri,
+                    name=d.name,
+                    title=d.title,
+                    description=d.description,
+                    mime_type=d.mime_type,
+                )
+                for d in self.docs
+            ]
         )
 
-    @server.resource(
-        "trio-mcp://runs",
-        name="runs",
-        title="Training runs in this session",
-        mime_type="application/json",
-    )
-    def runs() -> str:
-        return json.dumps(run_summaries(app), indent=2)
-
-    @server.resource(
-        "trio-mcp://budget",
-        name="budget",
-        title="Session budget left",
-        mime_type="application/json",
-    )
-    def budget() -> str:
-        return app.budget.left().model_dump_json()
+    async def read_resource(
+        self, ctx: ServerRequestContext[Any, Any], params: ReadResourceRequestParams
+    ) -> ReadResourceResult:
+        uri = str(params.uri)
+        doc = next((d for d in self.docs if d.uri == uri), None)
+        if doc is None:
+            raise MCPError(
+                code=INVALID_PARAMS,
+                message=f"unknown resource {uri[:200]!r}; resources/list names them",
+            )
+        text = await anyio.to_thread.run_sync(doc.read)
+        return ReadResourceResult(
+            contents=[TextResourceContents(uri=uri, text=text, mime_type=doc.mime_type)]
+        )

@@ -1,18 +1,23 @@
-"""Builds the MCP server: the tools, the resources, and the shared state they run against."""
+"""Builds the MCP server on the SDK's low-level `Server`: the tools (`registry.ToolTable`), the
+resources (`resources.ResourceTable`), and the shared state they run against."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from typing import Any
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.lowlevel import Server
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 
 from mcp_server.app import AppState
 from mcp_server.config import Config
-from mcp_server.registry import ToolSpec, build_tool
-from mcp_server.resources import register_resources
+from mcp_server.registry import RawTool, ToolTable
+from mcp_server.resources import ResourceTable, documents
+from mcp_server.spec import ToolSpec
 from mcp_server.tools import ALL_TOOLS
 
+NAME = "trio-mcp"
 INSTRUCTIONS = """\
 Fine-tune and sample PyTRIO models with guarded tools. A typical session: list_models ->
 create_training_run -> train_sft (returns the loss of every step) -> sample (same prompt format
@@ -24,21 +29,33 @@ are resources under skill://pytrio/.
 
 
 def build_server(
-    config: Config, app: AppState | None = None, extra_tools: Sequence[ToolSpec] = ()
-) -> tuple[MCPServer, AppState]:
+    config: Config,
+    app: AppState | None = None,
+    extra_tools: Sequence[ToolSpec] = (),
+    raw_tools: Sequence[RawTool] = (),
+) -> tuple[Server[AppState], AppState]:
     state = app or AppState.from_config(config)
 
     @asynccontextmanager
-    async def lifespan(server: MCPServer) -> AsyncIterator[AppState]:
+    async def lifespan(server: Server[Any]) -> AsyncIterator[AppState]:
         yield state
 
-    server = MCPServer(
-        "trio-mcp",
+    tools = ToolTable([*ALL_TOOLS, *extra_tools], raw=raw_tools)
+    resources = ResourceTable(documents(state))
+    server: Server[AppState] = Server(
+        NAME,
+        version="0.1.0",
         title="PyTRIO training tools",
         instructions=INSTRUCTIONS,
-        version="0.1.0",
-        tools=[build_tool(spec) for spec in [*ALL_TOOLS, *extra_tools]],
         lifespan=lifespan,
+        get_tool_input_schema=tools.input_schema_of,
+        on_list_tools=tools.list_tools,
+        on_call_tool=tools.call_tool,
+        on_list_resources=resources.list_resources,
+        on_read_resource=resources.read_resource,
     )
-    register_resources(server, state)
+    # Seals the request_state of a question to the user (elicit.py), bound to the call.
+    server.middleware.append(
+        RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=NAME)
+    )
     return server, state

@@ -11,6 +11,7 @@ lone surrogate becomes U+FFFD, and the request goes on like any other, so it is 
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import json
 import logging
@@ -18,12 +19,13 @@ import os
 import re
 import secrets
 import tempfile
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
 import mcp_types as types
-from mcp.server.mcpserver import MCPServer
+from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.message import SessionMessage
@@ -105,7 +107,7 @@ def write_secret_file(path: Path, text: str) -> None:
         raise
 
 
-def http_app(server: MCPServer, token: str) -> Any:
+def http_app(server: Server[Any], token: str) -> Any:
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=[f"{HOST}:*", "localhost:*"],
@@ -115,14 +117,36 @@ def http_app(server: MCPServer, token: str) -> Any:
     return BearerTokenMiddleware(app, token)
 
 
-async def serve_http(server: MCPServer, port: int, token: str) -> None:
+async def serve_http(server: Server[Any], port: int, token: str, stop: anyio.Event) -> None:
+    """Serve until `stop` is set, then close within a few seconds even with streams open."""
     import uvicorn
 
+    class Uvicorn(uvicorn.Server):
+        # The caller handles SIGTERM/SIGINT (it ends the calls in flight first, then sets
+        # `stop`); uvicorn's own handlers would wait for every open stream to close.
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            yield
+
     config = uvicorn.Config(
-        http_app(server, token), host=HOST, port=port, log_level="warning", lifespan="on"
+        http_app(server, token),
+        host=HOST,
+        port=port,
+        log_level="warning",
+        lifespan="on",
+        timeout_graceful_shutdown=2,
     )
+    http = Uvicorn(config)
+
+    async def stop_when_asked() -> None:
+        await stop.wait()
+        http.should_exit = True
+
     log.info("serving streamable HTTP on http://%s:%d/mcp", HOST, port)
-    await uvicorn.Server(config).serve()
+    async with anyio.create_task_group() as group:
+        group.start_soon(stop_when_asked)
+        await http.serve()
+        group.cancel_scope.cancel()
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -161,10 +185,43 @@ def repair(item: SessionMessage | Exception) -> SessionMessage | Exception:
         return item
 
 
-async def run_stdio(server: MCPServer) -> None:
-    """`server.run_stdio_async()`, with every incoming message passed through `repair`."""
-    lowlevel = server._lowlevel_server
-    async with stdio_server() as (read_stream, write_stream):
+class StdinLines:
+    """stdin as lines of text, read so that a cancel never waits for the client's next line.
+
+    The SDK's reader waits in a worker thread that only returns when stdin yields a line or
+    closes, so a server stopping on a signal would hang until the client writes. Here the
+    blocking read is abandoned on cancel (the process is about to exit), not awaited.
+    """
+
+    def __init__(self, fd: int = 0) -> None:
+        self.fd = fd
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._lines()
+
+    async def _lines(self) -> AsyncIterator[str]:
+        pending = bytearray()
+        while True:
+            end = pending.find(b"\n")
+            if end >= 0:
+                line = bytes(pending[: end + 1])
+                del pending[: end + 1]
+                yield line.decode("utf-8", errors="replace")
+                continue
+            chunk = await anyio.to_thread.run_sync(
+                os.read, self.fd, 1 << 16, abandon_on_cancel=True
+            )
+            if not chunk:
+                if pending:
+                    yield bytes(pending).decode("utf-8", errors="replace")
+                return
+            pending += chunk
+
+
+async def run_stdio(server: Server[Any]) -> None:
+    """`server.run()` over stdio, with every incoming message passed through `repair`, on a
+    stdin reader that a cancel (the server stopping) never waits for."""
+    async with stdio_server(stdin=StdinLines()) as (read_stream, write_stream):  # type: ignore[arg-type]
         send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
 
         async def pump() -> None:
@@ -174,5 +231,5 @@ async def run_stdio(server: MCPServer) -> None:
 
         async with anyio.create_task_group() as group:
             group.start_soon(pump)
-            await lowlevel.run(receive, write_stream, lowlevel.create_initialization_options())
+            await server.run(receive, write_stream, server.create_initialization_options())
             group.cancel_scope.cancel()

@@ -1,6 +1,6 @@
 """One module per tool, named after it. `ALL_TOOLS` is the order tools/list publishes."""
 
-from mcp_server.registry import ToolSpec
+from mcp_server.spec import ToolSpec
 from mcp_server.tools import (
     create_training_run,
     delete_checkpoint,

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
+from collections.abc import Callable
 from typing import Any
 
+import anyio
 from pydantic import BaseModel, Field
 
 from mcp_server.app import AppState
@@ -38,14 +41,55 @@ async def backend(app: AppState) -> Backend:
     return await app.backend.get()
 
 
+# How long a cancelled call still waits for the steps it already submitted, so it can count
+# them (a tiny local step takes well under a second; a stuck backend must not hold a cancel).
+SETTLE_S = 10.0
+
+
 async def sdk(what: str, awaitable: Any) -> Any:
-    """Await an SDK coroutine or future; its errors come back as `BackendFailure`."""
+    """Await an SDK coroutine or future; its errors come back as `BackendFailure`.
+
+    A future is waited for in a worker thread, never awaited directly: pytrio 0.2.9's
+    `APIFuture.__await__` wraps it with `asyncio.wrap_future`, so a cancelled call would cancel
+    the SDK's own future and lose the result of work the backend does anyway.
+    """
+    import pytrio as trio
+
     try:
+        if isinstance(awaitable, trio.types.APIFuture):
+            return await anyio.to_thread.run_sync(awaitable.result, abandon_on_cancel=True)
         return await awaitable
     except BackendFailure:
         raise
     except Exception as exc:
         raise BackendFailure(f"{what} failed: {sdk_message(exc)}") from None
+
+
+async def submit(what: str, coroutine: Any) -> Any:
+    """Submit one SDK event without letting a cancel cut the submission in half.
+
+    The SDK runs the submission on its own loop and cancels it when the awaiting task is
+    cancelled; an event half sent is an uncertain submit, after which pytrio 0.2.9 refuses every
+    later call on that client. Submitting takes one request, so it is finished first.
+    """
+    with anyio.CancelScope(shield=True):
+        return await sdk(what, coroutine)
+
+
+async def settled(what: str, future: Any, on_cancel: Callable[[Any], None]) -> Any:
+    """The result of a submitted event. If the call is cancelled meanwhile, the event still
+    happens on the backend: wait for it (shielded, at most SETTLE_S), hand its result to
+    `on_cancel` so the session records it, then let the cancel go on."""
+    try:
+        return await sdk(what, future)
+    except anyio.get_cancelled_exc_class():
+        with (
+            anyio.CancelScope(shield=True),
+            anyio.move_on_after(SETTLE_S),
+            contextlib.suppress(BackendFailure),
+        ):
+            on_cancel(await sdk(what, future))
+        raise
 
 
 async def run_tokenizer(run: RunState) -> Any:

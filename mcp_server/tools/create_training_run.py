@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from mcp_server import guards
 from mcp_server.app import AppState, BackendResult, ToolInput, backend_fields
 from mcp_server.backend import call_sdk
 from mcp_server.budget import BudgetLeft
-from mcp_server.registry import ToolSpec
 from mcp_server.runs import RunState
+from mcp_server.spec import ToolCall, ToolSpec
 from mcp_server.tools._common import ID_PATTERN, RunConfig, backend, run_config, sdk
 from pytrio_facts import DEFAULT_BASE_MODEL, LIMITS
 
@@ -44,7 +43,7 @@ class CreateTrainingRunOutput(BackendResult):
 
 
 async def create_training_run(
-    app: AppState, args: CreateTrainingRunInput, ctx: Context
+    app: AppState, args: CreateTrainingRunInput, ctx: ToolCall
 ) -> CreateTrainingRunOutput:
     guards.require_writable(app.config, "create_training_run")
     guards.check_rank(app.config, args.rank)

@@ -1,29 +1,21 @@
 """delete_checkpoint: destructive, so confirmed by the user (elicitation) or by repeating the name.
 
-A resolver runs before the tool body: if `confirm` repeats the checkpoint exactly, that is the
-confirmation; otherwise, when the client supports elicitation, the user is asked; otherwise the
-call is refused with the instruction to repeat the name in `confirm`. Read-only mode and
-`allow_delete = false` refuse before anyone is asked.
+Read-only mode and `allow_delete = false` refuse before anyone is asked. Then: if `confirm`
+repeats the checkpoint exactly, that is the confirmation; otherwise, when the client supports
+elicitation, the user is asked; otherwise the call is refused with the instruction to repeat the
+name in `confirm`. Nothing reaches the backend before the confirmation.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Annotated
-
-from mcp.server.mcpserver import (
-    AcceptedElicitation,
-    Context,
-    Elicit,
-    ElicitationResult,
-    Resolve,
-)
+from mcp.server.elicitation import AcceptedElicitation
 from pydantic import BaseModel, Field
 
 from mcp_server import guards
 from mcp_server.app import AppState, BackendResult, ToolInput, backend_fields
+from mcp_server.elicit import ask, can_ask
 from mcp_server.errors import InvalidInput
-from mcp_server.registry import ToolSpec
+from mcp_server.spec import ToolCall, ToolSpec
 from mcp_server.tools._common import CHECKPOINT, RUN_ID_PATTERN, backend, sdk
 
 
@@ -49,28 +41,6 @@ class ConfirmDelete(BaseModel):
     delete: bool = Field(description="Delete this checkpoint permanently?")
 
 
-@dataclass(frozen=True)
-class Decision:
-    approved: bool
-    reason: str
-
-
-async def confirm_deletion(
-    checkpoint: str | None, confirm: str | None, ctx: Context
-) -> Decision | Elicit[ConfirmDelete]:
-    app: AppState = ctx.request_context.lifespan_context
-    if app.config.read_only or not app.config.allow_delete or checkpoint is None:
-        return Decision(False, "guard")  # refused (or invalid) before anyone is asked
-    if confirm is not None:
-        return Decision(confirm == checkpoint, "confirm")
-    capabilities = ctx.client_capabilities
-    if capabilities is not None and capabilities.elicitation is not None:
-        return Elicit(
-            f"Delete checkpoint {checkpoint} permanently? It cannot be restored.", ConfirmDelete
-        )
-    return Decision(False, "no-elicitation")
-
-
 class DeleteCheckpointOutput(BackendResult):
     deleted: str
     run_id: str
@@ -78,13 +48,10 @@ class DeleteCheckpointOutput(BackendResult):
 
 
 async def delete_checkpoint(
-    app: AppState,
-    args: DeleteCheckpointInput,
-    ctx: Context,
-    confirmation: ElicitationResult[ConfirmDelete],
+    app: AppState, args: DeleteCheckpointInput, ctx: ToolCall
 ) -> DeleteCheckpointOutput:
     guards.require_delete_allowed(app.config)
-    confirmed_by = _confirmed_by(args, confirmation)
+    confirmed_by = await _confirm(args, ctx)
     be = await backend(app)
     saved = app.runs.checkpoints.get(args.checkpoint)
     run_id = saved[0] if saved else args.run_id
@@ -109,29 +76,32 @@ async def delete_checkpoint(
     )
 
 
-def _confirmed_by(
-    args: DeleteCheckpointInput, confirmation: ElicitationResult[ConfirmDelete]
-) -> str:
-    if not isinstance(confirmation, AcceptedElicitation):
-        raise InvalidInput(
-            f"the user answered {confirmation.action!r} to deleting {args.checkpoint}; nothing "
-            "was deleted"
-        )
-    data = confirmation.data
-    if isinstance(data, ConfirmDelete):
-        if not data.delete:
-            raise InvalidInput(f"the user did not confirm; {args.checkpoint} was not deleted")
-        return "user"
-    if data.reason == "no-elicitation":
+async def _confirm(args: DeleteCheckpointInput, ctx: ToolCall) -> str:
+    """'confirm' or 'user', or an error saying how to confirm."""
+    if args.confirm is not None:
+        if args.confirm != args.checkpoint:
+            raise InvalidInput(
+                f"confirm does not match the checkpoint; set confirm to exactly {args.checkpoint!r}"
+            )
+        return "confirm"
+    if not can_ask(ctx):
         raise InvalidInput(
             "deleting needs confirmation and this client cannot ask the user: call again with "
             f"confirm set to exactly {args.checkpoint!r}"
         )
-    if not data.approved:
+    answer = await ask(
+        ctx,
+        f"Delete checkpoint {args.checkpoint} permanently? It cannot be restored.",
+        ConfirmDelete,
+    )
+    if not isinstance(answer, AcceptedElicitation):
         raise InvalidInput(
-            f"confirm does not match the checkpoint; set confirm to exactly {args.checkpoint!r}"
+            f"the user answered {answer.action!r} to deleting {args.checkpoint}; nothing "
+            "was deleted"
         )
-    return "confirm"
+    if not answer.data.delete:
+        raise InvalidInput(f"the user did not confirm; {args.checkpoint} was not deleted")
+    return "user"
 
 
 SPEC = ToolSpec(
@@ -149,7 +119,4 @@ SPEC = ToolSpec(
     destructive=True,
     idempotent=True,
     open_world=False,
-    resolved={
-        "confirmation": Annotated[ElicitationResult[ConfirmDelete], Resolve(confirm_deletion)]
-    },
 )

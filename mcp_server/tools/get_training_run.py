@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
 
 from mcp_server.app import AppState, BackendResult, ToolInput, backend_fields
-from mcp_server.registry import ToolSpec
+from mcp_server.spec import ToolCall, ToolSpec
 from mcp_server.tools._common import RUN_ID, RunConfig, backend, run_config, sdk
 
 
@@ -33,7 +32,7 @@ class GetTrainingRunOutput(BackendResult):
 
 
 async def get_training_run(
-    app: AppState, args: GetTrainingRunInput, ctx: Context
+    app: AppState, args: GetTrainingRunInput, ctx: ToolCall
 ) -> GetTrainingRunOutput:
     be = await backend(app)
     run = app.runs.runs.get(args.run_id)

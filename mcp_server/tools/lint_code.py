@@ -9,11 +9,10 @@ from __future__ import annotations
 import re
 
 import anyio
-from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field, field_validator
 
 from mcp_server.app import AppState, ToolInput
-from mcp_server.registry import ToolSpec
+from mcp_server.spec import ToolCall, ToolSpec
 
 _FILENAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}\.(py|pyi|ipynb|md)$")
 
@@ -96,7 +95,7 @@ def _lint(args: LintCodeInput) -> LintCodeOutput:
     )
 
 
-async def lint_code(app: AppState, args: LintCodeInput, ctx: Context) -> LintCodeOutput:
+async def lint_code(app: AppState, args: LintCodeInput, ctx: ToolCall) -> LintCodeOutput:
     return await anyio.to_thread.run_sync(_lint, args)
 
 

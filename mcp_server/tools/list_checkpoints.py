@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
 
 from mcp_server.app import AppState, BackendResult, ToolInput, backend_fields
-from mcp_server.registry import ToolSpec
+from mcp_server.spec import ToolCall, ToolSpec
 from mcp_server.tools._common import RUN_ID, backend, sdk
 
 
@@ -28,7 +27,7 @@ class ListCheckpointsOutput(BackendResult):
 
 
 async def list_checkpoints(
-    app: AppState, args: ListCheckpointsInput, ctx: Context
+    app: AppState, args: ListCheckpointsInput, ctx: ToolCall
 ) -> ListCheckpointsOutput:
     be = await backend(app)
     page = await sdk("listing checkpoints", be.rest.list_checkpoints_async(args.run_id))

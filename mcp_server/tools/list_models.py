@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from mcp_server.app import AppState, BackendResult, ToolInput, backend_fields
 from mcp_server.backend import call_sdk
-from mcp_server.registry import ToolSpec
+from mcp_server.spec import ToolCall, ToolSpec
 from mcp_server.tools._common import backend
 
 
@@ -20,7 +19,7 @@ class ListModelsOutput(BackendResult):
     allowed: list[str] = Field(description="The subset create_training_run accepts here.")
 
 
-async def list_models(app: AppState, args: ListModelsInput, ctx: Context) -> ListModelsOutput:
+async def list_models(app: AppState, args: ListModelsInput, ctx: ToolCall) -> ListModelsOutput:
     be = await backend(app)
     models = list(await call_sdk("listing models", be.service.get_supported_models))
     allowed = [m for m in models if not app.config.allowed_models or m in app.config.allowed_models]

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
 
 from mcp_server.app import AppState, BackendResult, ToolInput, backend_fields
-from mcp_server.registry import ToolSpec
+from mcp_server.spec import ToolCall, ToolSpec
 from mcp_server.tools._common import backend, sdk
 
 
@@ -36,7 +35,7 @@ class ListTrainingRunsOutput(BackendResult):
 
 
 async def list_training_runs(
-    app: AppState, args: ListTrainingRunsInput, ctx: Context
+    app: AppState, args: ListTrainingRunsInput, ctx: ToolCall
 ) -> ListTrainingRunsOutput:
     be = await backend(app)
     page = await sdk(

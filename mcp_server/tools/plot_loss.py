@@ -6,13 +6,12 @@ import base64
 import io
 
 import anyio
-from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, ImageContent, TextContent
 from pydantic import Field
 
 from mcp_server.app import AppState, BackendResult, ToolInput, backend_fields
 from mcp_server.errors import InvalidInput
-from mcp_server.registry import ToolSpec
+from mcp_server.spec import ToolCall, ToolSpec
 from mcp_server.tools._common import RUN_ID, backend
 
 
@@ -48,7 +47,7 @@ def render_png(run_id: str, losses: list[float]) -> bytes:
     return buffer.getvalue()
 
 
-async def plot_loss(app: AppState, args: PlotLossInput, ctx: Context) -> CallToolResult:
+async def plot_loss(app: AppState, args: PlotLossInput, ctx: ToolCall) -> CallToolResult:
     run = app.runs.get(args.run_id)
     if not run.losses:
         raise InvalidInput(f"run {args.run_id} has no training steps yet; train it first")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from mcp_server import guards
@@ -10,8 +9,8 @@ from mcp_server.app import AppState, BackendResult, ToolInput, backend_fields
 from mcp_server.backend import Backend
 from mcp_server.budget import BudgetLeft
 from mcp_server.errors import InvalidInput
-from mcp_server.registry import ToolSpec
 from mcp_server.runs import RunState
+from mcp_server.spec import ToolCall, ToolSpec
 from mcp_server.tools._common import CHECKPOINT, RunConfig, backend, run_config, sdk
 
 
@@ -57,7 +56,7 @@ async def _checkpoint_model(app: AppState, be: Backend, checkpoint: str) -> tupl
 
 
 async def resume_training_run(
-    app: AppState, args: ResumeTrainingRunInput, ctx: Context
+    app: AppState, args: ResumeTrainingRunInput, ctx: ToolCall
 ) -> ResumeTrainingRunOutput:
     guards.require_writable(app.config, "resume_training_run")
     with app.runs.reserve_slot(app.config.max_concurrent_runs) as slot:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field, model_validator
 
 from mcp_server import guards
@@ -12,8 +11,8 @@ from mcp_server.app import AppState, BackendResult, ToolInput, backend_fields
 from mcp_server.backend import Backend, call_sdk
 from mcp_server.datums import sample_prompt_tokens
 from mcp_server.errors import InvalidInput
-from mcp_server.registry import ToolSpec
-from mcp_server.tools._common import ID_PATTERN, backend, run_tokenizer, sdk
+from mcp_server.spec import ToolCall, ToolSpec
+from mcp_server.tools._common import ID_PATTERN, backend, run_tokenizer, sdk, submit
 from mcp_server.tools.train_sft import ChatMessage
 
 
@@ -74,7 +73,8 @@ async def _sampler(app: AppState, be: Backend, model: str) -> tuple[Any, Any, st
     run = app.runs.runs.get(model)
     if run is not None:
         if run.sampler is None or run.sampler[0] != run.step:
-            client = await sdk(
+            # An event on the training client: a cancel must not cut its submission in half.
+            client = await submit(
                 "saving weights for sampling",
                 run.client.save_weights_and_get_sampling_client_async(),
             )
@@ -103,7 +103,7 @@ async def _sampler(app: AppState, be: Backend, model: str) -> tuple[Any, Any, st
     )
 
 
-async def sample(app: AppState, args: SampleInput, ctx: Context) -> SampleOutput:
+async def sample(app: AppState, args: SampleInput, ctx: ToolCall) -> SampleOutput:
     import pytrio as trio
 
     guards.check_sampling(app.config, args.max_tokens, args.num_samples)

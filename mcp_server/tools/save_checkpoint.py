@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from mcp_server import guards
 from mcp_server.app import AppState, BackendResult, ToolInput, backend_fields
-from mcp_server.registry import ToolSpec
 from mcp_server.runs import CheckpointRecord
-from mcp_server.tools._common import RUN_ID, backend, sdk
+from mcp_server.spec import ToolCall, ToolSpec
+from mcp_server.tools._common import RUN_ID, backend, settled, submit
 from pytrio_facts import LIMITS
 
 
@@ -39,21 +38,25 @@ class SaveCheckpointOutput(BackendResult):
 
 
 async def save_checkpoint(
-    app: AppState, args: SaveCheckpointInput, ctx: Context
+    app: AppState, args: SaveCheckpointInput, ctx: ToolCall
 ) -> SaveCheckpointOutput:
     guards.require_writable(app.config, "save_checkpoint")
     guards.check_checkpoint_name(app.config, args.name)
     run = app.runs.get(args.run_id)
     be = await backend(app)
     if args.kind == "state":
-        future = await sdk("saving the state", run.client.save_state_async(args.name))
+        future = await submit("saving the state", run.client.save_state_async(args.name))
     else:
-        future = await sdk(
+        future = await submit(
             "saving sampler weights", run.client.save_weights_for_sampler_async(args.name)
         )
-    response = await sdk("saving the checkpoint", future)
-    record = CheckpointRecord(name=args.name, kind=args.kind, path=response.path, step=run.step)
-    app.runs.add_checkpoint(run.run_id, record)
+
+    def record(saved: Any) -> None:
+        entry = CheckpointRecord(name=args.name, kind=args.kind, path=saved.path, step=run.step)
+        app.runs.add_checkpoint(run.run_id, entry)
+
+    response = await settled("saving the checkpoint", future, on_cancel=record)
+    record(response)
     return SaveCheckpointOutput(
         run_id=run.run_id,
         name=args.name,

@@ -8,7 +8,7 @@ waiting for this process.
 
 from __future__ import annotations
 
-import contextlib
+import logging
 import math
 import time
 from collections import deque
@@ -16,17 +16,27 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 import anyio
-from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Discriminator, Field, Tag, model_validator
 
 from mcp_server import guards
 from mcp_server.app import AppState, BackendResult, ToolInput, backend_fields
 from mcp_server.budget import BudgetLeft, Reservation
 from mcp_server.datums import TokenExample, build_sft_example, split_chat
-from mcp_server.errors import BackendFailure, InvalidInput, TrainingStopped
-from mcp_server.registry import ToolSpec
+from mcp_server.errors import BackendFailure, InvalidInput, ServerStopping, TrainingStopped
 from mcp_server.runs import RunState
-from mcp_server.tools._common import RUN_ID, backend, per_token_loss, run_tokenizer, sdk
+from mcp_server.spec import ToolCall, ToolSpec
+from mcp_server.tools._common import (
+    RUN_ID,
+    SETTLE_S,
+    backend,
+    per_token_loss,
+    run_tokenizer,
+    sdk,
+    submit,
+)
+
+log = logging.getLogger("trio_mcp.train_sft")
+STOPPING = "the server is shutting down"
 
 
 class PromptCompletion(BaseModel, extra="forbid", allow_inf_nan=False):
@@ -135,7 +145,7 @@ def diverged(losses: list[float], factor: float) -> str | None:
     return None
 
 
-async def train_sft(app: AppState, args: TrainSftInput, ctx: Context) -> TrainSftOutput:
+async def train_sft(app: AppState, args: TrainSftInput, ctx: ToolCall) -> TrainSftOutput:
     import pytrio as trio
 
     config = app.config
@@ -168,6 +178,30 @@ async def train_sft(app: AppState, args: TrainSftInput, ctx: Context) -> TrainSf
         return await _pipelined_loop(app, run, ctx, be, work, hold=hold)
 
 
+async def _settle(pending: deque[tuple[int, Any, Any]], count: Any) -> list[int]:
+    """Count the submitted steps as they finish; return those still unfinished at the deadline."""
+    with anyio.CancelScope(shield=True) as scope:
+        scope.deadline = anyio.current_time() + SETTLE_S
+        while pending:
+            index, forward, optim = pending[0]
+            try:
+                output = await sdk("forward_backward", forward)
+                await sdk("optim_step", optim)
+            except BackendFailure:
+                pending.popleft()  # the backend refused or failed it: not a step taken
+                continue
+            pending.popleft()
+            count(index, output)
+    if pending:
+        log.warning(
+            "%d submitted train_sft steps did not finish within %ss: charged to the budget, "
+            "not recorded as steps of the run",
+            len(pending),
+            SETTLE_S,
+        )
+    return [index for index, _, _ in pending]
+
+
 @dataclass(frozen=True)
 class Work:
     """What train_sft sends: per step, the example indices, tokens and weighted tokens."""
@@ -180,51 +214,68 @@ class Work:
 
 
 async def _pipelined_loop(
-    app: AppState, run: RunState, ctx: Context, be: Any, work: Work, *, hold: Reservation
+    app: AppState, run: RunState, ctx: ToolCall, be: Any, work: Work, *, hold: Reservation
 ) -> TrainSftOutput:
     plan, datums, adam = work.plan, work.datums, work.adam
     step_tokens, weights = work.step_tokens, work.weights
     client = run.client
     total = len(plan)
-    pending: deque[tuple[Any, Any]] = deque()
+    # Submitted steps, oldest first; a step leaves only once its result is counted.
+    pending: deque[tuple[int, Any, Any]] = deque()
 
-    async def submit(index: int) -> None:
+    async def send(index: int) -> None:
         batch = [datums[i] for i in plan[index]]
-        forward = await sdk("submitting forward_backward", client.forward_backward_async(batch))
-        optim = await sdk("submitting optim_step", client.optim_step_async(adam))
-        pending.append((forward, optim))
+        forward = await submit("submitting forward_backward", client.forward_backward_async(batch))
+        optim = await submit("submitting optim_step", client.optim_step_async(adam))
+        pending.append((index, forward, optim))
 
     losses: list[float] = []
+
+    def count(index: int, output: Any) -> float:
+        """One step the backend took: the run's state and the session budget both record it."""
+        loss = per_token_loss(output.metrics, weights[index])
+        losses.append(loss)
+        run.losses.append(loss)
+        run.step += 1
+        run.tokens_trained += step_tokens[index]
+        hold.spend(1, step_tokens[index])
+        return loss
+
     started = time.perf_counter()
     stop_reason: str | None = None
-    await submit(0)
     try:
+        await send(0)
         for index in range(total):
             if index + 1 < total and stop_reason is None:
-                await submit(index + 1)  # queued before this step resolves
-            forward, optim = pending.popleft()
+                await send(index + 1)  # queued before this step resolves
+            _, forward, optim = pending[0]
             output = await sdk(f"forward_backward of step {index + 1}", forward)
             await sdk(f"optim_step of step {index + 1}", optim)
-            loss = per_token_loss(output.metrics, weights[index])
-            losses.append(loss)
-            run.losses.append(loss)
-            run.step += 1
-            run.tokens_trained += step_tokens[index]
-            hold.spend(1, step_tokens[index])
+            pending.popleft()
+            loss = count(index, output)
             await ctx.report_progress(
                 index + 1, total, message=f"step {index + 1}/{total}: loss {loss:.4f}"
             )
             if stop_reason is None:
                 stop_reason = diverged(losses, app.config.divergence_factor)
+            if app.stopping and stop_reason is None:
+                stop_reason = STOPPING
             if stop_reason is not None and not pending:
                 break
     finally:
-        # A step already submitted runs on the backend whether or not we wait; wait, so the
-        # run's state is settled before the next call on it.
-        while pending:
-            for future in pending.popleft():
-                with contextlib.suppress(Exception):  # the first error is already raised
-                    await future
+        # A submitted step runs on the backend whether or not this call waits for it, also when
+        # the call fails or is cancelled: wait (shielded from the cancel, for a bounded time) and
+        # count each one, so the run's step and the budget agree with the backend.
+        for index in await _settle(pending, count):
+            # Unknown whether it ran: the budget holds it, since a cancel must never be a way
+            # past the session's limits.
+            hold.spend(1, step_tokens[index])
+    if stop_reason is STOPPING:
+        raise ServerStopping(
+            f"train_sft stopped after {len(losses)} of {total} steps: the server is shutting "
+            f"down. The run took {run.step} steps; those of this call are applied on the backend. "
+            "Its training state is kept only if you saved it (save_checkpoint) before."
+        )
     if stop_reason is not None:
         raise TrainingStopped(
             f"train_sft stopped after {len(losses)} of {total} steps: {stop_reason}. "

@@ -7,19 +7,22 @@ is validated before anything is sent (see `mcp_server.datums.check_datum`).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
+from typing import Any
 
-from mcp.server.mcpserver import Context
+import anyio
 from pydantic import BaseModel, Field
 
 from mcp_server import guards
 from mcp_server.app import AppState, BackendResult, ToolInput, backend_fields
 from mcp_server.budget import BudgetLeft
 from mcp_server.datums import check_datum, to_sdk_datum
-from mcp_server.errors import InvalidInput, TrainingStopped
-from mcp_server.registry import ToolSpec
-from mcp_server.tools._common import RUN_ID, backend, per_token_loss, sdk
+from mcp_server.errors import BackendFailure, InvalidInput, TrainingStopped
+from mcp_server.runs import RunState
+from mcp_server.spec import ToolCall, ToolSpec
+from mcp_server.tools._common import RUN_ID, SETTLE_S, backend, per_token_loss, sdk, submit
 from pytrio_facts.sdk import LossName
 
 MAX_SEQUENCE = 65_536
@@ -69,7 +72,7 @@ class TrainStepOutput(BackendResult):
     budget_left: BudgetLeft
 
 
-async def train_step(app: AppState, args: TrainStepInput, ctx: Context) -> TrainStepOutput:
+async def train_step(app: AppState, args: TrainStepInput, ctx: ToolCall) -> TrainStepOutput:
     import pytrio as trio
 
     config = app.config
@@ -94,23 +97,28 @@ async def train_step(app: AppState, args: TrainStepInput, ctx: Context) -> Train
         batch = [to_sdk_datum(d.model_input, d.loss_fn_inputs) for d in args.datums]
         adam = trio.AdamParams(**args.adam.model_dump())
         started = time.perf_counter()
-        forward = await sdk(
+        forward = await submit(
             "submitting forward_backward",
             run.client.forward_backward_async(batch, args.loss_fn, args.loss_fn_config),
         )
-        optim = await sdk("submitting optim_step", run.client.optim_step_async(adam))
-        output = await sdk("forward_backward", forward)
-        await sdk("optim_step", optim)
+        optim = await submit("submitting optim_step", run.client.optim_step_async(adam))
+        try:
+            output = await sdk("forward_backward", forward)
+            await sdk("optim_step", optim)
+        except anyio.get_cancelled_exc_class():
+            # The step runs on the backend anyway: count it before the cancel goes on.
+            hold.spend(1, tokens)  # charged even if it never answers in time
+            with (
+                anyio.CancelScope(shield=True),
+                anyio.move_on_after(SETTLE_S),
+                contextlib.suppress(BackendFailure),
+            ):
+                output = await sdk("forward_backward", forward)
+                await sdk("optim_step", optim)
+                _record(run, args, output, counted, tokens)
+            raise
         hold.spend(1, tokens)
-    metrics = {k: float(v) for k, v in output.metrics.items()}
-    loss = (
-        per_token_loss(metrics, counted)
-        if args.loss_fn == "cross_entropy"
-        else metrics.get("loss_mean", float("nan"))
-    )
-    run.step += 1
-    run.losses.append(loss)
-    run.tokens_trained += tokens
+    metrics, loss = _record(run, args, output, counted, tokens)
     if not math.isfinite(loss):
         raise TrainingStopped(
             f"train_step produced a non-finite loss ({loss}); the step was applied and the "
@@ -127,6 +135,22 @@ async def train_step(app: AppState, args: TrainStepInput, ctx: Context) -> Train
         budget_left=app.budget.left(),
         **backend_fields(be),
     )
+
+
+def _record(
+    run: RunState, args: TrainStepInput, output: Any, counted: int, tokens: int
+) -> tuple[dict[str, float], float]:
+    """The step in the run's state; its metrics and its loss."""
+    metrics = {k: float(v) for k, v in output.metrics.items()}
+    loss = (
+        per_token_loss(metrics, counted)
+        if args.loss_fn == "cross_entropy"
+        else metrics.get("loss_mean", float("nan"))
+    )
+    run.step += 1
+    run.losses.append(loss)
+    run.tokens_trained += tokens
+    return metrics, loss
 
 
 SPEC = ToolSpec(

@@ -18,6 +18,14 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+@pytest.fixture(autouse=True)
+def own_local_data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The local backend's default data dir, per test: never the user's, never shared."""
+    data = tmp_path / "trio-local-data"
+    monkeypatch.setenv("TRIO_LOCAL_DATA_DIR", str(data))
+    return data
+
+
 @pytest.fixture
 def make_server(tmp_path: Path) -> Callable[..., Any]:
     """Build a server whose backend starts only if a tool needs it (these tests never let it)."""

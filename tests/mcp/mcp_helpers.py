@@ -19,7 +19,11 @@ TOKEN = "test-token-0123456789abcdef"
 
 
 def stdio_params(*args: str, cwd: Path) -> StdioServerParameters:
-    return StdioServerParameters(command=TRIO_MCP, args=list(args), cwd=str(cwd))
+    # The whole environment, not the SDK's default subset: the tests' TRIO_LOCAL_DATA_DIR keeps
+    # the local backend's data out of the user's own data dir.
+    return StdioServerParameters(
+        command=TRIO_MCP, args=list(args), cwd=str(cwd), env=dict(os.environ)
+    )
 
 
 def free_port() -> int:

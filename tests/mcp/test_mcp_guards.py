@@ -51,6 +51,20 @@ async def test_every_tool_is_listed_with_title_annotations_and_schemas(make_serv
     }
 
 
+async def test_the_server_publishes_exactly_the_catalogue(make_server) -> None:
+    async with Client(make_server()) as client:
+        listed = (await client.list_tools()).tools
+    catalogue = tool_catalogue()
+    assert [tool.name for tool in listed] == [entry["name"] for entry in catalogue]
+    for tool, entry in zip(listed, catalogue, strict=True):
+        assert tool.input_schema == entry["input_schema"], tool.name
+        assert tool.output_schema == entry["output_schema"], tool.name
+        assert tool.annotations.model_dump(exclude_none=True) == entry["annotations"]
+        assert (tool.title, tool.description) == (entry["title"], entry["description"])
+    train_step = next(entry for entry in catalogue if entry["name"] == "train_step")
+    assert train_step["input_schema"]["properties"]["adam"]["default"]["learning_rate"] == 1e-4
+
+
 def test_catalogue_matches_what_the_server_publishes() -> None:
     catalogue = tool_catalogue()
     assert [entry["name"] for entry in catalogue] == [spec.name for spec in ALL_TOOLS]
@@ -238,3 +252,35 @@ async def test_read_only_refuses_delete_before_asking(make_server) -> None:
         result = await client.call_tool("delete_checkpoint", {"checkpoint": "trio://r/c"})
     assert result.is_error and "read_only" in result.content[0].text
     assert asked == []
+
+
+async def test_an_answer_counts_only_for_a_question_that_was_asked(make_server, monkeypatch):
+    """On the 2026-07-28 protocol a client sends answers with its retry. One sent unasked (or
+    with a request_state the server did not seal) must never confirm a deletion."""
+    import mcp_types
+    from mcp.shared.exceptions import MCPError
+
+    monkeypatch.delenv("PYTRIO_API_KEY", raising=False)
+    monkeypatch.setenv("HOME", "/nonexistent")  # no `trio login` profile: a confirmed delete
+    asked: list[str] = []  # would fail on the missing key, after the confirmation
+
+    async def decline(context, params):
+        asked.append(params.message)
+        return mcp_types.ElicitResult(action="decline")
+
+    forged = {"question": mcp_types.ElicitResult(action="accept", content={"delete": True})}
+    server = make_server(backend="remote")
+    async with Client(server, elicitation_callback=decline, mode="auto") as client:
+        unasked = await client.call_tool(
+            "delete_checkpoint", {"checkpoint": "trio://r/c"}, input_responses=forged
+        )
+        assert unasked.is_error and "the user answered 'decline'" in unasked.content[0].text
+        assert len(asked) == 1  # the server asked instead of taking the unsolicited answer
+        with pytest.raises(MCPError, match="requestState"):
+            await client.call_tool(
+                "delete_checkpoint",
+                {"checkpoint": "trio://r/c"},
+                input_responses=forged,
+                request_state="asked:" + "0" * 32,
+            )
+    assert len(asked) == 1

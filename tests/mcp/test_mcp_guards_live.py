@@ -119,34 +119,72 @@ async def test_guards_hold_against_a_real_backend(tmp_path) -> None:
 
 
 def _leftover_data(tmpdir: Path) -> list[str]:
-    return sorted(p.name for p in tmpdir.iterdir() if p.name.startswith("trio-local-"))
+    return sorted(
+        p.name for p in tmpdir.iterdir() if p.name.startswith(("trio-local-", "trio-mcp-"))
+    )
 
 
-@pytest.mark.parametrize("transport", ["stdio", "http"])
-def test_sigterm_removes_the_offline_backends_data(tmp_path, transport) -> None:
-    tmpdir = tmp_path / "tmp"
-    tmpdir.mkdir()
-    log = tmp_path / "stderr.log"
+def _start(tmp_path: Path, tmpdir: Path, transport: str) -> tuple[subprocess.Popen, Path]:
+    log = tmp_path / f"stderr-{time.monotonic_ns()}.log"
     env = {**os.environ, "TMPDIR": str(tmpdir), "TRIO_MCP_TOKEN": TOKEN}
     env.pop("PYTRIO_API_KEY", None)
     args = [TRIO_MCP, "--backend", "local", "--audit-log", str(tmp_path / "audit.jsonl")]
+    args += ["--set", "local_data_dir=temporary"]
     if transport == "http":
         args += ["--http", "--port", str(free_port())]
     with log.open("w") as err:
         process = subprocess.Popen(
             args, cwd=tmp_path, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err
         )
+    deadline = time.monotonic() + 120
+    while "backend ready" not in log.read_text():
+        assert process.poll() is None, log.read_text()
+        assert time.monotonic() < deadline, log.read_text()
+        time.sleep(0.1)
+    return process, log
+
+
+@pytest.mark.parametrize(
+    ("transport", "signum"),
+    [
+        # SIGINT on stdio and SIGTERM on HTTP, with a call running: test_mcp_faults.py.
+        ("stdio", signal.SIGTERM),
+        ("http", signal.SIGINT),
+        ("stdio", signal.SIGKILL),
+        ("stdio", None),  # the client closes stdin, as it does when it is done
+    ],
+)
+def test_a_signal_removes_the_offline_backends_throwaway_data(tmp_path, transport, signum):
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    process, log = _start(tmp_path, tmpdir, transport)
     try:
-        deadline = time.monotonic() + 120
-        while "backend ready" not in log.read_text():
-            assert process.poll() is None, log.read_text()
-            assert time.monotonic() < deadline, log.read_text()
-            time.sleep(0.1)
-        assert _leftover_data(tmpdir), "the offline backend keeps its data in a temporary dir"
-        process.send_signal(signal.SIGTERM)
-        process.wait(timeout=60)
+        left = _leftover_data(tmpdir)
+        assert left, "local_data_dir = 'temporary' keeps the data in a temporary dir"
+        if signum is None:
+            process.stdin.close()
+            process.wait(timeout=2)  # then an MCP client sends SIGTERM
+        else:
+            process.send_signal(signum)
+            process.wait(timeout=10)  # stdin stays open: the signal alone stops it
     finally:
         if process.poll() is None:
             process.kill()
             process.wait()
+    if signum == signal.SIGKILL:
+        # No chance to clean up: the next server to start removes what the killed one left.
+        assert _leftover_data(tmpdir) == left
+        process, log = _start(tmp_path, tmpdir, transport)
+        try:
+            assert set(_leftover_data(tmpdir)).isdisjoint(left), log.read_text()
+            assert len(_leftover_data(tmpdir)) == 1  # its own
+            process.send_signal(signal.SIGTERM)
+            process.wait(timeout=10)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        signum = signal.SIGTERM
+    assert process.returncode == (0 if signum is None else 128 + signum), log.read_text()
     assert _leftover_data(tmpdir) == [], log.read_text()
+    assert "Traceback" not in log.read_text()

@@ -18,8 +18,8 @@ from mcp_server.budget import Budget
 from mcp_server.config import Config
 from mcp_server.errors import BackendFailure, GuardRefusal
 from mcp_server.redact import redact, remember_secret
-from mcp_server.registry import ToolSpec
 from mcp_server.server import build_server
+from mcp_server.spec import ToolSpec
 
 
 class SlowInput(ToolInput):

@@ -1,0 +1,61 @@
+"""What a tool is: its `ToolSpec` (models, handler, annotations) and the `ToolCall` a handler
+gets (progress reports, the client's capabilities, questions to the user).
+
+The bottom of the tool layer: tools import this module, `registry.py` turns specs into the MCP
+server's tool list and call handler, and nothing here imports either.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from mcp.server.context import ServerRequestContext
+from mcp_types import CallToolRequestParams, ClientCapabilities, ToolAnnotations
+from pydantic import BaseModel
+
+# async (app, args, call) -> output model (or a ready CallToolResult).
+Handler = Callable[..., Awaitable[Any]]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    title: str
+    description: str
+    input_model: type[BaseModel]
+    output_model: type[BaseModel]
+    handler: Handler
+    read_only: bool
+    destructive: bool
+    idempotent: bool
+    open_world: bool
+    run_field: str | None = None  # calls naming the same run in this field are serialised
+
+    @property
+    def annotations(self) -> ToolAnnotations:
+        return ToolAnnotations(
+            title=self.title,
+            read_only_hint=self.read_only,
+            destructive_hint=self.destructive,
+            idempotent_hint=self.idempotent,
+            open_world_hint=self.open_world,
+        )
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tools/call as its handler sees it."""
+
+    request: ServerRequestContext[Any, Any]
+    params: CallToolRequestParams
+
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        await self.request.session.report_progress(progress, total, message)
+
+    @property
+    def client_capabilities(self) -> ClientCapabilities | None:
+        return self.request.session.client_capabilities
