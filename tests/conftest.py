@@ -19,6 +19,11 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
         os.environ.setdefault(variable, "1")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    # pytest-xdist registers it too; without xdist (-p no:xdist) --strict-markers needs it here.
+    config.addinivalue_line("markers", "xdist_group(name): tests that share one xdist worker")
+
+
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # Files with slow tests first (a stable sort: the order inside a file is kept), so the long
