@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules._common import sdk_line, walk
-from trio_lint.rules.base import Fix, Invalid, Rule, Valid, edit, safe_fix
+from trio_lint.rules.base import Fix, Invalid, Rule, Valid, edit, limited, safe_fix
 from trio_lint.semantics.receivers import TWINNED_METHODS, Kind
 
 if TYPE_CHECKING:
@@ -255,6 +255,20 @@ and RestClient calls have no fix (their async twins return the value, not a futu
             "    train = await svc.create_lora_training_client_async(base_model='m')\n"
             "    await asyncio.gather(*tasks)\n",
         ),
+    )
+    reach = limited(
+        "init-attribute",
+        "helper-return",
+        "call-site-parameter",
+        "call-site-method-parameter",
+        "config-dict",
+        **{
+            # Started as a task, a coroutine runs beside others: the VALID examples' blocking
+            # calls in a coroutine nobody runs concurrently become exactly this rule's finding.
+            "task-create-task:valid": "starting the coroutine makes it concurrent",
+            "task-gather:valid": "starting the coroutine makes it concurrent",
+            "task-group:valid": "starting the coroutine makes it concurrent",
+        },
     )
 
     def __init__(self, ctx) -> None:

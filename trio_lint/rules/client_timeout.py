@@ -7,7 +7,7 @@ import ast
 from pytrio_facts.sdk import LIMITS
 from trio_lint.diagnostics import Severity
 from trio_lint.rules._common import argument
-from trio_lint.rules.base import Invalid, Rule, Valid
+from trio_lint.rules.base import Invalid, Rule, Valid, limited
 from trio_lint.semantics.receivers import FUTURE_KINDS, Kind
 
 _WINDOW = LIMITS.retry_window_seconds
@@ -91,6 +91,20 @@ No fix: dropping the timeout changes how long the caller may wait.
             "runs = rest.list_training_runs().result(5 * 60)\n",
             message_contains="300 s",
         ),
+    )
+    reach = limited(
+        "local-name",
+        "module-constant",
+        "class-attribute",
+        "init-attribute",
+        "helper-return",
+        "call-site-parameter",
+        "call-site-method-parameter",
+        "dataclass-default",
+        "pydantic-default",
+        "argparse-default",
+        "config-dict",
+        "loop-variable",
     )
 
     def visit_Call(self, node: ast.Call) -> None:

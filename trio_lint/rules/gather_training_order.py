@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from trio_lint.diagnostics import Severity
-from trio_lint.rules.base import Invalid, Rule, Valid
+from trio_lint.rules.base import Invalid, Rule, Valid, limited
 
 _FB = ("forward_backward_async", "forward_backward_custom_async", "forward_async")
 
@@ -94,6 +94,15 @@ No fix.
             "async def step(train: trio.TrainingClient, batch, adam):\n"
             "    await gather(train.optim_step_async(adam), train.forward_backward_async(batch))\n",
         ),
+    )
+    reach = limited(
+        "local-name",
+        "init-attribute",
+        "helper-return",
+        "call-site-parameter",
+        "call-site-method-parameter",
+        "config-dict",
+        "loop-variable",
     )
 
     def visit_Call(self, node: ast.Call) -> None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from pytrio_facts.sdk import LIMITS
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules._common import argument
-from trio_lint.rules.base import Invalid, Rule, Valid, edit, safe_fix
+from trio_lint.rules.base import Invalid, Rule, Valid, edit, limited, safe_fix
 from trio_lint.semantics.receivers import Kind
 
 if TYPE_CHECKING:
@@ -104,6 +104,20 @@ have no fix.
             "def save(train: trio.TrainingClient, epoch: int):\n"
             "    return train.save_state(f'epoch:{epoch}')\n",
         ),
+    )
+    reach = limited(
+        "local-name",
+        "module-constant",
+        "class-attribute",
+        "init-attribute",
+        "helper-return",
+        "call-site-parameter",
+        "call-site-method-parameter",
+        "dataclass-default",
+        "pydantic-default",
+        "argparse-default",
+        "config-dict",
+        "loop-variable",
     )
 
     def visit_Call(self, node: ast.Call) -> None:

@@ -6,7 +6,7 @@ import ast
 
 from trio_lint.diagnostics import Severity
 from trio_lint.rules._common import argument, has_splat, int_literal, keyword, sdk_line
-from trio_lint.rules.base import Invalid, Rule, Valid
+from trio_lint.rules.base import Invalid, Rule, Valid, limited
 from trio_lint.semantics.receivers import Kind
 
 _SAMPLE = ("sample", "sample_async")
@@ -115,6 +115,20 @@ built from `**kwargs` is not reported.
             line=4,
             message_contains="used by `sample`",
         ),
+    )
+    reach = limited(
+        "local-name",
+        "module-constant",
+        "class-attribute",
+        "init-attribute",
+        "helper-return",
+        "call-site-parameter",
+        "call-site-method-parameter",
+        "dataclass-default",
+        "pydantic-default",
+        "argparse-default",
+        "config-dict",
+        "loop-variable",
     )
 
     def __init__(self, ctx) -> None:

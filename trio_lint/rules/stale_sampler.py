@@ -6,7 +6,7 @@ import ast
 
 from trio_lint.diagnostics import Severity
 from trio_lint.rules._common import source_text
-from trio_lint.rules.base import Invalid, Rule, Valid
+from trio_lint.rules.base import Invalid, Rule, Valid, limited
 from trio_lint.semantics.receivers import Kind
 
 _MAKERS = frozenset(
@@ -131,6 +131,18 @@ No fix: where to refresh (every step, every k steps) is the author's choice.
             "    print(sampler.sample(p, sampling_params=sp).result())\n",
             line=7,
         ),
+    )
+    reach = limited(
+        "local-name",
+        "module-constant",
+        "class-attribute",
+        "init-attribute",
+        "helper-return",
+        "call-site-parameter",
+        "call-site-method-parameter",
+        "pydantic-default",
+        "config-dict",
+        "loop-variable",
     )
 
     def __init__(self, ctx) -> None:

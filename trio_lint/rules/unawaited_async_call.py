@@ -6,7 +6,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from trio_lint.diagnostics import Applicability, Severity
-from trio_lint.rules.base import Invalid, Rule, SdkValues, Valid, edit, unsafe_fix
+from trio_lint.rules.base import Invalid, Rule, SdkValues, Valid, edit, limited, unsafe_fix
 from trio_lint.semantics.receivers import Kind
 
 if TYPE_CHECKING:
@@ -139,6 +139,14 @@ there is no fix: use the sync method (`forward_backward`) instead.
             "    return [s.text for s in response.sequences]\n",
             line=4,
         ),
+    )
+    reach = limited(
+        "class-attribute",
+        "init-attribute",
+        "helper-return",
+        "call-site-method-parameter",
+        "pydantic-default",
+        "config-dict",
     )
 
     def visit_Expr(self, node: ast.Expr) -> None:

@@ -8,7 +8,7 @@ import difflib
 from pytrio_facts.versions import LOSS_NAMES_BY_LINE
 from trio_lint.diagnostics import Severity
 from trio_lint.rules._common import argument, sdk_line
-from trio_lint.rules.base import Invalid, Rule, Valid
+from trio_lint.rules.base import Invalid, Rule, Valid, limited
 from trio_lint.semantics.receivers import Kind
 
 _METHODS = ("forward", "forward_async", "forward_backward", "forward_backward_async")
@@ -80,6 +80,20 @@ No fix: choosing a loss changes the training objective.
             "    return train.forward_backward(batch, 'Cross_Entropy')\n",
             config={"target-version": "0.1"},
         ),
+    )
+    reach = limited(
+        "local-name",
+        "module-constant",
+        "class-attribute",
+        "init-attribute",
+        "helper-return",
+        "call-site-parameter",
+        "call-site-method-parameter",
+        "dataclass-default",
+        "pydantic-default",
+        "argparse-default",
+        "config-dict",
+        "loop-variable",
     )
 
     def visit_Call(self, node: ast.Call) -> None:

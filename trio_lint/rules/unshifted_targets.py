@@ -6,7 +6,7 @@ import ast
 
 from trio_lint.diagnostics import Severity
 from trio_lint.rules._common import argument, keyword, same_tree
-from trio_lint.rules.base import Invalid, Rule, Valid
+from trio_lint.rules.base import Invalid, Rule, Valid, limited
 
 
 class UnshiftedTargets(Rule):
@@ -72,6 +72,15 @@ No fix: `weights`, `logprobs` and `advantages` need the same shift.
             "d = Datum(model_input=ModelInput.from_ints(ex['ids']),\n"
             "          loss_fn_inputs={'target_tokens': ex['ids']})\n",
         ),
+    )
+    reach = limited(
+        "local-name",
+        "init-attribute",
+        "helper-return",
+        "call-site-parameter",
+        "call-site-method-parameter",
+        "config-dict",
+        "loop-variable",
     )
 
     def __init__(self, ctx) -> None:

@@ -206,6 +206,7 @@ class SemanticModel:
         self._cache: dict[int, SdkType | None] = {}
         self._busy: set[int] = set()
         self._defs: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}  # plain defs
+        self._method_names: set[str] = set()
         self._calls: dict[str, list[ast.Call]] = {}  # plain function name -> `name(...)` calls
         self._params: dict[tuple[str, int | None, str], SdkType | None] = {}
         self._unreferenced: dict[int, bool] = {}  # id(def) -> never called nor read
@@ -422,6 +423,11 @@ class SemanticModel:
 
     def returns(self, function: ast.AST) -> list[ast.expr]:
         return self._returns.get(id(function), [])
+
+    def defines(self, name: str) -> bool:
+        """True when the module defines a function or a method called `name` (a call of it may
+        return anything its body says)."""
+        return name in self._defs or name in self._method_names
 
     def origins(self, expr: ast.AST | None, limit: int = 200) -> list[ast.expr]:
         """Every expression the value of `expr` is built from (see the module docstring)."""
@@ -1137,6 +1143,7 @@ class _Pass(ast.NodeVisitor):
                 self.m._defs.setdefault(node.name, []).append(node)
             elif outer.kind == "class":
                 outer.methods[node.name] = node
+                self.m._method_names.add(node.name)
         positional = [*node.args.posonlyargs, *node.args.args]
         if not isinstance(node, ast.Lambda):
             self._record(node.returns)
