@@ -261,7 +261,6 @@ and RestClient calls have no fix (their async twins return the value, not a futu
         "helper-return",
         "call-site-parameter",
         "call-site-method-parameter",
-        "config-dict",
         **{
             # Started as a task, a coroutine runs beside others: the VALID examples' blocking
             # calls in a coroutine nobody runs concurrently become exactly this rule's finding.

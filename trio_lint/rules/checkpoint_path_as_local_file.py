@@ -6,7 +6,7 @@ import ast
 
 from trio_lint.diagnostics import Severity
 from trio_lint.rules._common import sdk_line
-from trio_lint.rules.base import Invalid, Rule, Valid, limited
+from trio_lint.rules.base import Invalid, Rule, Valid
 from trio_lint.semantics.receivers import Kind
 
 # Callables that read a local file or directory from their first argument (dotted name suffixes).
@@ -154,12 +154,6 @@ No fix: where the files should go is the author's decision.
             "model = PeftModel.from_pretrained(base, saved.path)\n",
             message_contains="download_checkpoint",
         ),
-    )
-    reach = limited(
-        "class-attribute",
-        "call-site-method-parameter",
-        "pydantic-default",
-        "config-dict",
     )
 
     def visit_Call(self, node: ast.Call) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from trio_lint.diagnostics import Severity
-from trio_lint.rules.base import Invalid, Rule, Valid, limited
+from trio_lint.rules.base import Invalid, Rule, Valid
 from trio_lint.semantics.receivers import CLIENT_KINDS
 
 _CLOSERS = ("close", "aclose", "shutdown", "disconnect")
@@ -68,12 +68,6 @@ No fix (removing a statement is left to the author).
             "    print(sampler.model_id)\n",
             message_contains="context manager",
         ),
-    )
-    reach = limited(
-        "class-attribute",
-        "call-site-method-parameter",
-        "pydantic-default",
-        "config-dict",
     )
 
     def visit_Call(self, node: ast.Call) -> None:

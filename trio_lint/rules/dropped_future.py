@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules._common import append_result_call
-from trio_lint.rules.base import Invalid, Rule, Valid, edit, limited, unsafe_fix
+from trio_lint.rules.base import Invalid, Rule, Valid, edit, unsafe_fix
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -120,12 +120,6 @@ pipelining of a forward-backward with the next optimizer step.
             "rest.delete_checkpoint(run_id, checkpoint_id).result()\n",
             unsafe=True,
         ),
-    )
-    reach = limited(
-        "class-attribute",
-        "call-site-method-parameter",
-        "pydantic-default",
-        "config-dict",
     )
 
     def visit_Expr(self, node: ast.Expr) -> None:

@@ -6,7 +6,7 @@ import ast
 
 from trio_lint.diagnostics import Severity
 from trio_lint.rules._common import source_text
-from trio_lint.rules.base import Invalid, Rule, Valid, limited
+from trio_lint.rules.base import Invalid, Rule, Valid
 from trio_lint.semantics.receivers import Kind
 
 _STATEFUL = frozenset(
@@ -107,12 +107,6 @@ No fix: a new client replaces the old one.
             "    await (await train.save_state_async('before'))\n"
             "    await train.load_state_async(path)\n",
         ),
-    )
-    reach = limited(
-        "class-attribute",
-        "call-site-method-parameter",
-        "pydantic-default",
-        "config-dict",
     )
 
     def __init__(self, ctx) -> None:

@@ -102,11 +102,7 @@ No fix: what the code wanted from the dict has to be re-read from the list.
         ),
     )
     reach = limited(
-        "class-attribute",
         "helper-return",
-        "call-site-method-parameter",
-        "pydantic-default",
-        "config-dict",
     )
 
     def _is_logprobs(self, expr: ast.expr) -> bool:

@@ -7,7 +7,7 @@ import ast
 from pytrio_facts.versions import ADDED_IN_0_2
 from trio_lint.diagnostics import Severity
 from trio_lint.rules import _conformance as conformance
-from trio_lint.rules.base import Invalid, Valid, limited
+from trio_lint.rules.base import Invalid, Valid
 
 # Advice only (what a 0.1 pin offers instead); whether a name exists comes from the API data.
 _ADVICE = {f.name: f"use {f.replacement}" for f in ADDED_IN_0_2}
@@ -92,12 +92,6 @@ No fix: the older release needs a different approach.
             config={"target-version": "0.2.8"},
             message_contains="added in pytrio 0.2.9",
         ),
-    )
-    reach = limited(
-        "class-attribute",
-        "call-site-method-parameter",
-        "pydantic-default",
-        "config-dict",
     )
 
     def report_issue(self, issue: conformance.Issue, node: ast.AST) -> None:

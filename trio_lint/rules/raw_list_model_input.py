@@ -163,9 +163,6 @@ Wrapping the expression in `ModelInput.from_ints(...)` is safe for the expressio
     reach = limited(
         "class-attribute",
         "init-attribute",
-        "call-site-parameter",
-        "call-site-method-parameter",
-        "pydantic-default",
         "config-dict",
         "loop-variable",
     )

@@ -8,7 +8,7 @@ from pytrio_facts.migration import REMOVED_ATTRIBUTES
 from pytrio_facts.versions import REMOVED_METHODS
 from trio_lint.diagnostics import Severity
 from trio_lint.rules import _conformance as conformance
-from trio_lint.rules.base import Invalid, Valid, limited
+from trio_lint.rules.base import Invalid, Valid
 
 # Advice only (what to write instead); whether a name exists comes from the API data.
 _ADVICE = {fact.name: f"use {fact.replacement}" for fact in REMOVED_METHODS} | dict.fromkeys(
@@ -95,12 +95,6 @@ No fix: the replacements take other arguments and return other shapes.
             "import pytrio as trio\nparams = trio.types.BatchParams(batch_size=8)\n",
             config={"target-version": "0.2"},
         ),
-    )
-    reach = limited(
-        "class-attribute",
-        "call-site-method-parameter",
-        "pydantic-default",
-        "config-dict",
     )
 
     def report_issue(self, issue: conformance.Issue, node: ast.AST) -> None:

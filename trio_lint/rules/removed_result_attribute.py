@@ -84,9 +84,7 @@ different shape.
         ),
     )
     reach = limited(
-        "class-attribute",
         "call-site-method-parameter",
-        "config-dict",
     )
 
     def report_issue(self, issue: conformance.Issue, node: ast.AST) -> None:

@@ -6,7 +6,7 @@ import ast
 
 from trio_lint.diagnostics import Severity
 from trio_lint.rules._common import argument, has_splat
-from trio_lint.rules.base import Invalid, Rule, Valid, limited
+from trio_lint.rules.base import Invalid, Rule, Valid
 from trio_lint.semantics.receivers import Kind
 
 _METHODS = ("create_sampling_client", "create_sampling_client_async")
@@ -79,12 +79,6 @@ No fix: which base model the weights belong to is not visible here.
             "    return svc.create_sampling_client(model_path=path)\n",
             config={"target-version": "0.1"},
         ),
-    )
-    reach = limited(
-        "class-attribute",
-        "call-site-method-parameter",
-        "pydantic-default",
-        "config-dict",
     )
 
     def visit_Call(self, node: ast.Call) -> None:

@@ -151,10 +151,8 @@ the same fields. Otherwise no fix (an unknown key would fail either way; PTR203 
         ),
     )
     reach = limited(
-        "class-attribute",
         "call-site-parameter",
         "call-site-method-parameter",
-        "pydantic-default",
         "config-dict",
         "loop-variable",
     )

@@ -470,7 +470,6 @@ joins get no fix: whether a flat list (`tolist()`) or an array is meant is the a
         "argparse-default",
         "config-dict",
         "loop-variable",
-        "in-method",
     )
 
     def _is_tensor_data(self, expr: ast.expr) -> bool:

@@ -141,11 +141,8 @@ there is no fix: use the sync method (`forward_backward`) instead.
         ),
     )
     reach = limited(
-        "class-attribute",
         "init-attribute",
         "helper-return",
-        "call-site-method-parameter",
-        "pydantic-default",
         "config-dict",
     )
 

@@ -153,7 +153,6 @@ the release has, `torch.from_numpy(x.to_numpy())`.
         ),
     )
     reach = limited(
-        "call-site-method-parameter",
         "config-dict",
     )
 

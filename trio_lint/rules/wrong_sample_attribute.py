@@ -131,11 +131,7 @@ Renaming to `.sequences` is safe on a receiver known to be a `SampleResponse`.
         ),
     )
     reach = limited(
-        "class-attribute",
         "helper-return",
-        "call-site-method-parameter",
-        "pydantic-default",
-        "config-dict",
     )
 
     def visit_Attribute(self, node: ast.Attribute) -> None:

@@ -397,7 +397,13 @@ class SemanticModel:
     def sources(self, expr: ast.AST | None) -> list[ast.expr]:
         """Every expression a name, attribute or call may evaluate to, one step back."""
         if isinstance(expr, ast.Name):
-            return [b.expr for b in self._name_bindings(expr) if b.expr is not None]
+            found = []
+            for binding in self._name_bindings(expr):
+                if binding.expr is not None:
+                    found.append(binding.expr)
+                elif binding.param is not None:
+                    found += self._arguments_given(*binding.param)
+            return found
         if isinstance(expr, ast.Attribute):
             return self._attribute_sources(expr)
         if isinstance(expr, ast.Call):
@@ -597,6 +603,11 @@ class SemanticModel:
                 return base if isinstance(expr.slice, ast.Slice) else base.of
             if base is not None and base.kind is Kind.TENSOR_DICT:
                 return None if isinstance(expr.slice, ast.Slice) else SdkType(Kind.TENSOR_DATA)
+            key = expr.slice
+            if base is None and isinstance(key, ast.Constant) and isinstance(key.value, str):
+                entries = self.dict_entries(expr.value)  # `CONFIG["client"]`
+                entry = entries.get(key.value) if entries else None
+                return self.type_of(entry) if entry is not None else None
             return None
         if isinstance(expr, ast.List | ast.ListComp):
             elements = [expr.elt] if isinstance(expr, ast.ListComp) else expr.elts
@@ -674,6 +685,25 @@ class SemanticModel:
             found = typ
         return found
 
+    def _arguments_given(self, function: str, index: int | None, name: str) -> list[ast.expr]:
+        """The expressions the module's calls pass for one parameter (empty when any call site
+        passes it by `*args`/`**kwargs` or not at all: its value there is unknown)."""
+        calls = self._calls.get(function)
+        if len(self._defs.get(function, ())) != 1 or not calls:
+            return []
+        found: list[ast.expr] = []
+        for call in calls:
+            arg = _keyword(call, name)
+            if arg is None and index is not None:
+                if any(isinstance(a, ast.Starred) for a in call.args[: index + 1]):
+                    return []
+                if index < len(call.args):
+                    arg = call.args[index]
+            if arg is None:
+                return []
+            found.append(arg)
+        return found
+
     def _uncalled_parameter(self, arg: ast.expr | None) -> bool:
         """`loss_totals(result, batch)` inside `def batch_loss(result, batch)` that nothing in the
         module calls, decorates or refers to: that call site says nothing either way."""
@@ -699,7 +729,19 @@ class SemanticModel:
             binding = self._agreeing(owner.attributes.get(node.attr, []))
             return self._binding_type(binding) if binding is not None else None
         base = self.type_of(node.value)
-        return ATTRIBUTES.get((base.kind, node.attr)) if base is not None else None
+        if base is not None:
+            return ATTRIBUTES.get((base.kind, node.attr))
+        # `Settings.X`, `cfg.x` (dataclass / pydantic default), `args.x`: what it was bound to.
+        return self._agreeing_type(self._attribute_sources(node))
+
+    def _agreeing_type(self, exprs: list[ast.expr]) -> SdkType | None:
+        found: SdkType | None = None
+        for expr in exprs:
+            typ = self.type_of(expr)
+            if typ is None or (found is not None and _shape(typ) != _shape(found)):
+                return None
+            found = typ
+        return found
 
     def _call_type(self, call: ast.Call) -> SdkType | None:
         func = call.func
@@ -1137,6 +1179,14 @@ class _Pass(ast.NodeVisitor):
                 self.visit(default)
         outer = self.scope
         plain = not isinstance(node, ast.Lambda) and outer.kind != "class"
+        # A method without decorators: its parameters after `self` are typed from the calls
+        # `x.name(...)` of the module, keyed ".name" (when one method has that name).
+        method = (
+            not isinstance(node, ast.Lambda)
+            and outer.kind == "class"
+            and not node.decorator_list
+            and bool(node.args.args)
+        )
         if not isinstance(node, ast.Lambda):
             outer.bind(node.name, _Binding(function=node))
             if plain:
@@ -1144,7 +1194,10 @@ class _Pass(ast.NodeVisitor):
             elif outer.kind == "class":
                 outer.methods[node.name] = node
                 self.m._method_names.add(node.name)
+                self.m._defs.setdefault("." + node.name, []).append(node)
         positional = [*node.args.posonlyargs, *node.args.args]
+        if method:
+            positional = positional[1:]
         if not isinstance(node, ast.Lambda):
             self._record(node.returns)
         self._push("function", node)
@@ -1154,10 +1207,13 @@ class _Pass(ast.NodeVisitor):
             if fixed is not None:
                 self.scope.bind(arg.arg, _Binding(fixed=fixed))
             elif (
-                plain and arg.annotation is None and arg not in (node.args.vararg, node.args.kwarg)
+                (plain or (method and arg is not node.args.args[0]))
+                and arg.annotation is None
+                and arg not in (node.args.vararg, node.args.kwarg)
             ):
                 index = positional.index(arg) if arg in positional else None
-                self.scope.bind(arg.arg, _Binding(param=(node.name, index, arg.arg)))  # type: ignore[union-attr]
+                key = node.name if plain else "." + node.name  # type: ignore[union-attr]
+                self.scope.bind(arg.arg, _Binding(param=(key, index, arg.arg)))
             else:
                 self.scope.bind(arg.arg, _Binding(annotation=arg.annotation))
         if isinstance(node, ast.Lambda):
@@ -1219,6 +1275,7 @@ class _Pass(ast.NodeVisitor):
         if isinstance(func, ast.Name):
             self.m._calls.setdefault(func.id, []).append(node)
         elif isinstance(func, ast.Attribute):
+            self.m._calls.setdefault("." + func.attr, []).append(node)
             if func.attr == "add_argument":
                 self._add_argument(node)
             elif func.attr in _ITEM_METHODS or func.attr in _ITEMS_METHODS:
