@@ -7,7 +7,7 @@ import ast
 from pytrio_facts.sdk import LIMITS
 from trio_lint.diagnostics import Severity
 from trio_lint.rules._common import argument, int_literal
-from trio_lint.rules.base import Invalid, Rule, Valid, limited
+from trio_lint.rules.base import Invalid, Rule, Valid
 from trio_lint.semantics.receivers import Kind
 
 _LOW, _HIGH = LIMITS.lora_rank_min, LIMITS.lora_rank_max
@@ -73,26 +73,12 @@ No fix: the rank is a modelling choice.
             "    return await svc.create_lora_training_client_async(base_model='m', rank=256)\n",
         ),
     )
-    reach = limited(
-        "local-name",
-        "module-constant",
-        "class-attribute",
-        "init-attribute",
-        "helper-return",
-        "call-site-parameter",
-        "call-site-method-parameter",
-        "dataclass-default",
-        "pydantic-default",
-        "argparse-default",
-        "config-dict",
-        "loop-variable",
-    )
 
     def visit_Call(self, node: ast.Call) -> None:
         found = self.model.client_call(node, methods=_METHODS)
         if found is None or found[0] is not Kind.SERVICE_CLIENT or found[1] not in _METHODS:
             return
         rank_expr = argument(node, 1, "rank")
-        rank = int_literal(rank_expr)
+        rank = int_literal(self.model.literal(rank_expr))
         if rank_expr is not None and rank is not None and not _LOW <= rank <= _HIGH:
             self.report(rank_expr, self.message.format(rank=rank))

@@ -164,7 +164,6 @@ Wrapping the expression in `ModelInput.from_ints(...)` is safe for the expressio
         "class-attribute",
         "init-attribute",
         "config-dict",
-        "loop-variable",
     )
 
     def visit_Call(self, node: ast.Call) -> None:

@@ -8,7 +8,7 @@ import difflib
 from pytrio_facts.versions import LOSS_NAMES_BY_LINE
 from trio_lint.diagnostics import Severity
 from trio_lint.rules._common import argument, sdk_line
-from trio_lint.rules.base import Invalid, Rule, Valid, limited
+from trio_lint.rules.base import Invalid, Rule, Valid
 from trio_lint.semantics.receivers import Kind
 
 _METHODS = ("forward", "forward_async", "forward_backward", "forward_backward_async")
@@ -81,26 +81,13 @@ No fix: choosing a loss changes the training objective.
             config={"target-version": "0.1"},
         ),
     )
-    reach = limited(
-        "local-name",
-        "module-constant",
-        "class-attribute",
-        "init-attribute",
-        "helper-return",
-        "call-site-parameter",
-        "call-site-method-parameter",
-        "dataclass-default",
-        "pydantic-default",
-        "argparse-default",
-        "config-dict",
-        "loop-variable",
-    )
 
     def visit_Call(self, node: ast.Call) -> None:
         found = self.model.client_call(node, methods=_METHODS)
         if found is None or found[0] is not Kind.TRAINING_CLIENT or found[1] not in _METHODS:
             return
-        expr = argument(node, 1, "loss_fn")
+        written = argument(node, 1, "loss_fn")
+        expr = self.model.literal(written)
         if not isinstance(expr, ast.Constant) or not isinstance(expr.value, str):
             return
         line = sdk_line(self.ctx)
@@ -111,7 +98,7 @@ No fix: choosing a loss changes the training objective.
         close = difflib.get_close_matches(given.strip().lower().replace("-", "_"), names, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         self.report(
-            expr,
+            written,  # type: ignore[arg-type]
             self.message.format(
                 name=expr.value, line=line, names=", ".join(map(repr, names)), hint=hint
             ),

@@ -33,6 +33,7 @@ Values (where the value of an expression was bound; all flow-sensitive inside a 
   `x[1:]`, conditionals), conversions (`list(x)`, `np.asarray(x)`, `torch.tensor(x)`,
   `x.copy()`, `x.tolist()`), and later mutations of a name (`x.append(e)`, `x.extend(e)`,
   `x += e`, `x[:n] = e`). Rules test the items (`any(is_minus_100(o) for o in origins(e))`).
+- `literal(expr)`: the constant an expression is or evaluates to through `value_of`, else None.
 - `dict_entries(expr)` -> `{key: value expr}` for a dict value: `{...}` (with `**a` merged),
   `dict(a, k=v)`, names/attributes/calls bound to one, and `d["k"] = v` / `d.update(...)` later;
   None when the value is not known to be a dict.
@@ -397,13 +398,15 @@ class SemanticModel:
     def sources(self, expr: ast.AST | None) -> list[ast.expr]:
         """Every expression a name, attribute or call may evaluate to, one step back."""
         if isinstance(expr, ast.Name):
-            found = []
-            for binding in self._name_bindings(expr):
-                if binding.expr is not None:
-                    found.append(binding.expr)
-                elif binding.param is not None:
-                    found += self._arguments_given(*binding.param)
-            return found
+            return self._name_sources(expr, 8)
+        if (
+            isinstance(expr, ast.Subscript)
+            and isinstance(expr.slice, ast.Constant)
+            and isinstance(expr.slice.value, str)
+        ):
+            entries = self.dict_entries(expr.value)  # `CONFIG["key"]`
+            entry = entries.get(expr.slice.value) if entries else None
+            return [entry] if entry is not None else []
         if isinstance(expr, ast.Attribute):
             return self._attribute_sources(expr)
         if isinstance(expr, ast.Call):
@@ -411,6 +414,42 @@ class SemanticModel:
         if isinstance(expr, ast.NamedExpr):
             return [expr.value]
         return []
+
+    def _name_sources(self, name: ast.Name, depth: int) -> list[ast.expr]:
+        found: list[ast.expr] = []
+        for binding in self._name_bindings(name):
+            expr = binding.expr
+            if expr is not None:
+                # `b = a`: an alias has the value of the name it copies (when that is known).
+                further = (
+                    self._name_sources(expr, depth - 1)
+                    if isinstance(expr, ast.Name) and depth > 0 and not binding.parts
+                    else []
+                )
+                found += further or [expr]
+            elif binding.param is not None:
+                found += self._arguments_given(*binding.param)
+            elif isinstance(binding.element_of, ast.List | ast.Tuple) and not any(
+                isinstance(e, ast.Starred) for e in binding.element_of.elts
+            ):
+                found += binding.element_of.elts  # `for x in [a, b]`
+        return found
+
+    def literal(self, expr: ast.AST | None) -> ast.expr | None:
+        """The constant (`ast.Constant`, or `-N`) that `expr` is or evaluates to through
+        `value_of` (a name, `Settings.X`, `cfg.x`, `args.x`, `CONFIG["k"]`, a parameter with one
+        call site...), else None."""
+        for _ in range(8):
+            if isinstance(expr, ast.Constant) or (
+                isinstance(expr, ast.UnaryOp)
+                and isinstance(expr.op, ast.USub)
+                and isinstance(expr.operand, ast.Constant)
+            ):
+                return expr  # type: ignore[return-value]
+            if not isinstance(expr, ast.Name | ast.Attribute | ast.Subscript | ast.Call):
+                return None
+            expr = self.value_of(expr)
+        return None
 
     def mutations(self, name: ast.Name) -> list[tuple[str, Any, ast.expr]]:
         """What was done to the object a name holds after it was bound, as (how, key, value):
