@@ -496,10 +496,13 @@ def _route_helper_return(module: ast.Module, src: _Source) -> bool:
         if "self" in used:
             return False
         fn = _function(helper, [_arg(scope, a) for a in args], [ast.Return(src.expr)], is_async)
-        _insert_before_top(module, src, [fn])
         call = _call(
             ast.Name(helper, ast.Load()), [ast.Name(a, ast.Load()) for a in args], is_async
         )
+        # The binding first: at module level the helper goes in before it, moving its index.
+        scope.body[src.index] = ast.Assign(targets=[ast.Name(src.name, ast.Store())], value=call)
+        _insert_before_top(module, src, [fn])
+        return True
     scope.body[src.index] = ast.Assign(targets=[ast.Name(src.name, ast.Store())], value=call)
     return True
 

@@ -7,18 +7,22 @@ import ast
 from pytrio_facts.sdk import LIMITS
 from trio_lint.diagnostics import Severity
 from trio_lint.rules._common import argument
-from trio_lint.rules.base import Invalid, Rule, Valid, limited
+from trio_lint.rules.base import Invalid, Rule, Valid
 from trio_lint.semantics.receivers import FUTURE_KINDS, Kind
 
 _WINDOW = LIMITS.retry_window_seconds
 
 
-def _seconds(expr: ast.expr | None) -> float | None:
+def _seconds(expr: ast.expr | None, model, depth: int = 6) -> float | None:
+    """A number of seconds written as a literal or a product of them, also through a name,
+    `Settings.X`, `args.x` or a parameter the model follows (`value_of`)."""
     if isinstance(expr, ast.Constant) and type(expr.value) in (int, float):
         return float(expr.value)
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult):
-        left, right = _seconds(expr.left), _seconds(expr.right)
+        left, right = _seconds(expr.left, model, depth), _seconds(expr.right, model, depth)
         return left * right if left is not None and right is not None else None
+    if depth and isinstance(expr, ast.Name | ast.Attribute | ast.Subscript | ast.Call):
+        return _seconds(model.value_of(expr), model, depth - 1)
     return None
 
 
@@ -130,20 +134,6 @@ No fix: dropping the timeout changes how long the caller may wait.
             message_contains="`train.save_state(...).result()`",
         ),
     )
-    reach = limited(
-        "local-name",
-        "module-constant",
-        "class-attribute",
-        "init-attribute",
-        "helper-return",
-        "call-site-parameter",
-        "call-site-method-parameter",
-        "dataclass-default",
-        "pydantic-default",
-        "argparse-default",
-        "config-dict",
-        "loop-variable",
-    )
 
     def _rest_query(self, expr: ast.expr) -> bool:
         """A `RestClient.get_*` / `list_*` query (also through a name): it changes nothing on
@@ -166,7 +156,7 @@ No fix: dropping the timeout changes how long the caller may wait.
             typ = self.model.type_of(func.value)
             if typ is None or typ.kind not in FUTURE_KINDS:
                 return
-            seconds = _seconds(argument(node, 0, "timeout"))
+            seconds = _seconds(argument(node, 0, "timeout"), self.model)
             if seconds is None or seconds >= _WINDOW:
                 return
             if self._rest_query(func.value):
@@ -179,7 +169,7 @@ No fix: dropping the timeout changes how long the caller may wait.
             typ = self.model.type_of(awaited) if awaited is not None else None
             if typ is None or typ.kind not in (*FUTURE_KINDS, Kind.COROUTINE):
                 return
-            seconds = _seconds(argument(node, 1, "timeout"))
+            seconds = _seconds(argument(node, 1, "timeout"), self.model)
             if seconds is None or seconds >= _WINDOW:
                 return
             if self._rest_query(awaited):  # type: ignore[arg-type]

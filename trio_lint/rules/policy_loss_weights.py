@@ -157,7 +157,6 @@ No fix: the advantages have to be rebuilt with the mask.
     )
     reach = limited(
         "init-attribute",
-        "helper-return",
         "call-site-parameter",
         "call-site-method-parameter",
         "config-dict",
