@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from trio_lint.semantics.model import build_model as infer
+from trio_lint.semantics.binder import build_model as infer
 from trio_lint.semantics.receivers import Kind
 
 

@@ -7,7 +7,7 @@ import ast
 from trio_lint.diagnostics import Severity
 from trio_lint.rules._common import argument, sdk_line
 from trio_lint.rules.base import Invalid, Rule, Valid, limited
-from trio_lint.semantics.model import converted_argument
+from trio_lint.semantics.values import converted_argument
 
 
 def _slice_bounds(expr: ast.expr) -> tuple[int | None, int | None] | None:
