@@ -585,8 +585,7 @@ def build_model(
     `version` is the target SDK version (its line, "0.1" or "0.2", picks the method table).
     `seed` maps names bound before this code runs (earlier notebook cells) to their SDK binding
     (or to a canonical name)."""
-    line = "0.1" if str(version).startswith("0.1") else "0.2"
-    model = SemanticModel(sdk_modules, line)
+    model = SemanticModel(sdk_modules, str(version))
     inference = _Pass(model, events_for or _NOTHING)
     for name, given in (seed or {}).items():
         bound = Binding(given, given.partition(".")[0]) if isinstance(given, str) else given
