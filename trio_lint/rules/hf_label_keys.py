@@ -6,7 +6,7 @@ import ast
 
 from trio_lint.diagnostics import Severity
 from trio_lint.rules._common import argument
-from trio_lint.rules.base import Invalid, Rule, Valid, limited
+from trio_lint.rules.base import Invalid, Rule, Valid
 
 _HF_KEYS = ("labels", "target_ids", "targets", "input_ids", "label_ids")
 
@@ -64,12 +64,6 @@ the wrong alignment.
             "from pytrio.types import Datum\n"
             "d = Datum(model_input=mi, loss_fn_inputs={'targets': t, 'weights': w})\n",
         ),
-    )
-    reach = limited(
-        "call-site-parameter",
-        "call-site-method-parameter",
-        "config-dict",
-        "loop-variable",
     )
 
     def visit_Call(self, node: ast.Call) -> None:

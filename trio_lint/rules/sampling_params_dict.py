@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from pytrio_facts.sdk import SAMPLING_PARAMS
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules._common import argument
-from trio_lint.rules.base import Invalid, Rule, Valid, edit, limited, safe_fix
+from trio_lint.rules.base import Invalid, Rule, Valid, edit, safe_fix
 from trio_lint.semantics.receivers import Kind
 
 if TYPE_CHECKING:
@@ -149,12 +149,6 @@ the same fields. Otherwise no fix (an unknown key would fail either way; PTR203 
             line=7,
             fixed=None,
         ),
-    )
-    reach = limited(
-        "call-site-parameter",
-        "call-site-method-parameter",
-        "config-dict",
-        "loop-variable",
     )
 
     def visit_Call(self, node: ast.Call) -> None:

@@ -197,8 +197,11 @@ class ValueQueries:
             return entries
         if isinstance(expr, ast.Name):
             bindings = self._name_bindings(expr)
-            if len(bindings) != 1 or bindings[0].expr is None:
+            if len(bindings) != 1:
                 return None
+            if bindings[0].expr is None:  # a parameter (its call site) or a loop variable
+                one = self.value_of(expr)
+                return self._dict_entries(one, seen) if one is not None else None
             found = self._dict_entries(bindings[0].expr, seen)
             if found is None:
                 return None
@@ -209,7 +212,11 @@ class ValueQueries:
                 elif how == "items":
                     found.update(self._dict_entries(part, seen) or {})
             return found
-        one = self.value_of(expr) if isinstance(expr, ast.Attribute | ast.Call) else None
+        one = (
+            self.value_of(expr)
+            if isinstance(expr, ast.Attribute | ast.Call | ast.Subscript)
+            else None
+        )
         return self._dict_entries(one, seen) if one is not None else None
 
     def _arguments_given(self, function: str, index: int | None, name: str) -> list[ast.expr]:
