@@ -703,7 +703,11 @@ def _bind_arguments(module: ast.Module, lines: set[int]) -> Iterator[ast.Module]
     name in the statement's scope (so the value routes can carry it)."""
     for number, scope in enumerate(_scopes(module)):
         for index, stmt in enumerate(scope.body):
-            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            # Only a simple statement: binding an argument of a call inside a loop, a branch
+            # or a `with` before the whole statement would change when it is evaluated.
+            if not isinstance(
+                stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return)
+            ):
                 continue
             for call in [n for n in ast.walk(stmt) if isinstance(n, ast.Call)]:
                 if call.lineno not in lines:

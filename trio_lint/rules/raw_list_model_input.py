@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules._common import argument, wrap_in_call
-from trio_lint.rules.base import Invalid, Rule, Valid, edit, limited, safe_fix
+from trio_lint.rules.base import Invalid, Rule, Valid, edit, safe_fix
 from trio_lint.semantics.receivers import Kind
 
 if TYPE_CHECKING:
@@ -22,7 +22,11 @@ def _listish(expr: ast.expr) -> bool:
         return True
     if isinstance(expr, ast.Subscript):
         if isinstance(expr.slice, ast.Slice):
-            return _listish(expr.value) or isinstance(expr.value, ast.Name | ast.Call)
+            # a slice of a name, a call's result, an attribute or an item (`self.ids[:-1]`,
+            # `cfg["ids"][:-1]`): a sequence
+            return _listish(expr.value) or isinstance(
+                expr.value, ast.Name | ast.Call | ast.Attribute | ast.Subscript
+            )
         key = expr.slice
         return isinstance(key, ast.Constant) and key.value == "input_ids"
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
@@ -160,11 +164,6 @@ Wrapping the expression in `ModelInput.from_ints(...)` is safe for the expressio
             line=6,
         ),
     )
-    reach = limited(
-        "class-attribute",
-        "init-attribute",
-        "config-dict",
-    )
 
     def visit_Call(self, node: ast.Call) -> None:
         if self.model.is_sdk(node.func, "Datum"):
@@ -196,7 +195,9 @@ Wrapping the expression in `ModelInput.from_ints(...)` is safe for the expressio
         while frontier:
             current = frontier.pop()
             steps += 1
-            if steps > 16 or not isinstance(current, ast.Name | ast.Attribute | ast.Call):
+            if steps > 16 or not isinstance(
+                current, ast.Name | ast.Attribute | ast.Call | ast.Subscript
+            ):
                 return False
             sources = self.model.sources(current)
             if not sources:

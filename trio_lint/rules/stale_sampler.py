@@ -133,16 +133,8 @@ No fix: where to refresh (every step, every k steps) is the author's choice.
         ),
     )
     reach = limited(
-        "local-name",
-        "module-constant",
-        "class-attribute",
-        "init-attribute",
         "helper-return",
-        "call-site-parameter",
-        "call-site-method-parameter",
-        "pydantic-default",
         "config-dict",
-        "loop-variable",
     )
 
     def __init__(self, ctx) -> None:
@@ -180,15 +172,43 @@ No fix: where to refresh (every step, every k steps) is the author's choice.
 
     def finish(self) -> None:
         reported: set[int] = set()
-        for scope, makers in self._makers.items():
-            for loop in self._loops.get(scope, ()):
+        for scope, loops in self._loops.items():
+            # The scope's own makers by name; a sampler made elsewhere is followed through the
+            # model (`_maker_of`).
+            makers = self._makers.get(scope, {})
+            for loop in loops:
                 self._check_loop(loop, makers, reported)
+
+    def _maker_of(self, sampler: ast.expr) -> str | None:
+        """The training client (as written) a sampler bound elsewhere was made from: a name
+        copied from one, `self.sampler` set in another method, a helper's return, a parameter
+        given one at its call site (followed through the model)."""
+        expr: ast.expr | None = sampler
+        for _ in range(6):
+            expr = self.model.value_of(expr) if expr is not None else None
+            if expr is None:
+                return None
+            value = _unawait(expr)
+            if (
+                isinstance(value, ast.Call)
+                and isinstance(value.func, ast.Attribute)
+                and value.func.attr in _MAKERS
+            ):
+                typ = self.model.type_of(value.func.value)
+                if typ is None or typ.kind is not Kind.TRAINING_CLIENT:
+                    return None
+                return source_text(value.func.value)
+        return None
 
     def _check_loop(
         self, loop: ast.For | ast.AsyncFor | ast.While, makers: dict[str, str], reported: set[int]
     ) -> None:
         nodes = list(_walk_body(loop.body))
-        rebound = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        rebound = {
+            source_text(n)
+            for n in nodes
+            if isinstance(n, ast.Name | ast.Attribute) and isinstance(n.ctx, ast.Store)
+        }
         updated = {
             source_text(n.func.value)
             for n in nodes
@@ -201,11 +221,11 @@ No fix: where to refresh (every step, every k steps) is the author's choice.
                 isinstance(n, ast.Call)
                 and isinstance(n.func, ast.Attribute)
                 and n.func.attr in _SAMPLES
-                and isinstance(n.func.value, ast.Name)
+                and isinstance(n.func.value, ast.Name | ast.Attribute)
             ):
                 continue
-            name = n.func.value.id
-            trainer = makers.get(name)
+            name = source_text(n.func.value)
+            trainer = makers.get(name) or self._maker_of(n.func.value)
             if trainer is None or trainer not in updated or name in rebound:
                 continue
             if any(word in name.lower() for word in _REFERENCE_WORDS) or id(n) in reported:
