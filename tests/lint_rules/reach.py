@@ -158,16 +158,35 @@ def _read_in_nested_scope(stmts: list[ast.stmt], name: str) -> bool:
 
 
 def _fresh(module: ast.Module, base: str) -> str:
-    used = (
-        {n.id for n in ast.walk(module) if isinstance(n, ast.Name)}
-        | {n.name for n in ast.walk(module) if isinstance(n, (*_SCOPES[:2], ast.ClassDef))}
-        | {n.arg for n in ast.walk(module) if isinstance(n, ast.arg)}
-    )
+    """A name nothing in the module uses yet (names given out are remembered on the module)."""
+    used = module.__dict__.get("used_names")
+    if used is None:
+        used = module.__dict__["used_names"] = (
+            {n.id for n in ast.walk(module) if isinstance(n, ast.Name)}
+            | {n.name for n in ast.walk(module) if isinstance(n, (*_SCOPES[:2], ast.ClassDef))}
+            | {n.arg for n in ast.walk(module) if isinstance(n, ast.arg)}
+        )
     name, n = base, 1
     while name in used:
         n += 1
         name = f"{base}{n}"
+    used.add(name)
     return name
+
+
+def _parsed(text: str) -> ast.Module:
+    """A fresh tree of `text` (re-parsing a small module is several times cheaper than
+    `copy.deepcopy` of its tree, and gives the same structure)."""
+    module = ast.parse(text)
+    module.__dict__["text"] = text
+    return module
+
+
+def _clone(module: ast.Module) -> ast.Module:
+    text = module.__dict__.get("text")
+    if text is None:
+        text = module.__dict__["text"] = ast.unparse(module)
+    return _parsed(text)
 
 
 def _literal(node: ast.expr) -> bool:
@@ -317,6 +336,12 @@ def _arg(scope: _Scope, name: str) -> ast.arg:
     return copy.deepcopy(param) if param is not None else ast.arg(arg=name)
 
 
+def _class(name: str, body: list[ast.stmt]) -> ast.ClassDef:
+    return ast.ClassDef(
+        name=name, bases=[], keywords=[], decorator_list=[], type_params=[], body=body
+    )
+
+
 def _function(name: str, params: list[ast.arg], body: list[ast.stmt], is_async: bool) -> ast.stmt:
     kind = ast.AsyncFunctionDef if is_async else ast.FunctionDef
     return kind(
@@ -382,13 +407,9 @@ def _route_class_attribute(module: ast.Module, src: _Source) -> bool:
     rest = _replace(src.rest(), src.name, lambda: _expr(f"{cls}.{attr}"))
     del src.scope.body[src.index :]
     src.scope.body.extend(rest)
-    holder = ast.ClassDef(
-        name=cls,
-        bases=[],
-        keywords=[],
-        decorator_list=[],
-        type_params=[],
-        body=[ast.Assign(targets=[ast.Name(attr, ast.Store())], value=src.expr)],
+    holder = _class(
+        cls,
+        [ast.Assign(targets=[ast.Name(attr, ast.Store())], value=src.expr)],
     )
     _insert_before_top(module, src, [holder])
     return True
@@ -429,13 +450,9 @@ def _route_init_attribute(module: ast.Module, src: _Source) -> bool:
         cls = _fresh(module, "Holder")
         assign = ast.parse(f"self.{src.name} = 0").body[0]
         assign.value = src.expr  # type: ignore[attr-defined]
-        holder = ast.ClassDef(
-            name=cls,
-            bases=[],
-            keywords=[],
-            decorator_list=[],
-            type_params=[],
-            body=[
+        holder = _class(
+            cls,
+            [
                 _function("__init__", [ast.arg("self")], [assign], False),
                 _function("run", [ast.arg("self")], _replace(rest, src.name, attr_of), False),
             ],
@@ -453,13 +470,9 @@ def _route_init_attribute(module: ast.Module, src: _Source) -> bool:
     run_params = [ast.arg("self"), *(_arg(scope, p) for p in params)]
     assign = ast.parse(f"self.{src.name} = 0").body[0]
     assign.value = src.expr  # type: ignore[attr-defined]
-    holder = ast.ClassDef(
-        name=cls,
-        bases=[],
-        keywords=[],
-        decorator_list=[],
-        type_params=[],
-        body=[
+    holder = _class(
+        cls,
+        [
             _function("__init__", init_params, [*prefix, assign], False),
             _function("run", run_params, _replace(rest, src.name, attr_of), scope.is_async),
         ],
@@ -535,13 +548,9 @@ def _consumer(module: ast.Module, src: _Source, as_method: bool) -> bool:
         call = _call(_expr(f"self._{consume}"), args, scope.is_async)
     elif as_method:
         cls = _fresh(module, "Runner")
-        holder = ast.ClassDef(
-            name=cls,
-            bases=[],
-            keywords=[],
-            decorator_list=[],
-            type_params=[],
-            body=[_function(consume, [ast.arg("self"), *params], rest, scope.is_async)],
+        holder = _class(
+            cls,
+            [_function(consume, [ast.arg("self"), *params], rest, scope.is_async)],
         )
         call = _call(_expr(f"{cls}().{consume}"), args, scope.is_async)
         if scope.function is None:
@@ -744,7 +753,7 @@ def _bound_copy(
     module: ast.Module, number: int, index: int, stmt: ast.stmt, call: ast.Call, position: int
 ) -> ast.Module:
     path = _path_to(module, call)
-    clone = copy.deepcopy(module)
+    clone = _clone(module)
     target = _follow(clone, path)
     name = _fresh(clone, "value")
     if position < len(target.args):
@@ -755,7 +764,7 @@ def _bound_copy(
         value, keyword.value = keyword.value, ast.Name(name, ast.Load())
     scope = list(_scopes(clone))[number]
     scope.body.insert(index, ast.Assign([ast.Name(name, ast.Store())], value))
-    return clone
+    return _parsed(ast.unparse(ast.fix_missing_locations(clone)))
 
 
 def _path_to(root: ast.AST, wanted: ast.AST) -> list[tuple[str, int | None]]:
@@ -999,7 +1008,7 @@ def variants(code: str, route: str, flagged_lines: set[int]) -> Iterator[Variant
     """Every variant of `code` along `route` (none when the route does not apply to it).
     `flagged_lines`: lines of the rule's findings in `code`, whose call arguments are routed
     too."""
-    module = ast.parse(textwrap.dedent(code))
+    module = _parsed(textwrap.dedent(code))
     seen: set[str] = set()
 
     def emit(tree: ast.Module, what: str) -> Iterator[Variant]:
@@ -1009,7 +1018,7 @@ def variants(code: str, route: str, flagged_lines: set[int]) -> Iterator[Variant
             yield Variant(route, text, what)
 
     if route in _PLACEMENTS:
-        clone = copy.deepcopy(module)
+        clone = _clone(module)
         if _PLACEMENTS[route](clone):
             yield from emit(clone, "the whole example")
         return
@@ -1019,14 +1028,14 @@ def variants(code: str, route: str, flagged_lines: set[int]) -> Iterator[Variant
     ]
     for base, how in bases:
         for number, index in _sources(base):
-            clone = copy.deepcopy(base)
+            clone = _clone(base)
             src = _source(clone, number, index)
             name = src.name
             if apply(clone, src):
                 yield from emit(clone, how or f"`{name}`")
     if route in _CLIENT_ROUTES:
         for index, param, kind in _client_parameters(module):
-            clone = copy.deepcopy(module)
+            clone = _clone(module)
             if _pass_client(clone, index, param, kind, _CLIENT_ROUTES[route]):
                 yield from emit(clone, f"parameter `{param}` ({kind})")
 

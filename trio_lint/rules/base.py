@@ -27,6 +27,7 @@ __all__ = [
     "ANY_SDK_VALUE",
     "REACH_ROUTES",
     "STRING_KEYS",
+    "VALUE_ROUTES",
     "CstTransform",
     "Finding",
     "Fix",
@@ -95,6 +96,12 @@ REACH_ROUTES: dict[str, str] = {
     "task-group": "code in a coroutine started in an `asyncio.TaskGroup`",
     "task-via-awaited-helper": "code in a coroutine awaited by a task's coroutine",
 }
+
+
+# The routes that carry a value (the others, `in-*` and `task-*`, move the consuming code).
+VALUE_ROUTES: tuple[str, ...] = tuple(
+    route for route in REACH_ROUTES if not route.startswith(("in-", "task-"))
+)
 
 
 @dataclass(frozen=True)

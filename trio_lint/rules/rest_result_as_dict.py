@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from trio_lint.diagnostics import Severity
-from trio_lint.rules.base import STRING_KEYS, Invalid, Rule, Valid, limited
+from trio_lint.rules.base import STRING_KEYS, VALUE_ROUTES, Invalid, Rule, Valid, limited
 from trio_lint.semantics.receivers import Kind
 
 _MODELS = frozenset({Kind.REST_RESULT, Kind.CHECKPOINTS_LIST_RESPONSE, Kind.TRAINING_RUNS_RESPONSE})
@@ -88,18 +88,7 @@ No fix: field names changed between the lines.
         ),
     )
     reach = limited(
-        "local-name",
-        "module-constant",
-        "class-attribute",
-        "init-attribute",
-        "helper-return",
-        "call-site-parameter",
-        "call-site-method-parameter",
-        "dataclass-default",
-        "pydantic-default",
-        "argparse-default",
-        "config-dict",
-        "loop-variable",
+        *VALUE_ROUTES,
     )
 
     def visit_Subscript(self, node: ast.Subscript) -> None:

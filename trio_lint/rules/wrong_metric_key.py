@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from pytrio_facts.sdk import METRIC_KEYS, WRONG_METRIC_KEYS
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules._common import replace_string_value, sdk_line
-from trio_lint.rules.base import Invalid, Rule, Valid, edit, limited, safe_fix
+from trio_lint.rules.base import VALUE_ROUTES, Invalid, Rule, Valid, edit, limited, safe_fix
 from trio_lint.semantics.receivers import Kind
 
 if TYPE_CHECKING:
@@ -153,18 +153,7 @@ its 0.2 name. `"loss"` and `"train_loss"` have no fix: per token (`loss_mean`) o
         ),
     )
     reach = limited(
-        "local-name",
-        "module-constant",
-        "class-attribute",
-        "init-attribute",
-        "helper-return",
-        "call-site-parameter",
-        "call-site-method-parameter",
-        "dataclass-default",
-        "pydantic-default",
-        "argparse-default",
-        "config-dict",
-        "loop-variable",
+        *VALUE_ROUTES,
     )
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
