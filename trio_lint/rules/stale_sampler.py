@@ -41,6 +41,7 @@ def _walk_body(nodes: list[ast.stmt]):
 
 
 class StaleSampler(Rule):
+    call_methods = _SAMPLES  # its visit_Call looks at nothing else
     code = "PTR405"
     name = "stale-sampler"
     message = (
@@ -143,6 +144,8 @@ No fix: where to refresh (every step, every k steps) is the author's choice.
         self._active = "sampling_client" in ctx.source and "optim_step" in ctx.source
         self._makers: dict[int, dict[str, str]] = {}  # scope -> sampler name -> trainer text
         self._loops: dict[int, list[ast.For | ast.AsyncFor | ast.While]] = {}
+        self._open: list[ast.For | ast.AsyncFor | ast.While] = []  # loops the walk is inside
+        self._remote: list[tuple[ast.Call, ast.For | ast.AsyncFor | ast.While]] = []
 
     def _scope(self) -> int:
         stack = self.ctx.function_stack
@@ -166,18 +169,40 @@ No fix: where to refresh (every step, every k steps) is the author's choice.
     def visit_For(self, node: ast.For | ast.AsyncFor | ast.While) -> None:
         if self._active:
             self._loops.setdefault(self._scope(), []).append(node)
+            self._open.append(node)
 
-    visit_AsyncFor = visit_For  # type: ignore[assignment]
-    visit_While = visit_For  # type: ignore[assignment]
+    def leave_For(self, node: ast.For | ast.AsyncFor | ast.While) -> None:
+        if self._active:
+            self._open.pop()
+
+    visit_AsyncFor = visit_While = visit_For  # type: ignore[assignment]
+    leave_AsyncFor = leave_While = leave_For  # type: ignore[assignment]
+
+    def visit_Call(self, node: ast.Call) -> None:
+        """`x.sample(...)` in a loop of a scope that binds no sampler itself: kept with its
+        outermost loop of that scope, for `finish` to follow `x` through the model."""
+        if not self._active or not self._open:
+            return
+        func = node.func
+        if not isinstance(func, ast.Attribute) or func.attr not in _SAMPLES:
+            return
+        scope = self._scope()
+        if scope in self._makers or not isinstance(func.value, ast.Name | ast.Attribute):
+            return
+        outer = next((loop for loop in self._open if loop in self._loops.get(scope, ())), None)
+        if outer is not None:
+            self._remote.append((node, outer))
 
     def finish(self) -> None:
         reported: set[int] = set()
-        for scope, loops in self._loops.items():
-            # The scope's own makers by name; a sampler made elsewhere is followed through the
-            # model (`_maker_of`).
-            makers = self._makers.get(scope, {})
-            for loop in loops:
+        for scope, makers in self._makers.items():
+            for loop in self._loops.get(scope, ()):
                 self._check_loop(loop, makers, reported)
+        # A sampler made elsewhere (a module constant, `self.sampler`, a parameter), sampled in
+        # a loop of a scope that makes none: only the loops around such a call are walked.
+        for call, outer in self._remote:
+            if self._maker_of(call.func.value) is not None:  # type: ignore[attr-defined]
+                self._check_loop(outer, {}, reported)
 
     def _maker_of(self, sampler: ast.expr) -> str | None:
         """The training client (as written) a sampler bound elsewhere was made from: a name
