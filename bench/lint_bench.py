@@ -215,7 +215,7 @@ def time_detection(paths: list[Path], repeat: int = 7) -> tuple[dict[str, Timing
     rules = select_rules(config)
     sources = [p.read_bytes().decode("utf-8") for p in paths]
     try:
-        from trio_lint.semantics.model import build_model
+        from trio_lint.semantics.binder import build_model
     except ImportError:  # a trio-lint without the model (measured for "before" numbers)
         build_model = None
 

@@ -13,16 +13,16 @@ from trio_lint.config import LintConfig
 from trio_lint.diagnostics import Severity
 from trio_lint.findings import Finding, Span
 from trio_lint.rules.base import STRING_KEYS, SdkValues
-from trio_lint.semantics.context import LintContext
-from trio_lint.semantics.model import (
+from trio_lint.semantics.binder import (
     ENTER,
     ENTER_AND_LEAVE,
     PASSED_BY,
     UNRECORDED,
     Leave,
-    SemanticModel,
     build_model,
 )
+from trio_lint.semantics.context import LintContext
+from trio_lint.semantics.model import SemanticModel
 from trio_lint.semantics.names import Binding
 from trio_lint.semantics.receivers import Kind
 

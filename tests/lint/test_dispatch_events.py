@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from trio_lint.check import rule_hooks
 from trio_lint.parse import SourceError, parse
 from trio_lint.rules import all_rules
-from trio_lint.semantics.model import (
+from trio_lint.semantics.binder import (
     ENTER,
     ENTER_AND_LEAVE,
     PASSED_BY,

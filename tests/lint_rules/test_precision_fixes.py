@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import ast
+import keyword
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from trio_lint import lint_source
 from trio_lint.diagnostics import Severity
 
@@ -63,3 +70,27 @@ def test_ptr105_quiet_in_a_one_shot_async_main() -> None:
     assert _found(source, "PTR105") == []
     spawned = source.replace("asyncio.run(main())", "asyncio.run(asyncio.gather(main(), main()))")
     assert len(_found(spawned, "PTR105")) == 2
+
+
+_IDENT = st.from_regex(r"[a-z_][a-z0-9_]{0,24}", fullmatch=True).filter(
+    lambda s: not keyword.iskeyword(s)
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_IDENT, min_size=1, max_size=6), st.lists(_IDENT, max_size=3))
+def test_client_timeout_message_never_cuts_a_name(chain: list[str], args: list[str]) -> None:
+    """PTR109 shortens the receiver at node boundaries: every name it prints is a whole name
+    of the source, and what it prints still parses."""
+    receiver = ".".join(chain) + f"({', '.join(args)})"
+    code = (
+        "import pytrio as trio\n"
+        f"def f(train: trio.TrainingClient, {', '.join(dict.fromkeys(args)) or 'x'}):\n"
+        f"    return train.save_state({receiver}).result(timeout=5)\n"
+    )
+    (found,) = [d for d in lint_source(code, "x.py", {"select": ["PTR109"]}) if d.code == "PTR109"]
+    shown = found.message.split("`")[1]
+    assert shown.endswith(".result()")
+    ast.parse(shown)
+    words = set(re.findall(r"[A-Za-z_]\w*", code))
+    assert set(re.findall(r"[A-Za-z_]\w*", shown)) <= words

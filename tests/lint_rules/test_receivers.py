@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from trio_lint.semantics.model import build_model as infer
+from trio_lint.semantics.binder import build_model as infer
 from trio_lint.semantics.receivers import Kind
 
 
@@ -490,3 +490,38 @@ def test_get_values_and_items_of_tensor_dicts() -> None:
         "value": None,
         "v": "TensorData",
     }
+
+
+def test_receiver_facts_follow_the_exact_release() -> None:
+    """The method tables come from each release's wheel (`api_versions.json`), not from a line:
+    releases whose wheels differ give different types for the same code."""
+    code = """
+        import pytrio as trio
+        rest = trio.ServiceClient().create_rest_client()
+        sampler = trio.ServiceClient().create_sampling_client(base_model="m")
+        rest.download_checkpoint("ckpt", "out")  # ?
+        rest.get_checkpoint_download_url("ckpt")  # ?
+        sampler.compute_logprobs(prompt)  # ?
+        sampler.sample_async(prompt, 1, sp)  # ?
+        """
+    old, early, late = (types_in(code, version) for version in ("0.1.13", "0.2.2", "0.2.9"))
+    # `download_checkpoint` arrived in 0.2.3; the download URL's response type changed in 0.2.9.
+    assert early["rest.download_checkpoint('ckpt', 'out')"] is None
+    assert late["rest.download_checkpoint('ckpt', 'out')"] == (
+        "concurrent.futures.Future[RestResult]"
+    )
+    assert old["rest.get_checkpoint_download_url('ckpt')"] is None
+    # 0.1's logprobs were a dict, and its `sample_async` gave an APIFuture (two awaits).
+    assert old["sampler.compute_logprobs(prompt)"] == "APIFuture[dict]"
+    assert late["sampler.compute_logprobs(prompt)"] == "APIFuture[list[float | None]]"
+    assert old["sampler.sample_async(prompt, 1, sp)"] == "coroutine[APIFuture[SampleResponse]]"
+    assert late["sampler.sample_async(prompt, 1, sp)"] == "coroutine[SampleResponse]"
+
+
+def test_a_line_means_its_newest_release() -> None:
+    code = (
+        "import pytrio as trio\n"
+        "trio.ServiceClient().create_rest_client().download_checkpoint('c', 'o')  # ?\n"
+    )
+    found = types_in(code, "0.2")
+    assert found == types_in(code, "0.2.9") != types_in(code, "0.2.2")

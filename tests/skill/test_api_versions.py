@@ -342,18 +342,3 @@ def test_the_rules_advice_tables_agree_with_the_generated_data() -> None:
         other = "0.2.9" if fact.missing_on == "0.1" else "0.1.13"
         assert not has(symbol, member, missing, "keyword"), fact
         assert has(symbol, member, other, "keyword"), fact
-
-
-def test_the_written_api_surface_agrees_with_the_generated_data() -> None:
-    """pytrio_facts.api.API_SURFACE (read by the docs and the receiver model) must say what the
-    wheel says: parameters in order and what a call (or awaiting it) returns."""
-    from pytrio_facts.api import API_SURFACE
-
-    kinds = {"api_future": "api", "concurrent_future": "concurrent", "value": None}
-    for fact in API_SURFACE:
-        owner = api_data().symbol(f"pytrio.{fact.owner}", INSTALLED)
-        assert isinstance(owner, Class), fact.owner
-        method = owner.methods[fact.name]
-        assert tuple(p.name for p in method.params) == fact.params, (fact.owner, fact.name)
-        assert method.future == kinds[fact.returns], (fact.owner, fact.name)
-        assert method.is_async is fact.is_async, (fact.owner, fact.name)

@@ -6,7 +6,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from trio_lint.diagnostics import Applicability, Severity
-from trio_lint.rules.base import Invalid, Rule, Valid, edit, safe_fix
+from trio_lint.rules.base import Invalid, Rule, Valid, edit, limited, safe_fix
 from trio_lint.semantics.receivers import FUTURE_KINDS, Kind
 
 if TYPE_CHECKING:
@@ -125,6 +125,14 @@ double await is the correct form.
             "    resp = await rest.list_training_runs_async()\n"
             "    return resp.training_runs\n",
         ),
+    )
+    reach = limited(
+        "local-name",
+        "helper-return",
+        "call-site-parameter",
+        "call-site-method-parameter",
+        "config-dict",
+        "loop-variable",
     )
 
     def visit_Await(self, node: ast.Await) -> None:

@@ -8,7 +8,8 @@ See `trio_lint/rules/README.md` for how to add a rule.
 from __future__ import annotations
 
 import ast
-from collections.abc import Sequence
+import textwrap
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
@@ -24,17 +25,21 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ANY_SDK_VALUE",
+    "REACH_ROUTES",
     "STRING_KEYS",
+    "VALUE_ROUTES",
     "CstTransform",
     "Finding",
     "Fix",
     "Invalid",
     "NodeEdit",
+    "Reach",
     "Rule",
     "SdkValues",
     "Span",
     "Valid",
     "edit",
+    "limited",
     "rename_keyword",
     "replace_with_expression",
     "safe_fix",
@@ -65,6 +70,80 @@ class Invalid:
     config: dict[str, Any] = field(default_factory=dict)
     path: str = "example.py"
     unsafe: bool = False  # the expected `fixed` needs --unsafe-fixes
+
+
+# How a value can reach the code a rule checks, one step further than a documented example
+# shows it (`tests/lint_rules/reach.py` generates a variant of every example along each): the
+# value routes carry the offending value, receiver or result; the placements move the code that
+# consumes it. A route a rule does not follow is named under "Limitations" in its doc.
+REACH_ROUTES: dict[str, str] = {
+    "local-name": "a further local name (`b = a`)",
+    "module-constant": "a module-level constant read inside a function",
+    "class-attribute": "a class attribute (`Settings.X`)",
+    "init-attribute": "`self.x` set in `__init__` and read in another method",
+    "helper-return": "the return value of a helper function or method",
+    "call-site-parameter": "a function parameter whose argument is given at a call in the module",
+    "call-site-method-parameter": "a method parameter whose argument is given at a call in the module",
+    "dataclass-default": "a dataclass field default",
+    "pydantic-default": "a pydantic field default",
+    "argparse-default": "an argparse default (`args.x`)",
+    "config-dict": "an entry of a config dict (`CONFIG['x']`)",
+    "loop-variable": "a loop variable",
+    "in-method": "code moved into a method",
+    "in-nested-function": "code moved into a nested function",
+    "task-create-task": "code in a coroutine started with `asyncio.create_task`",
+    "task-gather": "code in a coroutine started with `asyncio.gather`",
+    "task-group": "code in a coroutine started in an `asyncio.TaskGroup`",
+    "task-via-awaited-helper": "code in a coroutine awaited by a task's coroutine",
+}
+
+
+# The routes that carry a value (the others, `in-*` and `task-*`, move the consuming code).
+VALUE_ROUTES: tuple[str, ...] = tuple(
+    route for route in REACH_ROUTES if not route.startswith(("in-", "task-"))
+)
+
+
+@dataclass(frozen=True)
+class Reach:
+    """Which `REACH_ROUTES` a rule follows. `limitations`: the routes it does not follow yet
+    (rendered under "## Limitations" in the rule's doc); `not_applicable`: route -> why the
+    route changes what the examples mean for this rule (for maintainers, never rendered; the key
+    may end in ":valid" or ":invalid" to skip only those examples). Along every other route each
+    INVALID example stays flagged and each VALID example quiet (`tests/lint_rules/test_reach.py`)."""
+
+    limitations: frozenset[str] = frozenset()
+    not_applicable: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        named = set(self.limitations) | {key.split(":")[0] for key in self.not_applicable}
+        unknown = named - set(REACH_ROUTES)
+        if unknown:
+            raise ValueError(f"unknown reach routes {sorted(unknown)}; known: {list(REACH_ROUTES)}")
+
+    def skips(self, route: str, kind: str) -> bool:
+        """True when the `kind` ("valid"/"invalid") variants along `route` are not checked."""
+        return route in self.not_applicable or f"{route}:{kind}" in self.not_applicable
+
+    def limitations_section(self) -> str:
+        """The "## Limitations" section of the rule's doc ("" when it follows every route)."""
+        if not self.limitations:
+            return ""
+        lines = [
+            "## Limitations",
+            "",
+            "The rule does not yet see the value (or the code that uses it) when it arrives"
+            " through:",
+        ]
+        lines += [
+            f"- {label}" for route, label in REACH_ROUTES.items() if route in self.limitations
+        ]
+        return "\n".join(lines) + "\n"
+
+
+def limited(*routes: str, **not_applicable: str) -> Reach:
+    """`reach = limited("config-dict", ...)`: the routes of `REACH_ROUTES` a rule does not follow."""
+    return Reach(frozenset(routes), not_applicable)
 
 
 class AnyStringKey:
@@ -148,6 +227,19 @@ class Rule:
     evidence: ClassVar[str] = ""
     VALID: ClassVar[Sequence[Valid]] = ()
     INVALID: ClassVar[Sequence[Invalid]] = ()
+    # The routes of `REACH_ROUTES` this rule does not follow (see `Reach`).
+    reach: ClassVar[Reach] = Reach()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # The declared limitations are the doc's Limitations section (one source), placed
+        # before References.
+        section = cls.__dict__.get("reach", Reach()).limitations_section()
+        doc = cls.__dict__.get("doc")
+        if section and doc and "## Limitations" not in doc:
+            text = textwrap.dedent(doc).strip() + "\n"
+            head, sep, tail = text.partition("## References")
+            cls.doc = f"{head}{section}\n{sep}{tail}" if sep else f"{text}\n{section}"
 
     def __init__(self, ctx: LintContext) -> None:
         self.ctx = ctx

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules._common import sdk_line, walk
-from trio_lint.rules.base import Fix, Invalid, Rule, Valid, edit, safe_fix
+from trio_lint.rules.base import Fix, Invalid, Rule, Valid, edit, limited, safe_fix
 from trio_lint.semantics.receivers import TWINNED_METHODS, Kind
 
 if TYPE_CHECKING:
@@ -179,6 +179,15 @@ and RestClient calls have no fix (their async twins return the value, not a futu
             "        opt.result()\n"
             "asyncio.run(main(train, prompts, adam, 10))\n"
         ),
+        Valid(
+            "import asyncio\n"
+            "import pytrio as trio\n"
+            "async def run_job(train: trio.TrainingClient, batch):\n"
+            "    return train.forward_backward(batch, 'cross_entropy').result()\n"
+            "async def main(train, batch):\n"
+            "    return await run_job(train, batch)\n"
+            "asyncio.run(main(None, []))\n",
+        ),
     )
     INVALID = (
         Invalid(
@@ -255,6 +264,39 @@ and RestClient calls have no fix (their async twins return the value, not a futu
             "    train = await svc.create_lora_training_client_async(base_model='m')\n"
             "    await asyncio.gather(*tasks)\n",
         ),
+        Invalid(
+            "import asyncio\n"
+            "import pytrio as trio\n"
+            "async def run_job(train: trio.TrainingClient, batch):\n"
+            "    return train.forward_backward(batch, 'cross_entropy').result()\n"
+            "async def worker(train, batch):\n"
+            "    return await run_job(train, batch)\n"
+            "async def main(train, batches):\n"
+            "    tasks = [asyncio.create_task(worker(train, b)) for b in batches]\n"
+            "    await asyncio.gather(*tasks)\n",
+            fixed="import asyncio\n"
+            "import pytrio as trio\n"
+            "async def run_job(train: trio.TrainingClient, batch):\n"
+            "    return await (await train.forward_backward_async(batch, 'cross_entropy'))\n"
+            "async def worker(train, batch):\n"
+            "    return await run_job(train, batch)\n"
+            "async def main(train, batches):\n"
+            "    tasks = [asyncio.create_task(worker(train, b)) for b in batches]\n"
+            "    await asyncio.gather(*tasks)\n",
+            line=4,
+        ),
+    )
+    reach = limited(
+        "init-attribute",
+        "helper-return",
+        **{
+            # Started as a task, a coroutine runs beside others: the VALID examples' blocking
+            # calls in a coroutine nobody runs concurrently become exactly this rule's finding.
+            "task-create-task:valid": "starting the coroutine makes it concurrent",
+            "task-gather:valid": "starting the coroutine makes it concurrent",
+            "task-group:valid": "starting the coroutine makes it concurrent",
+            "task-via-awaited-helper:valid": "starting the coroutine makes it concurrent",
+        },
     )
 
     def __init__(self, ctx) -> None:
@@ -269,6 +311,9 @@ and RestClient calls have no fix (their async twins return the value, not a futu
         self._spawned: set[str] = set()  # coroutine functions run as tasks (gather, create_task)
         self._spawners: dict[int, int] = {}  # function -> line of its first task start
         self._awaits_in: dict[int, bool] = {}
+        # `await helper(...)` inside `async def f`: helper's name -> the functions awaiting it
+        # (a coroutine awaited by a concurrent one runs concurrently too).
+        self._awaited_by: dict[str, list[ast.AST]] = {}
 
     def _function(self) -> ast.AST | None:
         return self.ctx.function_stack[-1] if self.ctx.function_stack else None
@@ -304,6 +349,15 @@ and RestClient calls have no fix (their async twins return the value, not a futu
                     # `loop.create_task(coro)`, `gather(*coros)`: a coroutine made elsewhere
                     self._spawned.add(inner.id if isinstance(inner, ast.Name) else inner.attr)
 
+    def visit_Await(self, node: ast.Await) -> None:
+        function = self._function()
+        value = node.value
+        if isinstance(function, ast.AsyncFunctionDef) and isinstance(value, ast.Call):
+            target = value.func
+            name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", None)
+            if name:
+                self._awaited_by.setdefault(name, []).append(function)
+
     def _defer(self, node: ast.AST, message: str, fix: Fix | None) -> None:
         function = self._function()
         assert function is not None
@@ -327,11 +381,26 @@ and RestClient calls have no fix (their async twins return the value, not a futu
         or it started tasks of its own on an earlier line."""
         assert isinstance(function, ast.AsyncFunctionDef)
         started = self._spawners.get(id(function))
-        return (
-            function.name in self._spawned
-            or (started is not None and node.lineno > started)  # type: ignore[attr-defined]
-            or any(_is_handler(decorator) for decorator in function.decorator_list)
-        )
+        if started is not None and node.lineno > started:  # type: ignore[attr-defined]
+            return True
+        # Run as a task or by a framework, itself or through coroutines awaiting it
+        # (`create_task(worker())` where `worker` does `await run_job()`).
+        seen: set[int] = set()
+        todo: list[ast.AST] = [function]
+        while todo:
+            current = todo.pop()
+            if id(current) in seen:
+                continue
+            seen.add(id(current))
+            assert isinstance(current, ast.AsyncFunctionDef)
+            if current.name in self._spawned:
+                return True
+            if current is not function and id(current) in self._spawners:
+                return True  # an awaiting coroutine that keeps tasks of its own running
+            if any(_is_handler(decorator) for decorator in current.decorator_list):
+                return True
+            todo += self._awaited_by.get(current.name, ())
+        return False
 
     def finish(self) -> None:
         for node, message, fix, function, loops in self._pending:

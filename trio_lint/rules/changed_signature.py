@@ -6,7 +6,7 @@ import ast
 
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules import _conformance as conformance
-from trio_lint.rules._common import drop_positional
+from trio_lint.rules._common import drop_positional, walk
 from trio_lint.rules.base import Fix, Invalid, Valid, edit, safe_fix
 
 # Reviewed by hand: 0.1's (training_run_id, checkpoint_id) became (checkpoint_id) in 0.2.0, which
@@ -44,6 +44,9 @@ The call raises `TypeError` on the target release. The 0.2 `save_weights_and_get
 takes no name: it saves *temporary* weights with a 6 h TTL; for a named, lasting checkpoint save
 it yourself.
 
+A call inside `try:` whose `except TypeError:` handler calls the same function with the target
+release's arguments (a shim for several releases) is not reported.
+
 ## Fix safety
 Dropping the run id from `get_checkpoint_archive_url` is safe: 0.2 keys archives by checkpoint id
 only. Other calls have no fix.
@@ -70,6 +73,14 @@ only. Other calls have no fix.
             "rest = trio.ServiceClient().create_rest_client()\n"
             "url = rest.get_checkpoint_archive_url(run_id, ckpt_id)\n",
             config={"target-version": "0.1"},
+        ),
+        Valid(
+            "import pytrio as trio\n"
+            "def archive_url(rest: trio.RestClient, run_id, checkpoint_id):\n"
+            "    try:\n"
+            "        return rest.get_checkpoint_archive_url(run_id, checkpoint_id).result()\n"
+            "    except TypeError:  # pytrio >= 0.2 keys archives by checkpoint id only\n"
+            "        return rest.get_checkpoint_archive_url(checkpoint_id).result()\n"
         ),
     )
     INVALID = (
@@ -100,9 +111,37 @@ only. Other calls have no fix.
             fixed=None,
             message_contains="no positional arguments",
         ),
+        Invalid(
+            "import pytrio as trio\n"
+            "def archive_url(rest: trio.RestClient, run_id, checkpoint_id):\n"
+            "    try:\n"
+            "        return rest.get_checkpoint_archive_url(run_id, checkpoint_id).result()\n"
+            "    except ValueError:\n"
+            "        return rest.get_checkpoint_archive_url(checkpoint_id).result()\n",
+            fixed="import pytrio as trio\n"
+            "def archive_url(rest: trio.RestClient, run_id, checkpoint_id):\n"
+            "    try:\n"
+            "        return rest.get_checkpoint_archive_url(checkpoint_id).result()\n"
+            "    except ValueError:\n"
+            "        return rest.get_checkpoint_archive_url(checkpoint_id).result()\n",
+            line=4,
+        ),
     )
 
+    def _in_compat_shim(self, call: ast.Call, allowed: int) -> bool:
+        """Inside `try:` whose `except TypeError:` calls the current signature: a shim for
+        both releases. Only looked for when a finding is due (the enclosing function's `try`
+        statements, walked once per finding)."""
+        scope = self.ctx.function_stack[-1] if self.ctx.function_stack else self.ctx.tree
+        if scope is None:
+            return False
+        return any(
+            isinstance(node, ast.Try) and _compat_shim(node, call, allowed) for node in walk(scope)
+        )
+
     def report_issue(self, issue: conformance.Issue, node: ast.AST) -> None:
+        if isinstance(node, ast.Call) and self._in_compat_shim(node, issue.allowed):
+            return
         earlier = ""
         if issue.earlier is not None:
             version, _count, names = issue.earlier
@@ -125,6 +164,38 @@ only. Other calls have no fix.
             ),
             fix=fix,
         )
+
+
+def _callee(call: ast.Call) -> str | None:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+
+
+def _catches_type_error(handler: ast.ExceptHandler) -> bool:
+    kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return any(isinstance(k, ast.Name) and k.id == "TypeError" for k in kinds)
+
+
+def _compat_shim(try_node: ast.Try, call: ast.Call, allowed: int) -> bool:
+    """`try: old(a, b)` / `except TypeError: old(b)`: the handler calls the same callee with
+    the target's positional arguments, so the code works on the target release."""
+    body = try_node.body
+    if not (body[0].lineno <= call.lineno <= (body[-1].end_lineno or body[-1].lineno)):
+        return False
+    name = _callee(call)
+    for handler in try_node.handlers:
+        if not _catches_type_error(handler):
+            continue
+        for stmt in handler.body:
+            for inner in walk(stmt):
+                if (
+                    isinstance(inner, ast.Call)
+                    and _callee(inner) == name
+                    and len(inner.args) <= allowed
+                    and not any(isinstance(a, ast.Starred) for a in inner.args)
+                ):
+                    return True
+    return False
 
 
 def _allowed(issue: conformance.Issue) -> str:

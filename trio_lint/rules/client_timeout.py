@@ -13,13 +13,34 @@ from trio_lint.semantics.receivers import FUTURE_KINDS, Kind
 _WINDOW = LIMITS.retry_window_seconds
 
 
-def _seconds(expr: ast.expr | None) -> float | None:
+def _seconds(expr: ast.expr | None, model, depth: int = 6) -> float | None:
+    """A number of seconds written as a literal or a product of them, also through a name,
+    `Settings.X`, `args.x` or a parameter the model follows (`value_of`)."""
     if isinstance(expr, ast.Constant) and type(expr.value) in (int, float):
         return float(expr.value)
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult):
-        left, right = _seconds(expr.left), _seconds(expr.right)
+        left, right = _seconds(expr.left, model, depth), _seconds(expr.right, model, depth)
         return left * right if left is not None and right is not None else None
+    if depth and isinstance(expr, ast.Name | ast.Attribute | ast.Subscript | ast.Call):
+        return _seconds(model.value_of(expr), model, depth - 1)
     return None
+
+
+def _brief(expr: ast.expr, limit: int = 40) -> str:
+    """`expr` as written when short, else shortened at a node boundary (`rest.get_x(...)`), so
+    the message never cuts a name or a call in half."""
+    text = ast.unparse(expr)
+    if len(text) <= limit:
+        return text
+    if isinstance(expr, ast.Call):
+        return f"{_brief(expr.func, limit)}(...)"
+    if isinstance(expr, ast.Attribute):
+        return f"{_brief(expr.value, limit)}.{expr.attr}"
+    if isinstance(expr, ast.Subscript):
+        return f"{_brief(expr.value, limit)}[...]"
+    if isinstance(expr, ast.Await):
+        return f"await {_brief(expr.value, limit)}"
+    return "..."
 
 
 class ClientTimeout(Rule):
@@ -42,14 +63,23 @@ pytrio 0.2.9 retries transient failures for up to 15 minutes before an error sur
 sampling step into `TimeoutError` while the request itself still runs on the service, so a retry loop around it submits the step
 twice.
 
+A read-only `RestClient` query (`get_*`, `list_*`) is not reported: its requests retry for as
+long (`control_retry_timeout_seconds`), but a timeout there loses nothing and asking again is
+safe, so a short deadline is the caller's choice.
+
 ## Fix safety
 No fix: dropping the timeout changes how long the caller may wait.
 
 ## References
-- pytrio 0.2.9: `pytrio.configure` (`training_retry_timeout_seconds`), `pytrio.types.APIFuture.result`
+- pytrio 0.2.9: `pytrio.configure` (`training_retry_timeout_seconds`, `control_retry_timeout_seconds`), `pytrio.types.APIFuture.result`
 """
     evidence = """
 - (`029:config/config.py:79-104`)
+- REST queries: `029:client/rest.py` get_*/list_* are Control reads through
+  `transport/control/http_base.py` `_request` (request_with_retry_timeout,
+  control_retry_timeout_seconds = 15 * 60); nothing on the service changes, so a TimeoutError
+  there loses no work and a retry submits nothing twice. delete_checkpoint and
+  download_checkpoint stay reported (a mutation; a download into a path).
 """
     VALID = (
         Valid(
@@ -71,6 +101,12 @@ No fix: dropping the timeout changes how long the caller may wait.
             "def step(train: trio.TrainingClient, batch):\n"
             "    return train.forward_backward(batch).result(timeout=3600)\n"
         ),
+        Valid(
+            "import pytrio as trio\n"
+            "rest = trio.ServiceClient().create_rest_client()\n"
+            "runs = rest.list_training_runs().result(5 * 60)\n"
+            "url = rest.get_checkpoint_archive_url(checkpoint_id).result(timeout=30)\n"
+        ),
     )
     INVALID = (
         Invalid(
@@ -88,10 +124,31 @@ No fix: dropping the timeout changes how long the caller may wait.
         Invalid(
             "import pytrio as trio\n"
             "rest = trio.ServiceClient().create_rest_client()\n"
-            "runs = rest.list_training_runs().result(5 * 60)\n",
+            "rest.delete_checkpoint(checkpoint_id).result(5 * 60)\n",
             message_contains="300 s",
         ),
+        Invalid(
+            "import pytrio as trio\n"
+            "def save(train: trio.TrainingClient, checkpoint_name_for_the_final_epoch):\n"
+            "    return train.save_state(checkpoint_name_for_the_final_epoch).result(timeout=60)\n",
+            message_contains="`train.save_state(...).result()`",
+        ),
     )
+
+    def _rest_query(self, expr: ast.expr) -> bool:
+        """A `RestClient.get_*` / `list_*` query (also through a name): it changes nothing on
+        the service, so after a timeout asking again is safe and the caller's short deadline
+        is a choice (fail fast), not a lost or doubled request."""
+        for _ in range(4):
+            if isinstance(expr, ast.Call):
+                found = self.model.client_call(expr)
+                if found is not None:
+                    kind, method = found
+                    return kind is Kind.REST_CLIENT and method.startswith(("get_", "list_"))
+            if not isinstance(expr, ast.Name | ast.Attribute):
+                return False
+            expr = self.model.value_of(expr)  # type: ignore[assignment]
+        return False
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
@@ -99,10 +156,12 @@ No fix: dropping the timeout changes how long the caller may wait.
             typ = self.model.type_of(func.value)
             if typ is None or typ.kind not in FUTURE_KINDS:
                 return
-            seconds = _seconds(argument(node, 0, "timeout"))
+            seconds = _seconds(argument(node, 0, "timeout"), self.model)
             if seconds is None or seconds >= _WINDOW:
                 return
-            what = f"{ast.unparse(func.value)[:40]}.result()"
+            if self._rest_query(func.value):
+                return
+            what = f"{_brief(func.value)}.result()"
         elif (isinstance(func, ast.Attribute) and func.attr == "wait_for") or (
             isinstance(func, ast.Name) and func.id == "wait_for"
         ):
@@ -110,10 +169,12 @@ No fix: dropping the timeout changes how long the caller may wait.
             typ = self.model.type_of(awaited) if awaited is not None else None
             if typ is None or typ.kind not in (*FUTURE_KINDS, Kind.COROUTINE):
                 return
-            seconds = _seconds(argument(node, 1, "timeout"))
+            seconds = _seconds(argument(node, 1, "timeout"), self.model)
             if seconds is None or seconds >= _WINDOW:
                 return
-            what = f"asyncio.wait_for({ast.unparse(awaited)[:40]}, ...)"  # type: ignore[arg-type]
+            if self._rest_query(awaited):  # type: ignore[arg-type]
+                return
+            what = f"asyncio.wait_for({_brief(awaited)}, ...)"  # type: ignore[arg-type]
         else:
             return
         self.report(node, self.message.format(seconds=seconds, what=what))

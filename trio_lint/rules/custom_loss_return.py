@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules._common import argument
-from trio_lint.rules.base import Invalid, Rule, Valid, edit, safe_fix
+from trio_lint.rules.base import Invalid, Rule, Valid, edit, limited, safe_fix
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -46,6 +46,22 @@ def _lambda_pair(node: cst.CSTNode) -> cst.CSTNode:
 def _not_a_pair(expr: ast.expr | None) -> bool:
     """Clearly not a (loss, metrics) tuple: a call, arithmetic, an attribute or a subscript."""
     return isinstance(expr, ast.Call | ast.BinOp | ast.Attribute | ast.UnaryOp | ast.Subscript)
+
+
+def _called_here(model, expr: ast.expr | None) -> bool:
+    """A call of a function or method this module defines (a helper building the pair), or an
+    item or attribute bound to a known value elsewhere (as a name would be): the return's syntax
+    alone proves nothing then."""
+    if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant):
+        entries = model.dict_entries(expr.value)
+        return bool(entries) and expr.slice.value in entries
+    if isinstance(expr, ast.Attribute):
+        return model.value_of(expr) is not None
+    if not isinstance(expr, ast.Call):
+        return False
+    func = expr.func
+    name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+    return name is not None and model.defines(name)
 
 
 class CustomLossReturn(Rule):
@@ -134,6 +150,9 @@ nothing.
             "    return await train.forward_backward_custom_async(batch, loss_fn)\n",
         ),
     )
+    reach = limited(
+        "in-method",
+    )
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -149,7 +168,11 @@ nothing.
             if func is not None and id(func) not in self._checked:
                 self._checked.add(id(func))
                 self._check_returns(func)
-        elif isinstance(loss, ast.Lambda) and _not_a_pair(loss.body):
+        elif (
+            isinstance(loss, ast.Lambda)
+            and _not_a_pair(loss.body)
+            and not _called_here(self.model, loss.body)
+        ):
             fix = safe_fix("Return `(loss, {})`", edit(loss, "Lambda", _lambda_pair))
             self.report(loss.body, self.message.format(value=ast.unparse(loss.body)), fix=fix)
 
@@ -160,6 +183,7 @@ nothing.
                 isinstance(node, ast.Return)
                 and id(node.value) in returned
                 and _not_a_pair(node.value)  # type: ignore[arg-type]
+                and not _called_here(self.model, node.value)
             ):
                 fix = safe_fix("Return `(loss, {})`", edit(node, "Return", _add_empty_metrics))
                 value = ast.unparse(node.value)  # type: ignore[arg-type]

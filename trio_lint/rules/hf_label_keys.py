@@ -70,9 +70,16 @@ the wrong alignment.
         if not self.model.is_sdk(node.func, "Datum"):
             return
         inputs = argument(node, 1, "loss_fn_inputs")
-        if not isinstance(inputs, ast.Dict) or None in inputs.keys:
-            return
-        keys = [k.value for k in inputs.keys if isinstance(k, ast.Constant)]
+        if isinstance(inputs, ast.Dict):
+            if None in inputs.keys:
+                return
+            keys = [k.value for k in inputs.keys if isinstance(k, ast.Constant)]
+        else:
+            # A dict built elsewhere (a name, `self.x`, a helper's return, `CONFIG["k"]`).
+            entries = self.model.dict_entries(inputs) if inputs is not None else None
+            if not entries:
+                return
+            keys = list(entries)
         if "target_tokens" in keys:
             return
         hf = next((k for k in keys if k in _HF_KEYS), None)

@@ -115,8 +115,23 @@ have no fix.
             self._check_literal(name, name.value)
         elif isinstance(name, ast.JoinedStr):
             self._check_fstring(name)
+        elif name is not None:
+            # A name, `Settings.X`, `args.name`...: reported where it is used, without a fix
+            # (the constant may serve other uses).
+            given = self.model.literal(name)
+            if isinstance(given, ast.Constant) and isinstance(given.value, str):
+                self._check_literal(name, given.value, fixable=False)  # type: ignore[arg-type]
+                return
+            bound: ast.expr | None = name
+            for _ in range(6):
+                bound = self.model.value_of(bound)
+                if isinstance(bound, ast.JoinedStr):
+                    self._check_fstring(bound)
+                    return
+                if bound is None:
+                    return
 
-    def _check_literal(self, node: ast.Constant, text: str) -> None:
+    def _check_literal(self, node: ast.Constant, text: str, *, fixable: bool = True) -> None:
         if len(text) > LIMITS.checkpoint_name_max_length:
             self.report(node, self.message.format(name=text, problem="is too long"))
             return
@@ -131,7 +146,7 @@ have no fix.
                     name=text, problem=f"has spaces: the SDK renames it to {dashed!r}"
                 ),
                 severity=Severity.WARNING,
-                fix=fix,
+                fix=fix if fixable else None,
             )
             return
         bad = sorted({c for c in dashed if not _ALLOWED.fullmatch(c)}) or [dashed[:1] or "''"]

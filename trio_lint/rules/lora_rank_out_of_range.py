@@ -79,6 +79,6 @@ No fix: the rank is a modelling choice.
         if found is None or found[0] is not Kind.SERVICE_CLIENT or found[1] not in _METHODS:
             return
         rank_expr = argument(node, 1, "rank")
-        rank = int_literal(rank_expr)
+        rank = int_literal(self.model.literal(rank_expr))
         if rank_expr is not None and rank is not None and not _LOW <= rank <= _HIGH:
             self.report(rank_expr, self.message.format(rank=rank))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from trio_lint.diagnostics import Severity
-from trio_lint.rules.base import Invalid, Rule, Valid
+from trio_lint.rules.base import Invalid, Rule, Valid, limited
 
 # The first pytrio release whose client skips `-100` target ids (ignore label).
 _IGNORE_LABEL_SINCE = (0, 2, 4)
@@ -203,6 +203,16 @@ No fix: the mask has to become a `weights` list aligned with the shifted targets
             "               loss_fn_inputs={**inputs(ids, 2)})\n",
             message_contains="`weights`",
         ),
+    )
+    reach = limited(
+        "class-attribute",
+        "init-attribute",
+        "call-site-parameter",
+        "call-site-method-parameter",
+        "pydantic-default",
+        "config-dict",
+        "loop-variable",
+        "in-method",
     )
 
     def __init__(self, ctx) -> None:

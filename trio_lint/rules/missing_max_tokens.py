@@ -3,9 +3,17 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from trio_lint.diagnostics import Severity
-from trio_lint.rules._common import argument, has_splat, int_literal, keyword, sdk_line
+from trio_lint.rules._common import (
+    argument,
+    has_splat,
+    int_literal,
+    keyword,
+    sdk_line,
+    source_text,
+)
 from trio_lint.rules.base import Invalid, Rule, Valid
 from trio_lint.semantics.receivers import Kind
 
@@ -121,6 +129,19 @@ built from `**kwargs` is not reported.
         super().__init__(ctx)
         self._reported: set[int] = set()
 
+    def _max_tokens_set(self, expr: ast.expr) -> bool:
+        """`p.max_tokens = 64` (or `self.p.max_tokens = ...`) somewhere after `p` is built."""
+        if isinstance(expr, ast.Name):
+            return any(
+                how == "attr" and key == "max_tokens" for how, key, _ in self.model.mutations(expr)
+            )
+        if isinstance(expr, ast.Attribute | ast.Subscript):
+            # An attribute's or item's later assignments are not tracked: any `<same
+            # text>.max_tokens = ` in the module keeps it quiet (unknown never matches).
+            text = re.escape(source_text(expr)).replace("'", "[\"']")
+            return re.search(rf"{text}\s*\.\s*max_tokens\s*=[^=]", self.ctx.source) is not None
+        return False
+
     def _lacks(self, call: ast.Call) -> str | None:
         """Why this SamplingParams(...) has no usable max_tokens (None if it has one)."""
         if has_splat(call) or keyword(call, "max_new_tokens") is not None:
@@ -128,10 +149,11 @@ built from `**kwargs` is not reported.
         kw = keyword(call, "max_tokens")
         if kw is None:
             return "this `SamplingParams` has no `max_tokens`"
-        value = int_literal(kw.value)
+        given = self.model.literal(kw.value)
+        value = int_literal(given)
         if value is not None and value <= 0:
             return f"`max_tokens={value}` is not positive"
-        if isinstance(kw.value, ast.Constant) and kw.value.value is None:
+        if isinstance(given, ast.Constant) and given.value is None:
             return "`max_tokens=None` is rejected"
         return None
 
@@ -143,8 +165,8 @@ built from `**kwargs` is not reported.
                 eos is not None
                 and keyword(node, "max_tokens") is None
                 and not has_splat(node)
-                and isinstance(eos.value, ast.Constant)
-                and eos.value.value is True
+                and isinstance(given := self.model.literal(eos.value), ast.Constant)
+                and given.value is True
             ):
                 self.report(
                     node,
@@ -178,14 +200,19 @@ built from `**kwargs` is not reported.
 
     def _check_bound(self, params: ast.expr) -> None:
         """`sampling_params=p` where the model shows `p` is a `SamplingParams(...)` built
-        elsewhere (a name, `self.p`, a helper's return) whose `max_tokens` is never set later."""
-        bound = self.model.value_of(params)
+        elsewhere (a name, `self.p`, `Settings.P`, a parameter's argument, a helper's return,
+        followed step by step) whose `max_tokens` is never set later."""
+        bound: ast.expr | None = params
+        for _ in range(8):
+            if self._max_tokens_set(bound):  # type: ignore[arg-type]
+                return  # `p.max_tokens = 64` after construction
+            bound = self.model.value_of(bound)
+            if bound is None or (
+                isinstance(bound, ast.Call) and self.model.is_sdk(bound.func, "SamplingParams")
+            ):
+                break
         if not (isinstance(bound, ast.Call) and self.model.is_sdk(bound.func, "SamplingParams")):
             return
-        if isinstance(params, ast.Name) and any(
-            how == "attr" and key == "max_tokens" for how, key, _ in self.model.mutations(params)
-        ):
-            return  # `p.max_tokens = 64` after construction
         reason = self._lacks(bound)
         if reason is not None and id(bound) not in self._reported:
             self._reported.add(id(bound))

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules import _conformance as conformance
 from trio_lint.rules import _futures as futures
-from trio_lint.rules.base import Invalid, Rule, SdkValues, Valid, edit, safe_fix
+from trio_lint.rules.base import Invalid, Rule, SdkValues, Valid, edit, limited, safe_fix
 from trio_lint.semantics.receivers import FUTURE_KINDS
 
 if TYPE_CHECKING:
@@ -292,6 +292,18 @@ submitting the next request first is usually faster).
             message_contains="`found` holds a `concurrent.futures.Future`: call `found.result()`"
             " (it cannot be awaited) before reading `.checkpoints`",
         ),
+    )
+    reach = limited(
+        "local-name",
+        "class-attribute",
+        "init-attribute",
+        "helper-return",
+        "call-site-parameter",
+        "call-site-method-parameter",
+        "pydantic-default",
+        "argparse-default",
+        "config-dict",
+        "loop-variable",
     )
 
     def visit_For(self, node: ast.For) -> None:

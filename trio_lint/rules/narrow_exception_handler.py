@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from trio_lint.diagnostics import Severity
-from trio_lint.rules.base import Invalid, Rule, Valid
+from trio_lint.rules.base import Invalid, Rule, Valid, limited
 from trio_lint.semantics.receivers import Kind
 
 # What the old skill text said the SDK raises; none of them is a PyTrioError.
@@ -103,6 +103,9 @@ No fix: catching more changes control flow.
             "try:\n    train = svc.create_lora_training_client(base_model='m', rank=128)\n"
             "except ValueError:\n    train = svc.create_lora_training_client(base_model='m')\n",
         ),
+    )
+    reach = limited(
+        "call-site-method-parameter",
     )
 
     def visit_Try(self, node: ast.Try) -> None:

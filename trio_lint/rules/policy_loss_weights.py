@@ -7,7 +7,7 @@ import ast
 from pytrio_facts.sdk import LOSSES
 from trio_lint.diagnostics import Severity
 from trio_lint.rules._common import argument
-from trio_lint.rules.base import Invalid, Rule, Valid
+from trio_lint.rules.base import Invalid, Rule, Valid, limited
 from trio_lint.semantics.receivers import Kind
 
 # Policy losses drop `weights` on the client (029:client/builders/training.py:116-126).
@@ -154,6 +154,13 @@ No fix: the advantages have to be rebuilt with the mask.
             line=6,
             message_contains="ppo",
         ),
+    )
+    reach = limited(
+        "init-attribute",
+        "call-site-parameter",
+        "call-site-method-parameter",
+        "config-dict",
+        "loop-variable",
     )
 
     def __init__(self, ctx) -> None:

@@ -22,7 +22,11 @@ def _listish(expr: ast.expr) -> bool:
         return True
     if isinstance(expr, ast.Subscript):
         if isinstance(expr.slice, ast.Slice):
-            return _listish(expr.value) or isinstance(expr.value, ast.Name | ast.Call)
+            # a slice of a name, a call's result, an attribute or an item (`self.ids[:-1]`,
+            # `cfg["ids"][:-1]`): a sequence
+            return _listish(expr.value) or isinstance(
+                expr.value, ast.Name | ast.Call | ast.Attribute | ast.Subscript
+            )
         key = expr.slice
         return isinstance(key, ast.Constant) and key.value == "input_ids"
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
@@ -191,7 +195,9 @@ Wrapping the expression in `ModelInput.from_ints(...)` is safe for the expressio
         while frontier:
             current = frontier.pop()
             steps += 1
-            if steps > 16 or not isinstance(current, ast.Name | ast.Attribute | ast.Call):
+            if steps > 16 or not isinstance(
+                current, ast.Name | ast.Attribute | ast.Call | ast.Subscript
+            ):
                 return False
             sources = self.model.sources(current)
             if not sources:

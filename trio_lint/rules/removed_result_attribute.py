@@ -8,7 +8,7 @@ import ast
 from pytrio_facts.versions import REMOVED_RESULT_ATTRIBUTES
 from trio_lint.diagnostics import Severity
 from trio_lint.rules import _conformance as conformance
-from trio_lint.rules.base import Invalid, Valid
+from trio_lint.rules.base import Invalid, Valid, limited
 
 
 class RemovedResultAttribute(conformance.ConformanceNameRule):
@@ -82,6 +82,9 @@ different shape.
             "    return [c.tinker_path for c in rest.list_user_checkpoints().result().checkpoints]\n",
             message_contains="renamed to `path` in pytrio 0.2.5",
         ),
+    )
+    reach = limited(
+        "call-site-method-parameter",
     )
 
     def report_issue(self, issue: conformance.Issue, node: ast.AST) -> None:

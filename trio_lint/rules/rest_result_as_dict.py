@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from trio_lint.diagnostics import Severity
-from trio_lint.rules.base import STRING_KEYS, Invalid, Rule, Valid
+from trio_lint.rules.base import STRING_KEYS, VALUE_ROUTES, Invalid, Rule, Valid, limited
 from trio_lint.semantics.receivers import Kind
 
 _MODELS = frozenset({Kind.REST_RESULT, Kind.CHECKPOINTS_LIST_RESPONSE, Kind.TRAINING_RUNS_RESPONSE})
@@ -86,6 +86,9 @@ No fix: field names changed between the lines.
             "    resp = rest.list_checkpoints(run_id).result()\n"
             "    return resp.get('checkpoints', [])\n",
         ),
+    )
+    reach = limited(
+        *VALUE_ROUTES,
     )
 
     def visit_Subscript(self, node: ast.Subscript) -> None:

@@ -7,7 +7,7 @@ import ast
 
 from trio_lint.diagnostics import Severity
 from trio_lint.rules._common import argument
-from trio_lint.rules.base import Invalid, Rule, Valid
+from trio_lint.rules.base import Invalid, Rule, Valid, limited
 from trio_lint.semantics.receivers import Kind
 
 _ENCODERS = frozenset({"encode", "encode_plus", "__call__"})
@@ -124,6 +124,15 @@ No fix: the prompt tokens and the sampled tokens have to be joined as token list
             "        yield to_datum(prompt_tokens=prompt_tokens, completion_tokens=completion)\n",
             line=9,
         ),
+    )
+    reach = limited(
+        "init-attribute",
+        "helper-return",
+        "call-site-parameter",
+        "call-site-method-parameter",
+        "config-dict",
+        "loop-variable",
+        "in-method",
     )
 
     def __init__(self, ctx) -> None:

@@ -8,7 +8,7 @@ from typing import NamedTuple
 from trio_lint.diagnostics import Severity
 from trio_lint.parse import split_lines
 from trio_lint.rules._common import source_text, walk
-from trio_lint.rules.base import Invalid, Rule, Valid
+from trio_lint.rules.base import Invalid, Rule, Valid, limited
 
 _FB = ("forward_backward_async", "forward_backward_custom_async")
 _CONTROL = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.AsyncWith)
@@ -169,6 +169,14 @@ itself writes it, and it is the clear form for a first script.
             "        await (await tc.optim_step_async(adam))\n",
             line=5,
         ),
+    )
+    reach = limited(
+        "local-name",
+        "helper-return",
+        "call-site-parameter",
+        "call-site-method-parameter",
+        "config-dict",
+        "loop-variable",
     )
 
     def __init__(self, ctx) -> None:

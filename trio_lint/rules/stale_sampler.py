@@ -6,7 +6,7 @@ import ast
 
 from trio_lint.diagnostics import Severity
 from trio_lint.rules._common import source_text
-from trio_lint.rules.base import Invalid, Rule, Valid
+from trio_lint.rules.base import Invalid, Rule, Valid, limited
 from trio_lint.semantics.receivers import Kind
 
 _MAKERS = frozenset(
@@ -41,6 +41,7 @@ def _walk_body(nodes: list[ast.stmt]):
 
 
 class StaleSampler(Rule):
+    call_methods = _SAMPLES  # its visit_Call looks at nothing else
     code = "PTR405"
     name = "stale-sampler"
     message = (
@@ -132,6 +133,10 @@ No fix: where to refresh (every step, every k steps) is the author's choice.
             line=7,
         ),
     )
+    reach = limited(
+        "helper-return",
+        "config-dict",
+    )
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -139,6 +144,8 @@ No fix: where to refresh (every step, every k steps) is the author's choice.
         self._active = "sampling_client" in ctx.source and "optim_step" in ctx.source
         self._makers: dict[int, dict[str, str]] = {}  # scope -> sampler name -> trainer text
         self._loops: dict[int, list[ast.For | ast.AsyncFor | ast.While]] = {}
+        self._open: list[ast.For | ast.AsyncFor | ast.While] = []  # loops the walk is inside
+        self._remote: list[tuple[ast.Call, ast.For | ast.AsyncFor | ast.While]] = []
 
     def _scope(self) -> int:
         stack = self.ctx.function_stack
@@ -162,21 +169,71 @@ No fix: where to refresh (every step, every k steps) is the author's choice.
     def visit_For(self, node: ast.For | ast.AsyncFor | ast.While) -> None:
         if self._active:
             self._loops.setdefault(self._scope(), []).append(node)
+            self._open.append(node)
 
-    visit_AsyncFor = visit_For  # type: ignore[assignment]
-    visit_While = visit_For  # type: ignore[assignment]
+    def leave_For(self, node: ast.For | ast.AsyncFor | ast.While) -> None:
+        if self._active:
+            self._open.pop()
+
+    visit_AsyncFor = visit_While = visit_For  # type: ignore[assignment]
+    leave_AsyncFor = leave_While = leave_For  # type: ignore[assignment]
+
+    def visit_Call(self, node: ast.Call) -> None:
+        """`x.sample(...)` in a loop of a scope that binds no sampler itself: kept with its
+        outermost loop of that scope, for `finish` to follow `x` through the model."""
+        if not self._active or not self._open:
+            return
+        func = node.func
+        if not isinstance(func, ast.Attribute) or func.attr not in _SAMPLES:
+            return
+        scope = self._scope()
+        if scope in self._makers or not isinstance(func.value, ast.Name | ast.Attribute):
+            return
+        outer = next((loop for loop in self._open if loop in self._loops.get(scope, ())), None)
+        if outer is not None:
+            self._remote.append((node, outer))
 
     def finish(self) -> None:
         reported: set[int] = set()
         for scope, makers in self._makers.items():
             for loop in self._loops.get(scope, ()):
                 self._check_loop(loop, makers, reported)
+        # A sampler made elsewhere (a module constant, `self.sampler`, a parameter), sampled in
+        # a loop of a scope that makes none: only the loops around such a call are walked.
+        for call, outer in self._remote:
+            if self._maker_of(call.func.value) is not None:  # type: ignore[attr-defined]
+                self._check_loop(outer, {}, reported)
+
+    def _maker_of(self, sampler: ast.expr) -> str | None:
+        """The training client (as written) a sampler bound elsewhere was made from: a name
+        copied from one, `self.sampler` set in another method, a helper's return, a parameter
+        given one at its call site (followed through the model)."""
+        expr: ast.expr | None = sampler
+        for _ in range(6):
+            expr = self.model.value_of(expr) if expr is not None else None
+            if expr is None:
+                return None
+            value = _unawait(expr)
+            if (
+                isinstance(value, ast.Call)
+                and isinstance(value.func, ast.Attribute)
+                and value.func.attr in _MAKERS
+            ):
+                typ = self.model.type_of(value.func.value)
+                if typ is None or typ.kind is not Kind.TRAINING_CLIENT:
+                    return None
+                return source_text(value.func.value)
+        return None
 
     def _check_loop(
         self, loop: ast.For | ast.AsyncFor | ast.While, makers: dict[str, str], reported: set[int]
     ) -> None:
         nodes = list(_walk_body(loop.body))
-        rebound = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        rebound = {
+            source_text(n)
+            for n in nodes
+            if isinstance(n, ast.Name | ast.Attribute) and isinstance(n.ctx, ast.Store)
+        }
         updated = {
             source_text(n.func.value)
             for n in nodes
@@ -189,11 +246,11 @@ No fix: where to refresh (every step, every k steps) is the author's choice.
                 isinstance(n, ast.Call)
                 and isinstance(n.func, ast.Attribute)
                 and n.func.attr in _SAMPLES
-                and isinstance(n.func.value, ast.Name)
+                and isinstance(n.func.value, ast.Name | ast.Attribute)
             ):
                 continue
-            name = n.func.value.id
-            trainer = makers.get(name)
+            name = source_text(n.func.value)
+            trainer = makers.get(name) or self._maker_of(n.func.value)
             if trainer is None or trainer not in updated or name in rebound:
                 continue
             if any(word in name.lower() for word in _REFERENCE_WORDS) or id(n) in reported:

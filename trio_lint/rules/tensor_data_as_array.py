@@ -7,7 +7,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from trio_lint.diagnostics import Applicability, Severity
-from trio_lint.rules.base import Fix, Invalid, NodeEdit, Rule, Valid, edit, unsafe_fix
+from trio_lint.rules.base import Fix, Invalid, NodeEdit, Rule, Valid, edit, limited, unsafe_fix
 from trio_lint.semantics.names import dotted_name
 from trio_lint.semantics.receivers import Kind
 
@@ -458,6 +458,18 @@ joins get no fix: whether a flat list (`tolist()`) or an array is meant is the a
             fixed=None,
             message_contains="field pairs",
         ),
+    )
+    reach = limited(
+        "local-name",
+        "class-attribute",
+        "init-attribute",
+        "helper-return",
+        "call-site-parameter",
+        "call-site-method-parameter",
+        "pydantic-default",
+        "argparse-default",
+        "config-dict",
+        "loop-variable",
     )
 
     def _is_tensor_data(self, expr: ast.expr) -> bool:

@@ -6,7 +6,8 @@ import ast
 from typing import TYPE_CHECKING
 
 from trio_lint.diagnostics import Applicability, Severity
-from trio_lint.rules.base import Invalid, Rule, SdkValues, Valid, edit, unsafe_fix
+from trio_lint.rules._common import walk
+from trio_lint.rules.base import Invalid, Rule, SdkValues, Valid, edit, limited, unsafe_fix
 from trio_lint.semantics.receivers import Kind
 
 if TYPE_CHECKING:
@@ -139,7 +140,54 @@ there is no fix: use the sync method (`forward_backward`) instead.
             "    return [s.text for s in response.sequences]\n",
             line=4,
         ),
+        Invalid(
+            "import pytrio as trio\n"
+            "async def step(train: trio.TrainingClient, batch):\n"
+            "    pending = train.forward_backward_async(batch, 'cross_entropy')\n"
+            "    return 'submitted'\n",
+            line=3,
+            message_contains="never awaited",
+        ),
     )
+    reach = limited(
+        "init-attribute",
+        "helper-return",
+        "config-dict",
+    )
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        # `name = x.m_async(...)`: (name, the scope it is bound in, the call, the method)
+        self._held: list[tuple[str, ast.AST | None, ast.Call, str]] = []
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        value = node.value
+        if not (
+            len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Attribute)
+            and value.func.attr.endswith("_async")
+        ):
+            return
+        found = self.model.client_call(value)
+        if found is not None:
+            scope = self.ctx.function_stack[-1] if self.ctx.function_stack else self.ctx.tree
+            self._held.append((node.targets[0].id, scope, value, found[1]))
+
+    def finish(self) -> None:
+        """A coroutine bound to a name that nothing reads afterwards is never awaited."""
+        for name, scope, call, method in self._held:
+            if scope is None or any(
+                isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+                for n in walk(scope)
+            ):
+                continue
+            self.report(
+                call,
+                f"`{name}` holds the coroutine of `{method}(...)` and is never awaited: it never"
+                " runs and nothing is submitted",
+            )
 
     def visit_Expr(self, node: ast.Expr) -> None:
         if isinstance(node.value, ast.Call):

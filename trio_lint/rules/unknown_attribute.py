@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from pytrio_facts.api_model import Class, Symbol, api_data
 from trio_lint.diagnostics import Severity
 from trio_lint.rules import _conformance as conformance
-from trio_lint.rules.base import Invalid, Valid
+from trio_lint.rules.base import Invalid, Valid, limited
 from trio_lint.semantics.receivers import Kind
 
 if TYPE_CHECKING:
@@ -151,6 +151,9 @@ the release has, `torch.from_numpy(x.to_numpy())`.
             "    return datum.loss_fn_inputs['weights'].to_list()\n",
             message_contains="did you mean `tolist`?",
         ),
+    )
+    reach = limited(
+        "config-dict",
     )
 
     def report_issue(self, issue: conformance.Issue, node: ast.AST) -> None:

@@ -7,7 +7,7 @@ import difflib
 
 from trio_lint.diagnostics import Severity
 from trio_lint.rules import _conformance as conformance
-from trio_lint.rules.base import Invalid, Valid
+from trio_lint.rules.base import Invalid, Valid, limited
 
 
 class UnknownKeyword(conformance.ConformanceRule):
@@ -70,6 +70,9 @@ No fix: which parameter was meant is not known.
             "    return sampler.sample(prompt, sampling_params=params, n=4).result()\n",
             message_contains="num_samples",
         ),
+    )
+    reach = limited(
+        "call-site-method-parameter",
     )
 
     def report_issue(self, issue: conformance.Issue, node: ast.AST) -> None:

@@ -86,7 +86,8 @@ No fix: choosing a loss changes the training objective.
         found = self.model.client_call(node, methods=_METHODS)
         if found is None or found[0] is not Kind.TRAINING_CLIENT or found[1] not in _METHODS:
             return
-        expr = argument(node, 1, "loss_fn")
+        written = argument(node, 1, "loss_fn")
+        expr = self.model.literal(written)
         if not isinstance(expr, ast.Constant) or not isinstance(expr.value, str):
             return
         line = sdk_line(self.ctx)
@@ -97,7 +98,7 @@ No fix: choosing a loss changes the training objective.
         close = difflib.get_close_matches(given.strip().lower().replace("-", "_"), names, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         self.report(
-            expr,
+            written,  # type: ignore[arg-type]
             self.message.format(
                 name=expr.value, line=line, names=", ".join(map(repr, names)), hint=hint
             ),

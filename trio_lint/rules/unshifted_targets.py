@@ -81,9 +81,9 @@ No fix: `weights`, `logprobs` and `advantages` need the same shift.
     def visit_Call(self, node: ast.Call) -> None:
         if not self.model.is_sdk(node.func, "Datum"):
             return
-        model_input = argument(node, 0, "model_input")
+        model_input = self._final(argument(node, 0, "model_input"))
         inputs = argument(node, 1, "loss_fn_inputs")
-        if not (isinstance(model_input, ast.Call) and isinstance(inputs, ast.Dict)):
+        if not isinstance(model_input, ast.Call):
             return
         if not (
             isinstance(model_input.func, ast.Attribute)
@@ -92,13 +92,31 @@ No fix: `weights`, `logprobs` and `advantages` need the same shift.
             and len(model_input.args) == 1
         ):
             return
-        for key, value in zip(inputs.keys, inputs.values, strict=True):
-            if (
-                isinstance(key, ast.Constant)
-                and key.value == "target_tokens"
-                and same_tree(value, model_input.args[0])
+        if isinstance(inputs, ast.Dict):
+            pairs = [
+                (key.value, value)
+                for key, value in zip(inputs.keys, inputs.values, strict=True)
+                if isinstance(key, ast.Constant)
+            ]
+        else:  # a dict built elsewhere (a name, `self.x`, a helper's return, `CONFIG["k"]`)
+            entries = self.model.dict_entries(inputs) if inputs is not None else None
+            pairs = list(entries.items()) if entries else []
+        tokens = model_input.args[0]
+        for key, value in pairs:
+            if key == "target_tokens" and (
+                same_tree(value, tokens) or same_tree(self._final(value), self._final(tokens))
             ):
                 self._found.append(value)
+
+    def _final(self, expr: ast.expr | None) -> ast.expr | None:
+        """What a name (an attribute, a parameter's argument, a helper's return...) was last
+        bound to, following the model step by step; the expression itself when unknown."""
+        for _ in range(6):
+            bound = self.model.value_of(expr) if expr is not None else None
+            if bound is None:
+                return expr
+            expr = bound
+        return expr
 
     def finish(self) -> None:
         if self._found and self._auto_shift():

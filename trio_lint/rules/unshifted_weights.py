@@ -6,8 +6,8 @@ import ast
 
 from trio_lint.diagnostics import Severity
 from trio_lint.rules._common import argument, sdk_line
-from trio_lint.rules.base import Invalid, Rule, Valid
-from trio_lint.semantics.model import converted_argument
+from trio_lint.rules.base import Invalid, Rule, Valid, limited
+from trio_lint.semantics.values import converted_argument
 
 
 def _slice_bounds(expr: ast.expr) -> tuple[int | None, int | None] | None:
@@ -175,6 +175,16 @@ No fix: where the weights were meant to start is the author's decision.
             line=8,
             message_contains="use `mask[1:]`",
         ),
+    )
+    reach = limited(
+        "class-attribute",
+        "init-attribute",
+        "helper-return",
+        "call-site-parameter",
+        "call-site-method-parameter",
+        "pydantic-default",
+        "config-dict",
+        "loop-variable",
     )
 
     def visit_Call(self, node: ast.Call) -> None:

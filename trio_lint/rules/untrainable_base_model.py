@@ -111,9 +111,7 @@ No fix: the model is the author's choice.
         found = self.model.client_call(node, methods=_METHODS)
         if found is None or found[0] is not Kind.SERVICE_CLIENT or found[1] not in _METHODS:
             return
-        expr = argument(node, 0, "base_model")
-        if isinstance(expr, ast.Name):
-            expr = self.model.bound_expression(expr)
+        expr = self.model.literal(argument(node, 0, "base_model"))
         if not (isinstance(expr, ast.Constant) and isinstance(expr.value, str)):
             return
         known = tuple(self.ctx.config.trainable_models)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from pytrio_facts.sdk import METRIC_KEYS, WRONG_METRIC_KEYS
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules._common import replace_string_value, sdk_line
-from trio_lint.rules.base import Invalid, Rule, Valid, edit, safe_fix
+from trio_lint.rules.base import VALUE_ROUTES, Invalid, Rule, Valid, edit, limited, safe_fix
 from trio_lint.semantics.receivers import Kind
 
 if TYPE_CHECKING:
@@ -151,6 +151,9 @@ its 0.2 name. `"loss"` and `"train_loss"` have no fix: per token (`loss_mean`) o
             "    print(metrics.get('loss_sum'))\n",
             line=6,
         ),
+    )
+    reach = limited(
+        *VALUE_ROUTES,
     )
 
     def visit_Subscript(self, node: ast.Subscript) -> None:

@@ -19,11 +19,12 @@ Unknown never matches.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache
 
-from pytrio_facts.api import API_SURFACE
+from pytrio_facts import api_model
 
 __all__ = [
     "ATTRIBUTES",
@@ -136,46 +137,77 @@ CLASS_KINDS: dict[str, Kind] = {
 
 
 def method_table(version: str) -> dict[Kind, dict[str, SdkType]]:
-    """Client kind -> method -> the type a call returns, on one SDK line ("0.1" or "0.2").
+    """Client kind -> method -> the type a call returns, on one pytrio release ("0.2.8"; a line
+    such as "0.2" means its newest release), read from the wheels' return annotations in
+    `pytrio_facts/api_versions.json` (`APIFuture[X]`, `ConcurrentFuture[X]`, `X`; for an
+    `async def`, what awaiting it gives). One table per release, shared by every unit's model:
+    read it, never change it."""
+    return _method_table(_release(version))
 
-    The 0.2 side is pytrio_facts.api (checked against the installed SDK); 0.1 differs only in
-    sampling's async twins (APIFuture, two awaits) and the RestClient (dicts, no async twins).
-    One table per line, shared by every unit's model: read it, never change it.
-    """
-    return _method_table(version.startswith("0.1"))
+
+def _release(version: str) -> str:
+    versions = api_model.releases()
+    if version in versions:
+        return version
+    line = [v for v in versions if v.startswith(f"{version}.")]
+    return max(line or versions, key=api_model.version_key)
+
+
+# What the wheels' annotations cannot say: `get_tokenizer` is annotated `object` (or not at
+# all) but returns the model's tokenizer.
+_RESULT_OVERRIDES: dict[str, Kind] = {"get_tokenizer": Kind.TOKENIZER}
+_FUTURE_OF = re.compile(r"^(APIFuture|ConcurrentFuture|Future)\[(.*)\]$")
+
+
+def _result_kind(owner: str, name: str, annotation: str | None) -> Kind | None:
+    """The kind of the value a method finally gives (None: unknown, left out)."""
+    base = name.removesuffix("_async")
+    if base in _RESULT_OVERRIDES:
+        return _RESULT_OVERRIDES[base]
+    if annotation is None or annotation == "object":
+        return None
+    if annotation == "None":
+        return Kind.NONE
+    if annotation in _RESULT_NAMES:
+        return _RESULT_NAMES[annotation]
+    if annotation == "Dict" or annotation.startswith("dict"):
+        # 0.1's RestClient answered dicts; elsewhere a plain dict (`load_state`'s).
+        return Kind.REST_DICT if owner == "RestClient" else Kind.LOAD_STATE_RESULT
+    return Kind.REST_RESULT if owner == "RestClient" else None
 
 
 @cache
-def _method_table(old: bool) -> dict[Kind, dict[str, SdkType]]:
+def _method_table(version: str) -> dict[Kind, dict[str, SdkType]]:
     table: dict[Kind, dict[str, SdkType]] = {kind: {} for kind in CLIENT_KINDS}
-    for fact in API_SURFACE:
-        owner = CLASS_KINDS[fact.owner]
-        base = fact.name.removesuffix("_async")
-        value = SdkType(_RESULT_NAMES.get(fact.result, Kind.REST_RESULT), origin=base)
-        returns: str = fact.returns
-        if old and fact.owner == "SamplingClient" and fact.is_async:
-            returns = "api_future"
-        if old and fact.owner == "RestClient":
-            if fact.is_async:
+    data = api_model.api_data()
+    for kind in CLIENT_KINDS:
+        found = data.symbol(f"pytrio.{kind.value}", version)
+        if not isinstance(found, api_model.Class):
+            continue
+        for name, function in found.methods.items():
+            if name.startswith("_"):
                 continue
-            value, returns = SdkType(Kind.REST_DICT, origin=base), "value"
-        if returns == "api_future":
-            typ = SdkType(Kind.API_FUTURE, value, origin=base)
-        elif returns == "concurrent_future":
-            typ = SdkType(Kind.CONCURRENT_FUTURE, value, origin=base)
-        else:
-            typ = value
-        if fact.is_async:
-            typ = SdkType(Kind.COROUTINE, typ, origin=base)
-        table[owner][fact.name] = typ
+            base = name.removesuffix("_async")
+            wrapped = _FUTURE_OF.match(function.returns or "")
+            inner = wrapped.group(2) if wrapped else function.returns
+            result = _result_kind(kind.value, name, inner)
+            if result is None:
+                continue
+            typ = SdkType(result, origin=base)
+            if wrapped is not None:
+                future = Kind.API_FUTURE if function.future == "api" else Kind.CONCURRENT_FUTURE
+                typ = SdkType(future, typ, origin=base)
+            if function.is_async:
+                typ = SdkType(Kind.COROUTINE, typ, origin=base)
+            table[kind][name] = typ
     return table
 
 
-# Every sync client method with an `_async` twin on some kind of client, in either SDK line.
+# Every sync client method with an `_async` twin on some kind of client, in some release.
 TWINNED_METHODS = frozenset(
     name
-    for old in (False, True)
-    for methods in _method_table(old).values()
+    for version in api_model.releases()
+    for methods in _method_table(version).values()
     for name in methods
     if f"{name}_async" in methods
 )

@@ -1,0 +1,364 @@
+"""Type inference of the semantic model: which SDK type (client, future, result) an expression
+holds, from bindings, annotations, call sites and the SDK's method tables. `SemanticModel` mixes
+this in; `model.py` lists every query."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+from typing import Any
+
+from trio_lint.semantics.names import (
+    dotted_name,
+)
+from trio_lint.semantics.receivers import (
+    ATTRIBUTES,
+    CLASS_KINDS,
+    CONSTRUCTED_KINDS,
+    DISTINCTIVE_METHODS,
+    Kind,
+    SdkType,
+)
+from trio_lint.semantics.scopes import (
+    SEQUENCE_ANNOTATIONS,
+    FreeRef,
+    NameBinding,
+    Scope,
+    keyword_value,
+    type_shape,
+)
+
+
+class TypeInference:
+    """The inference internals of `SemanticModel` (state: the binding pass's records)."""
+
+    def _resolve(self, node: ast.Name) -> NameBinding | None:
+        ref = self._names.get(id(node))
+        if ref.__class__ is FreeRef:
+            return self._final(ref.scope, ref.name)  # type: ignore[union-attr]
+        return ref  # type: ignore[return-value]
+
+    def _name_bindings(self, node: ast.Name) -> list[NameBinding]:
+        """The binding reaching a read; for a name of an enclosing scope, all of its bindings."""
+        ref = self._names.get(id(node))
+        if isinstance(ref, FreeRef):
+            scope: Scope | None = ref.scope
+            while scope is not None:
+                if scope.kind != "class" and ref.name in scope.history:
+                    return scope.history[ref.name]
+                scope = scope.parent
+            return []
+        return [ref] if ref is not None else []
+
+    def _final(self, scope: Scope | None, name: str) -> NameBinding | None:
+        """A name's value seen from a nested function: every binding of it must agree."""
+        key = (id(scope), name)
+        if key in self._finals:
+            return self._finals[key]
+        found: NameBinding | None = None
+        while scope is not None:
+            if scope.kind != "class" and name in scope.history:
+                found = self._agreeing(scope.history[name])
+                break
+            scope = scope.parent
+        if not self._busy:
+            # Every read of a module name in every function asks this; an answer given while an
+            # inference is in progress may have met a busy (unknown) type, so is not kept.
+            self._finals[key] = found
+        return found
+
+    def _agreeing(self, bindings: Iterable[NameBinding]) -> NameBinding | None:
+        bindings = list(bindings)
+        if len(bindings) == 1:
+            return bindings[0]
+        seen: set[object] = set()
+        for binding in bindings:
+            typ = self._binding_type(binding)
+            seen.add(binding.qualname or (type_shape(typ) if typ is not None else None))
+        return bindings[-1] if len(seen) == 1 and None not in seen else None
+
+    def _infer(self, expr: ast.AST) -> SdkType | None:
+        expr_class = expr.__class__  # class tests, commonest first: every first query runs this
+        if expr_class is ast.Name:
+            binding = self._resolve(expr)  # type: ignore[arg-type]
+            return self._binding_type(binding) if binding is not None else None
+        if expr_class is ast.Constant:
+            return None
+        if expr_class is ast.Call:
+            return self._call_type(expr)  # type: ignore[arg-type]
+        if expr_class is ast.Attribute:
+            return self._attribute_type(expr)  # type: ignore[arg-type]
+        if expr_class is ast.Await:
+            inner = self.type_of(expr.value)  # type: ignore[attr-defined]
+            if inner is not None and inner.kind in (Kind.COROUTINE, Kind.API_FUTURE):
+                return inner.of
+            return None
+        if isinstance(expr, ast.Subscript):
+            base = self.type_of(expr.value)
+            if base is not None and base.kind is Kind.LIST:
+                return base if isinstance(expr.slice, ast.Slice) else base.of
+            if base is not None and base.kind is Kind.TENSOR_DICT:
+                return None if isinstance(expr.slice, ast.Slice) else SdkType(Kind.TENSOR_DATA)
+            key = expr.slice
+            if base is None and isinstance(key, ast.Constant) and isinstance(key.value, str):
+                entries = self.dict_entries(expr.value)  # `CONFIG["client"]`
+                entry = entries.get(key.value) if entries else None
+                return self.type_of(entry) if entry is not None else None
+            return None
+        if isinstance(expr, ast.List | ast.ListComp):
+            elements = [expr.elt] if isinstance(expr, ast.ListComp) else expr.elts
+            types = {self.type_of(e) for e in elements}
+            if len(types) == 1:
+                (only,) = types
+                if only is not None:
+                    return SdkType(Kind.LIST, only)
+            return None
+        if isinstance(expr, ast.NamedExpr):
+            return self.type_of(expr.value)
+        if (
+            isinstance(expr, ast.BoolOp)
+            and isinstance(expr.op, ast.Or)
+            and all(_empty_literal(value) for value in expr.values[1:])
+        ):
+            # `fb.metrics or {}`: the fallbacks are empty, so the value is the first operand's
+            return self.type_of(expr.values[0])
+        return None
+
+    def _binding_type(self, binding: NameBinding) -> SdkType | None:
+        if binding.fixed is not None:
+            return binding.fixed
+        if binding.param is not None:
+            if binding.param not in self._params:
+                self._params[binding.param] = self._param_type(*binding.param)
+            return self._params[binding.param]
+        if binding.element_of is not None:
+            typ = self.type_of(binding.element_of)
+            return typ.of if typ is not None and typ.kind is Kind.LIST else None
+        if binding.expr is None:
+            return None
+        typ = self.type_of(binding.expr)
+        expr = binding.expr
+        if typ is None and binding.parts and isinstance(expr, ast.List) and not expr.elts:
+            return self._filled_list_type(binding.parts)
+        return typ
+
+    def _filled_list_type(self, parts: list[tuple[str, Any, ast.expr]]) -> SdkType | None:
+        """`data = []` filled by `data.append(d)` / `data.extend(ds)` / `data += ds`: a list of
+        what every addition agrees on (any other mutation, or a disagreement: unknown)."""
+        found: SdkType | None = None
+        for how, _key, value in parts:
+            typ = self.type_of(value)
+            if how == "items":
+                typ = typ.of if typ is not None and typ.kind is Kind.LIST else None
+            elif how != "item":
+                return None
+            if typ is None or (found is not None and type_shape(typ) != type_shape(found)):
+                return None
+            found = typ
+        return SdkType(Kind.LIST, found) if found is not None else None
+
+    def _param_type(self, function: str, index: int | None, name: str) -> SdkType | None:
+        """`def step(training, batch)` called as `step(train, b)` with `train` a TrainingClient at
+        every call site of the module: `training` is a TrainingClient inside `step`."""
+        calls = self._calls.get(function)
+        if len(self._defs.get(function, ())) != 1 or not calls:
+            return None
+        found: SdkType | None = None
+        for call in calls:
+            arg = keyword_value(call, name)
+            if (
+                arg is None
+                and index is not None
+                and index < len(call.args)
+                and not any(isinstance(a, ast.Starred) for a in call.args[: index + 1])
+            ):
+                arg = call.args[index]
+            if self._uncalled_parameter(arg):
+                continue
+            typ = self.type_of(arg) if arg is not None else None
+            if typ is None or (found is not None and type_shape(typ) != type_shape(found)):
+                return None
+            found = typ
+        return found
+
+    def _uncalled_parameter(self, arg: ast.expr | None) -> bool:
+        """`loss_totals(result, batch)` inside `def batch_loss(result, batch)` that nothing in the
+        module calls, decorates or refers to: that call site says nothing either way."""
+        # The read's own binding, not `_resolve`: that may infer, and inference comes back here.
+        binding = self._names.get(id(arg)) if isinstance(arg, ast.Name) else None
+        if not isinstance(binding, NameBinding) or binding.param is None:
+            return False
+        function = binding.param[0]
+        defs = self._defs.get(function, ())
+        if self._calls.get(function) or len(defs) != 1 or defs[0].decorator_list:
+            return False
+        key = id(defs[0])
+        if key not in self._unreferenced:
+            self._unreferenced[key] = not any(
+                (ref.name == function) if isinstance(ref, FreeRef) else (ref.function is defs[0])
+                for ref in self._names.values()
+            )
+        return self._unreferenced[key]
+
+    def _attribute_type(self, node: ast.Attribute) -> SdkType | None:
+        owner = self._self_attrs.get(id(node))
+        if owner is not None:
+            binding = self._agreeing(owner.attributes.get(node.attr, []))
+            return self._binding_type(binding) if binding is not None else None
+        base = self.type_of(node.value)
+        if base is not None:
+            return ATTRIBUTES.get((base.kind, node.attr))
+        # `Settings.X`, `cfg.x` (dataclass / pydantic default), `args.x`: what it was bound to.
+        return self._agreeing_type(self._attribute_sources(node))
+
+    def _agreeing_type(self, exprs: list[ast.expr]) -> SdkType | None:
+        found: SdkType | None = None
+        for expr in exprs:
+            typ = self.type_of(expr)
+            if typ is None or (found is not None and type_shape(typ) != type_shape(found)):
+                return None
+            found = typ
+        return found
+
+    def _call_type(self, call: ast.Call) -> SdkType | None:
+        func = call.func
+        if isinstance(func, ast.Name) and func.id == "getattr" and self._resolve(func) is None:
+            # `getattr(fb, "metrics", {})` reads the attribute `fb.metrics`
+            if 2 <= len(call.args) <= 3 and not call.keywords:
+                name = call.args[1]
+                if isinstance(name, ast.Constant) and isinstance(name.value, str):
+                    base = self.type_of(call.args[0])
+                    return ATTRIBUTES.get((base.kind, name.value)) if base is not None else None
+            return None
+        symbol = self.sdk_symbol(func)
+        if symbol is not None:
+            kind = CLASS_KINDS.get(symbol)
+            return SdkType(kind) if kind is not None and kind in CONSTRUCTED_KINDS else None
+        if not isinstance(func, ast.Attribute):
+            return self._returned_type(call)
+        name = func.attr
+        recv = self.type_of(func.value)
+        if recv is None:
+            kind = DISTINCTIVE_METHODS.get(name)
+            if kind is not None:
+                return self.methods[kind].get(name)
+            return self._returned_type(call)
+        if recv.is_future and name == "result":
+            return recv.of
+        if recv.kind is Kind.API_FUTURE and name == "map":
+            return SdkType(Kind.API_FUTURE)
+        if recv.is_client:
+            return self.methods[recv.kind].get(name)
+        if recv.kind is Kind.TENSOR_DICT:
+            return _tensor_dict_call(call, name)
+        return None
+
+    def _returned_type(self, call: ast.Call) -> SdkType | None:
+        """A call of a function (or `self.method`) of this module: the type all its `return`s
+        agree on."""
+        found: SdkType | None = None
+        returned = self._call_sources(call)
+        if not returned:
+            return None
+        for expr in returned:
+            typ = self.type_of(expr)
+            if typ is None or (found is not None and type_shape(typ) != type_shape(found)):
+                return None
+            found = typ
+        return found
+
+    def _functions_called(self, call: ast.Call) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+        func = call.func
+        if isinstance(func, ast.Name):
+            defs = self._defs.get(func.id, [])
+            binding = self._resolve(func)
+            if len(defs) == 1 and (binding is None or binding.expr is None):
+                return defs
+            return []
+        if isinstance(func, ast.Attribute):
+            owner = self._method_of.get(id(func))
+            if owner is not None and func.attr in owner.methods:
+                return [owner.methods[func.attr]]
+        return []
+
+    # ---- annotations -----------------------------------------------------------------------
+
+    def annotation_type(self, annotation: ast.expr | None, scope: Scope) -> SdkType | None:
+        """`trio.TrainingClient`, `"trio.TrainingClient"`, `X | None`, `Optional[X]`,
+        `APIFuture[X]`, resolved against the names bound in `scope` at this point."""
+        if annotation is None:
+            return None
+        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+            try:
+                parsed = ast.parse(annotation.value.strip(), mode="eval").body
+            except SyntaxError:
+                return None
+            return self.annotation_type(parsed, scope)
+        if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+            for side in (annotation.left, annotation.right):
+                if not (isinstance(side, ast.Constant) and side.value is None):
+                    typ = self.annotation_type(side, scope)
+                    if typ is not None:
+                        return typ
+            return None
+        if isinstance(annotation, ast.Subscript):
+            head = dotted_name(annotation.value)
+            if head is not None and head.rsplit(".", 1)[-1] == "Optional":
+                return self.annotation_type(annotation.slice, scope)
+            if head is not None and head.rsplit(".", 1)[-1] in SEQUENCE_ANNOTATIONS:
+                item = self.annotation_type(annotation.slice, scope)  # `list[trio.Datum]`
+                return SdkType(Kind.LIST, item) if item is not None else None
+            symbol = self._symbol_in(annotation.value, scope)
+            if symbol == "APIFuture":
+                return SdkType(Kind.API_FUTURE, self.annotation_type(annotation.slice, scope))
+            return None
+        symbol = self._symbol_in(annotation, scope)
+        kind = CLASS_KINDS.get(symbol) if symbol is not None else None
+        return SdkType(kind) if kind is not None else None
+
+    def _symbol_in(self, expr: ast.expr, scope: Scope) -> str | None:
+        dotted = dotted_name(expr)
+        if dotted is None:
+            return None
+        head, _, rest = dotted.partition(".")
+        binding = scope.lookup_now(head)
+        if binding is None or binding.qualname is None:
+            return None
+        qualname = f"{binding.qualname}.{rest}" if rest else binding.qualname
+        return qualname.rsplit(".", 1)[-1] if "." in qualname else None
+
+
+def _empty_literal(expr: ast.expr) -> bool:
+    """`{}`, `[]`, `()`, `None`, `dict()`, `list()`: a fallback that carries no SDK value."""
+    if isinstance(expr, ast.Dict):
+        return not expr.keys
+    if isinstance(expr, ast.List | ast.Tuple):
+        return not expr.elts
+    if isinstance(expr, ast.Constant):
+        return expr.value is None
+    return (
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Name)
+        and expr.func.id in ("dict", "list")
+        and not expr.args
+        and not expr.keywords
+    )
+
+
+def _tensor_dict_call(call: ast.Call, name: str) -> SdkType | None:
+    """On a `dict[str, TensorData]`: `d.get(key)` (no default, or `None`) gives a TensorData and
+    `d.values()` iterates TensorData (typed as a list of them: only iteration is asked)."""
+    if call.keywords:
+        return None
+    if name == "get" and (
+        len(call.args) == 1
+        or (
+            len(call.args) == 2
+            and isinstance(call.args[1], ast.Constant)
+            and call.args[1].value is None
+        )
+    ):
+        return SdkType(Kind.TENSOR_DATA)
+    if name == "values" and not call.args:
+        return SdkType(Kind.LIST, SdkType(Kind.TENSOR_DATA))
+    return None
