@@ -21,12 +21,12 @@ $(STAMP): pyproject.toml | $(BIN)/python
 install: $(STAMP)
 
 # The suite runs on every core: a test file's tests on one worker (its module fixtures start
-# once) unless the file says they may spread (tests/conftest.py). The 30 slowest tests are
+# once) unless tests/conftest.py lists the file as one whose tests may spread. The 30 slowest tests are
 # printed and every run leaves a JUnit report in .test-reports/.
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/python -m pytest -n auto --dist loadgroup --durations=30 --junitxml=.test-reports/junit.xml
+	$(BIN)/python -m pytest -n auto --dist loadfile --durations=30 --junitxml=.test-reports/junit.xml
 
 # The demo grows with the products: lint a buggy script, train offline, drive the MCP server.
 demo: $(STAMP)

@@ -20,14 +20,12 @@ ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench"
 TIMEOUT = 600
 
-# Each test of this module is one bench in its own process: pytest-xdist may spread them.
-SPREAD_ACROSS_WORKERS = True
-
 # bench script -> (tiny arguments, a line of its table that must be printed)
 SMOKE = {
     "hook_bench.py": (["--repeat", "1"], r"^file\s+lines\s+out\s+wall s\s+cpu s"),
     "lint_bench.py": (["--files", "4", "--detection-only"], r"detection"),
     "lint_fp_bench.py": (["--packages", "peft", "--show", "1"], r"^rule\s+name\s+severity"),
+    "lint_reach_table.py": (["--route", "local-name"], r"^PTR206 missing-max-tokens\s+ok"),
     "lint_realworld_bench.py": ([], r"^rule\s+findings\s+true\s+false\s+unjudged\s+precision"),
     "local_bench.py": (
         ["--steps", "1", "--batch", "1", "--seq", "16", "--rounds", "1"],

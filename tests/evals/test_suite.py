@@ -102,9 +102,6 @@ def test_case_format(case):
             re.compile(grader.meta["pattern"])
 
 
-# Each solution runs in processes of its own: pytest-xdist may spread them over the workers.
-SPREAD_ACROSS_WORKERS = True
-
 SOLVED = [
     (case, solution.stem)
     for case in CASES
