@@ -268,7 +268,18 @@ def _report(request: RunRequest, result: RunResult) -> int:
     if output.statistics:
         out.write(_statistics(remaining, request.unsafe_fixes))
     else:
-        out.write(get_renderer(output.format)(remaining))
+        from trio_lint.request import StdinSource
+
+        render = get_renderer(output.format)
+        if output.format == "full" and isinstance(request.sources, StdinSource):
+            # The snippet shows what was linted (or what the fix printed), not a file on disk
+            # that may carry the --stdin-filename name.
+            linted = (
+                result.stdin_output if result.stdin_output is not None else request.sources.data
+            )
+            out.write(render(remaining, texts={request.sources.name: linted}))
+        else:
+            out.write(render(remaining))
     if output.show_fixes and request.writes:
         out.write(_show_fixes(result.fixed))
     if not output.quiet and output.format in ("full", "concise"):

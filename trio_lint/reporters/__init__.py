@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 from trio_lint.diagnostics import Diagnostic
 
-Renderer = Callable[[Sequence[Diagnostic]], str]
+# render(diagnostics) -> text; the full format also takes texts= (the bytes of standard input).
+Renderer = Callable[..., str]
 FORMATS = ("full", "concise", "json", "github", "sarif")
 
 

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from functools import cache
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from trio_lint.diagnostics import Diagnostic
@@ -12,12 +11,13 @@ from trio_lint.parse import split_lines
 from trio_lint.reporters import fixable_mark, location_prefix
 
 
-@cache
-def _lines(path: str, cell: int | None) -> list[str]:
-    try:
-        data = Path(path).read_bytes()
-    except OSError:
-        return []
+def _lines(path: str, cell: int | None, texts: Mapping[str, bytes]) -> list[str]:
+    data = texts.get(path)
+    if data is None:
+        try:
+            data = Path(path).read_bytes()
+        except OSError:
+            return []
     if cell is not None:
         try:
             source = json.loads(data)["cells"][cell - 1].get("source", "")
@@ -27,8 +27,7 @@ def _lines(path: str, cell: int | None) -> list[str]:
     return split_lines(data.decode("utf-8-sig", "replace"))
 
 
-def _snippet(diagnostic: Diagnostic) -> list[str]:
-    lines = _lines(diagnostic.path, diagnostic.cell)
+def _snippet(diagnostic: Diagnostic, lines: list[str]) -> list[str]:
     if not (0 < diagnostic.line <= len(lines)):
         return []
     text = lines[diagnostic.line - 1].replace("\t", " ")
@@ -46,11 +45,19 @@ def _snippet(diagnostic: Diagnostic) -> list[str]:
     ]
 
 
-def render(diagnostics: Sequence[Diagnostic]) -> str:
+def render(diagnostics: Sequence[Diagnostic], texts: Mapping[str, bytes] | None = None) -> str:
+    """`texts`: the bytes linted under a name that is not (or not that) file on disk, such as
+    standard input under --stdin-filename. Other files are read once per call: a long-lived
+    caller (an editor, a test calling main twice) never sees another run's lines."""
     out: list[str] = []
+    known = texts or {}
+    lines: dict[tuple[str, int | None], list[str]] = {}
     for d in diagnostics:
         out.append(f"{location_prefix(d)}: {d.code} {fixable_mark(d)}{d.message}")
-        out.extend(_snippet(d))
+        key = (d.path, d.cell)
+        if key not in lines:
+            lines[key] = _lines(d.path, d.cell, known)
+        out.extend(_snippet(d, lines[key]))
         if d.fix is not None:
             unsafe = " (unsafe: needs --unsafe-fixes)" if d.fix.applicability == "unsafe" else ""
             out.append(f"  = help: {d.fix.message}{unsafe}")
