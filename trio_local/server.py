@@ -170,6 +170,7 @@ class RunningServer:
         import uvicorn
 
         from trio_local.http.app import build_app
+        from trio_local.http.guarded import GuardedH11Protocol
 
         self.service = service
         self.sock = bind_socket(service.config.host, service.config.port)
@@ -180,6 +181,7 @@ class RunningServer:
             access_log=False,
             lifespan="off",
             timeout_graceful_shutdown=2,
+            http=GuardedH11Protocol,  # deadlines for slow senders and stalled readers
         )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(
