@@ -7,22 +7,26 @@ and a request that needs them before they are done waits for them.
 
 from __future__ import annotations
 
+import errno
 import logging
 import socket
+import sqlite3
 import threading
 from datetime import datetime
 from pathlib import Path
 
 from trio_local import catalogue
 from trio_local.checks import Checker, CheckReport
-from trio_local.config import ServeConfig
+from trio_local.config import ConfigError, ServeConfig
 from trio_local.engine.engine import Engine
 from trio_local.liveness import Liveness
 from trio_local.protocol.events import EventRegistry
 from trio_local.scheduler import Scheduler
 from trio_local.security import load_or_create_api_key, load_or_create_secret
 from trio_local.storage import checkpoints as ckpt_files
+from trio_local.storage import faults
 from trio_local.storage.db import Store, now
+from trio_local.storage.faults import DataDirUnusable
 from trio_local.storage.lock import DataDirLock
 from trio_local.storage.recovery import recover_checkpoints
 from trio_local.tokenizers import Tokenizers, modelscope_cache, modelscope_snapshot
@@ -37,11 +41,17 @@ class Service:
         config.validate()
         self.config = config
         self.data_dir = config.data_dir.expanduser().resolve()
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        # Before anything reads or repairs the directory: a second service is refused here.
-        self.lock = DataDirLock(self.data_dir).acquire()
+        try:
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+            # Before anything reads or repairs the directory: a second service is refused here.
+            self.lock = DataDirLock(self.data_dir).acquire()
+        except (OSError, sqlite3.Error) as error:
+            raise _unusable(error, self.data_dir) from error
         try:
             self._open_state(config)
+        except (OSError, sqlite3.Error) as error:
+            self.lock.release()
+            raise _unusable(error, self.data_dir) from error
         except BaseException:
             self.lock.release()
             raise
@@ -143,6 +153,17 @@ class Service:
         }
 
 
+def _unusable(error: OSError | sqlite3.Error, data_dir: Path) -> DataDirUnusable:
+    message = faults.describe(error, data_dir)
+    if message is None:
+        message = f"cannot use the data directory {data_dir}: {error}"
+    return DataDirUnusable(message)
+
+
+class PortUnavailable(ConfigError):
+    """The address to serve on cannot be bound."""
+
+
 def bind_socket(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
@@ -151,7 +172,14 @@ def bind_socket(host: str, port: int) -> socket.socket:
     # until the client's delayed ACK, adding ~40 ms to every JSON answer. Accepted sockets
     # inherit the option from the listener.
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    sock.bind((host, port))
+    try:
+        sock.bind((host, port))
+    except OSError as error:
+        sock.close()
+        reason = "it is in use" if error.errno == errno.EADDRINUSE else error.strerror
+        raise PortUnavailable(
+            f"cannot listen on {host}:{port}: {reason}; pass another --port (0 picks a free one)"
+        ) from None
     sock.listen(128)
     sock.set_inheritable(True)
     return sock

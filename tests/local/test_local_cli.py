@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import errno
 import re
 import signal
+import socket
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 import httpx
+import pytest
 from local_helpers import MODEL
 
 TRIO_LOCAL = str(Path(sys.executable).with_name("trio-local"))
@@ -91,3 +95,56 @@ def test_serve_prints_the_url_and_the_key_only_on_first_start(tmp_path) -> None:
     finally:
         process.send_signal(signal.SIGINT)
         process.wait(30)
+
+
+def _one_line_exit_2(command: list[str]) -> str:
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 2, (done.returncode, done.stderr[-2000:])
+    assert "Traceback" not in done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    return lines[0]
+
+
+def test_a_file_as_data_dir_is_one_line_and_exit_2(tmp_path) -> None:
+    file = tmp_path / "not-a-dir"
+    file.write_text("x")
+    for command in (["serve"], ["run", "--", "true"]):
+        line = _one_line_exit_2([TRIO_LOCAL, *command[:1], "--data-dir", str(file), *command[1:]])
+        assert str(file) in line and "--data-dir" in line and "file" in line
+
+
+def test_a_busy_port_is_one_line_and_exit_2(tmp_path) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        port = str(busy.getsockname()[1])
+        command = [TRIO_LOCAL, "serve", "--port", port, "--data-dir", str(tmp_path)]
+        line = _one_line_exit_2(command)
+    assert port in line and "in use" in line and "--port" in line
+
+
+@pytest.mark.parametrize(
+    ("target", "error", "words"),
+    [
+        ("trio_local.security.write_bytes_atomic", OSError(errno.ENOSPC, "full"), "full"),
+        ("trio_local.storage.lock.DataDirLock.acquire", OSError(errno.EROFS, "ro"), "read-only"),
+        (
+            "trio_local.storage.db.Store.__init__",
+            sqlite3.OperationalError("attempt to write a readonly database"),
+            "read-only",
+        ),
+    ],
+)
+def test_a_full_or_read_only_data_dir_at_start_is_one_line_and_exit_2(
+    tmp_path, monkeypatch, capsys, target, error, words
+) -> None:
+    from trio_local import cli
+
+    def fail(*_args, **_kwargs):
+        raise error
+
+    monkeypatch.setattr(target, fail)
+    assert cli.main(["serve", "--port", "0", "--data-dir", str(tmp_path)]) == 2
+    line = capsys.readouterr().err.strip()
+    assert "\n" not in line and words in line and str(tmp_path) in line, line
