@@ -155,7 +155,8 @@ def _config(args: argparse.Namespace, default_port: int) -> ServeConfig:
 
 
 def _start(config: ServeConfig):  # -> RunningServer
-    from trio_local.server import RunningServer, Service
+    from trio_local.http.serving import RunningServer
+    from trio_local.server import Service
 
     return RunningServer(Service(config)).start()
 

@@ -262,3 +262,28 @@ def test_a_refused_event_costs_one_call_and_the_client_trains_on(client) -> None
     training.optim_step(trio.AdamParams(learning_rate=1e-2)).result()
     trained = training.forward([datum], "cross_entropy").result().metrics["loss_sum"]
     assert math.isfinite(trained) and trained < before
+
+
+def test_actor_tokens_and_download_signatures_expire_and_never_cross(monkeypatch) -> None:
+    import time
+
+    from trio_local import security
+
+    secret = b"s" * 32
+    token, expires = security.issue_actor_token(secret, "tr_0123")
+    assert security.verify_actor_token(secret, token) == "tr_0123"
+    assert abs(expires - time.time() - security.TOKEN_TTL_S) < 5
+    for forged in (token + "x", token.replace("tr_0123", "tr_0124"), "tr_0123", "a.b.c"):
+        assert security.verify_actor_token(secret, forged) is None
+    assert security.verify_actor_token(b"t" * 32, token) is None  # another service's secret
+    later = time.time() + security.TOKEN_TTL_S + 5
+    monkeypatch.setattr(time, "time", lambda: later)
+    assert security.verify_actor_token(secret, token) is None  # expired
+    monkeypatch.undo()
+    expiry = int(time.time()) + 60
+    signature = security.sign_download(secret, "ck_1", expiry)
+    assert security.verify_download(secret, "ck_1", str(expiry), signature)
+    assert not security.verify_download(secret, "ck_2", str(expiry), signature)
+    assert not security.verify_download(secret, "ck_1", str(expiry - 120), signature)
+    # an actor token's signature never passes as a download signature (salts differ)
+    assert not security.verify_download(secret, "tr_0123", token.split(".")[1], token.split(".")[2])

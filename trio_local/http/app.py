@@ -12,6 +12,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from trio_local.config import STATS_PATH
 from trio_local.errors import ApiError
 from trio_local.http.actor import events, heartbeat, sample
 from trio_local.http.control import (
@@ -25,7 +26,7 @@ from trio_local.http.control import (
     training_runs,
 )
 from trio_local.http.files import download
-from trio_local.http.stats import STATS_PATH, stats
+from trio_local.http.stats import stats
 from trio_local.security import keys_match, verify_actor_token
 from trio_local.server import Service
 from trio_local.storage import faults
