@@ -32,6 +32,18 @@ def _checkpoint_dirs(data_dir: Path) -> list[str]:
     return sorted(str(p.relative_to(data_dir)) for p in root.glob("*/*/*") if p.is_dir())
 
 
+def _serve_refused(data_dir: Path) -> subprocess.CompletedProcess:
+    """`trio-local serve` on `data_dir`, expected to refuse it and exit at once."""
+    command = [str(Path(sys.executable).with_name("trio-local")), "serve", "--port", "0"]
+    return subprocess.run(
+        [*command, "--data-dir", str(data_dir)],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
 @pytest.mark.slow
 def test_moved_then_copied_data_dir_keeps_checkpoints_and_a_copy_never_reaches_the_original(
     tmp_path: Path,
@@ -108,15 +120,7 @@ def test_a_second_service_on_the_same_data_dir_is_refused(tmp_path: Path) -> Non
             trio_local.serve_in_background(data_dir=tmp_path, configure_sdk=False),
         ):
             pass
-        command = [str(Path(sys.executable).with_name("trio-local")), "serve", "--port", "0"]
-        second = subprocess.run(
-            [*command, "--data-dir", str(tmp_path)],
-            check=False,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            env={**os.environ},
-        )
+        second = _serve_refused(tmp_path)
         assert second.returncode == 2
         assert f"pid {os.getpid()}" in second.stderr
         assert "--data-dir" in second.stderr
@@ -185,14 +189,7 @@ def test_a_data_dir_from_a_newer_trio_local_is_refused_untouched(tmp_path: Path)
     with pytest.raises(DataDirTooNew, match="newer trio-local"):
         Store(path)
     assert path.read_bytes() == before
-    command = [str(Path(sys.executable).with_name("trio-local")), "serve", "--port", "0"]
-    done = subprocess.run(
-        [*command, "--data-dir", str(tmp_path)],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = _serve_refused(tmp_path)
     assert done.returncode == 2, done.stderr
     line = done.stderr.strip()
     assert "\n" not in line and "newer trio-local" in line and str(tmp_path) in line

@@ -9,10 +9,8 @@ a connection costs a chunk of memory, not the archive; a single HTTP range (RFC 
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 import tarfile
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,7 +21,7 @@ from trio_local.errors import ApiError
 from trio_local.http.common import service
 from trio_local.security import verify_download
 from trio_local.storage.checkpoints import ARCHIVE_FILES, resolve
-from trio_local.storage.files import fsync_dir
+from trio_local.storage.files import atomic_file
 
 CHUNK = 256 * 1024
 RANGE_SPEC = re.compile(r"(\d*)-(\d*)")
@@ -36,20 +34,9 @@ class Unsatisfiable(Exception):
 def build_archive(source: Path, target: Path, name: str) -> Path:
     if target.is_file():
         return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            with tarfile.open(fileobj=handle, mode="w") as tar:
-                for file_name in ARCHIVE_FILES:
-                    tar.add(source / file_name, arcname=f"{name}/{file_name}")
-            handle.flush()
-            os.fsync(handle.fileno())
-        Path(tmp).replace(target)
-        fsync_dir(target.parent)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_file(target) as handle, tarfile.open(fileobj=handle, mode="w") as tar:
+        for file_name in ARCHIVE_FILES:
+            tar.add(source / file_name, arcname=f"{name}/{file_name}")
     return target
 
 
