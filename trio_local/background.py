@@ -51,7 +51,8 @@ def serve_in_background(
     MODELSCOPE_CACHE is set for the block (and restored after it). `options` are any other
     ServeConfig fields (`max_training_runs=1`, `heartbeat_timeout_s=6.0`, ...).
     """
-    from trio_local.server import RunningServer, Service
+    from trio_local.http.serving import RunningServer
+    from trio_local.server import Service
 
     with contextlib.ExitStack() as stack:
         if data_dir is None:

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import signal
-import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 
 from trio_local import catalogue
+from trio_local.child import FORWARDED, run_child
 from trio_local.config import ConfigError, ServeConfig, default_data_dir, warmup_default
 
 # Long enough that a client's next request, sent as soon as a result arrives, misses the next
@@ -153,7 +155,8 @@ def _config(args: argparse.Namespace, default_port: int) -> ServeConfig:
 
 
 def _start(config: ServeConfig):  # -> RunningServer
-    from trio_local.server import RunningServer, Service
+    from trio_local.http.serving import RunningServer
+    from trio_local.server import Service
 
     return RunningServer(Service(config)).start()
 
@@ -199,21 +202,29 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    # torch writes a compile cache to $TMPDIR/torchinductor_$USER on import; this run's goes
+    # to a directory of its own, removed at the end.
+    scratch = Path(tempfile.mkdtemp(prefix="trio-local-run-"))
+    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(scratch / "torchinductor"))
+    try:
+        return _serve_child(args, child)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _serve_child(args: argparse.Namespace, child: list[str]) -> int:
+    # SIGINT and SIGTERM wait until the child exists (to be forwarded to it); a signal that
+    # arrives meanwhile still stops the service (finally) and ends the run.
+    received: list[int] = []
+    for signum in FORWARDED:
+        signal.signal(signum, lambda signum, _frame: received.append(signum))
     server = _start(_config(args, default_port=0))
     try:
         server.wait_ready()
+        if received:
+            return 128 + received[0]
         env = {**os.environ, **server.service.environment(server.base_url)}
-        try:
-            process = subprocess.Popen(child, env=env)
-        except OSError as error:
-            print(f"trio-local run: cannot start {child[0]}: {error.strerror}", file=sys.stderr)
-            return 127
-        # Ctrl-C reaches the child through the terminal; wait for it to finish its shutdown.
-        signal.signal(signal.SIGINT, lambda *_: None)
-        signal.signal(signal.SIGTERM, lambda *_: process.terminate())
-        code = process.wait()
-        _print_check_report(server.service)
-        return code
+        return run_child(child, env, received, after=lambda: _print_check_report(server.service))
     finally:
         server.stop()
 

@@ -9,6 +9,8 @@ from pathlib import Path
 
 from trio_local import catalogue
 
+STATS_PATH = "/trio-local/stats"  # per-run clock-cycle statistics (`trio-local stats`)
+
 MIB = 1024 * 1024
 MIN_API_KEY_LENGTH = 8
 

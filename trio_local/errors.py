@@ -1,6 +1,9 @@
-"""HTTP-facing errors, rendered as the `{"code", "message"}` bodies the SDK shows users.
+"""The two kinds of refusal, at the bottom of the package so every layer can raise them.
 
+`ApiError` is an HTTP answer, rendered as the `{"code", "message"}` body the SDK shows users.
 Deterministic failures must be 4xx: the SDK retries 408, 429 and 5xx for up to 15 minutes.
+`EngineError` is the failure of one accepted event or request: a `failed` event response (the
+SDK raises `EventFailedError` for that call only) or a 4xx with its code.
 """
 
 from __future__ import annotations
@@ -18,6 +21,15 @@ class ApiError(Exception):
 
     def body(self) -> dict[str, Any]:
         return {"code": self.code, "message": self.message, **self.details}
+
+
+class EngineError(Exception):
+    """A deterministic failure of one request; `code` is what the SDK shows as the error code."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
 
 
 def not_found(kind: str, ident: str, hint: str = "") -> ApiError:

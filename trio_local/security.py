@@ -1,13 +1,12 @@
 """The API key, actor tokens and signed download URLs.
 
 The API key is generated on first start and stored 0600 in the data directory. Actor tokens
-and download URLs are HMAC-signed with a separate server secret, so they survive a restart and
-never contain the API key.
+and download URLs are signed (itsdangerous, HMAC-SHA256) with a separate server secret, so they
+survive a restart and never contain the API key.
 """
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import hmac
 import secrets
@@ -15,6 +14,8 @@ import stat
 import string
 import time
 from pathlib import Path
+
+from itsdangerous import BadSignature, Signer, TimestampSigner
 
 from trio_local.config import MIN_API_KEY_LENGTH, ConfigError
 from trio_local.storage.files import write_bytes_atomic
@@ -84,44 +85,45 @@ def _is_number(text: str) -> bool:
     return text.isascii() and text.isdigit() and len(text) <= 20
 
 
-def _same(given: str, expected: str) -> bool:
-    # Bytes: compare_digest raises on non-ASCII str, and a forged token may hold any text.
-    return hmac.compare_digest(given.encode("utf-8", "surrogatepass"), expected.encode())
-
-
 def keys_match(given: str | None, expected: str) -> bool:
     return given is not None and hmac.compare_digest(given.encode(), expected.encode())
 
 
-def _sign(secret: bytes, message: str) -> str:
-    digest = hmac.new(secret, message.encode(), hashlib.sha256).digest()
-    return base64.urlsafe_b64encode(digest).decode().rstrip("=")
+# itsdangerous signs and checks (constant-time, with a key derived per salt); the salts keep an
+# actor token from ever passing as a download signature and the other way round.
+def _actor_signer(secret: bytes) -> TimestampSigner:
+    return TimestampSigner(secret, salt="trio-local.actor-token", digest_method=hashlib.sha256)
 
 
-def issue_actor_token(secret: bytes, run_id: str, now: float | None = None) -> tuple[str, float]:
-    expires = int((now or time.time()) + TOKEN_TTL_S)
-    body = f"{run_id}.{expires}"
-    return f"{body}.{_sign(secret, body)}", float(expires)
+def _download_signer(secret: bytes) -> Signer:
+    return Signer(secret, salt="trio-local.download", digest_method=hashlib.sha256)
+
+
+def issue_actor_token(secret: bytes, run_id: str) -> tuple[str, float]:
+    """A token naming `run_id`, stamped now; it is accepted for TOKEN_TTL_S seconds."""
+    signer = _actor_signer(secret)
+    token = signer.sign(run_id)
+    _, issued = signer.unsign(token, return_timestamp=True)
+    return token.decode(), issued.timestamp() + TOKEN_TTL_S
 
 
 def verify_actor_token(secret: bytes, token: str) -> str | None:
     """The run id the token was issued for, or None if it is forged or expired."""
     try:
-        run_id, expires, signature = token.rsplit(".", 2)
-    except ValueError:
+        run_id = _actor_signer(secret).unsign(token, max_age=TOKEN_TTL_S)
+    except (BadSignature, UnicodeError, ValueError):  # SignatureExpired is a BadSignature
         return None
-    if not _same(signature, _sign(secret, f"{run_id}.{expires}")):
-        return None
-    if not _is_number(expires) or int(expires) < time.time():
-        return None
-    return run_id
+    return run_id.decode("utf-8", "replace")
 
 
 def sign_download(secret: bytes, checkpoint_id: str, expires: int) -> str:
-    return _sign(secret, f"download:{checkpoint_id}:{expires}")
+    return _download_signer(secret).get_signature(f"{checkpoint_id}:{expires}").decode()
 
 
 def verify_download(secret: bytes, checkpoint_id: str, expires: str, signature: str) -> bool:
     if not _is_number(expires) or int(expires) < time.time():
         return False
-    return _same(signature, sign_download(secret, checkpoint_id, int(expires)))
+    try:
+        return _download_signer(secret).verify_signature(f"{checkpoint_id}:{expires}", signature)
+    except (UnicodeError, ValueError):
+        return False

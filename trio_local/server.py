@@ -1,4 +1,4 @@
-"""The service: data directory, key, store, scheduler and engine, served by uvicorn.
+"""The service: data directory, key, store, scheduler and engine (served by `http.serving`).
 
 Start-up stays light (no torch import on the serving thread) so the service answers at once;
 the tokenizer is built and the default model warmed up on background threads (`Engine.warm_up`),
@@ -8,26 +8,28 @@ and a request that needs them before they are done waits for them.
 from __future__ import annotations
 
 import logging
-import socket
-import threading
+import sqlite3
 from datetime import datetime
 from pathlib import Path
 
 from trio_local import catalogue
 from trio_local.checks import Checker, CheckReport
-from trio_local.config import ServeConfig
+from trio_local.config import STATS_PATH, ServeConfig
 from trio_local.engine.engine import Engine
+from trio_local.engine.tokenizer import cached_build
 from trio_local.liveness import Liveness
 from trio_local.protocol.events import EventRegistry
 from trio_local.scheduler import Scheduler
 from trio_local.security import load_or_create_api_key, load_or_create_secret
 from trio_local.storage import checkpoints as ckpt_files
+from trio_local.storage import faults
 from trio_local.storage.db import Store, now
+from trio_local.storage.faults import DataDirUnusable
 from trio_local.storage.lock import DataDirLock
 from trio_local.storage.recovery import recover_checkpoints
 from trio_local.tokenizers import Tokenizers, modelscope_cache, modelscope_snapshot
 
-__all__ = ["RunningServer", "Service", "modelscope_cache", "modelscope_snapshot"]
+__all__ = ["Service", "modelscope_cache", "modelscope_snapshot"]
 
 logger = logging.getLogger("trio_local")
 
@@ -37,11 +39,17 @@ class Service:
         config.validate()
         self.config = config
         self.data_dir = config.data_dir.expanduser().resolve()
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        # Before anything reads or repairs the directory: a second service is refused here.
-        self.lock = DataDirLock(self.data_dir).acquire()
+        try:
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+            # Before anything reads or repairs the directory: a second service is refused here.
+            self.lock = DataDirLock(self.data_dir).acquire()
+        except (OSError, sqlite3.Error) as error:
+            raise _unusable(error, self.data_dir) from error
         try:
             self._open_state(config)
+        except (OSError, sqlite3.Error) as error:
+            self.lock.release()
+            raise _unusable(error, self.data_dir) from error
         except BaseException:
             self.lock.release()
             raise
@@ -55,7 +63,7 @@ class Service:
         self.store = Store(self.data_dir / "trio-local.sqlite3")
         recover_checkpoints(self.store, self.data_dir)
         self.scheduler = Scheduler(cycle_ms=config.cycle_ms)
-        self.tokenizers = Tokenizers(self.data_dir, config.models)
+        self.tokenizers = Tokenizers(self.data_dir, cached_build, config.models)
         self.engine = Engine(self.store, self.data_dir, self.tokenizers, config)
         self.liveness = Liveness(
             self.store,
@@ -133,8 +141,6 @@ class Service:
 
     def environment(self, base_url: str) -> dict[str, str]:
         """What a child process needs to run unmodified PyTRIO code against this service."""
-        from trio_local.http.stats import STATS_PATH
-
         return {
             "PYTRIO_BASE_URL": base_url,
             "PYTRIO_API_KEY": self.api_key,
@@ -143,78 +149,8 @@ class Service:
         }
 
 
-def bind_socket(host: str, port: int) -> socket.socket:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    # Responses go out as two writes (headers, body); without TCP_NODELAY, Nagle holds the body
-    # until the client's delayed ACK, adding ~40 ms to every JSON answer. Accepted sockets
-    # inherit the option from the listener.
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    sock.bind((host, port))
-    sock.listen(128)
-    sock.set_inheritable(True)
-    return sock
-
-
-def base_url_of(sock: socket.socket, host: str) -> str:
-    port = sock.getsockname()[1]
-    shown = f"[{host}]" if ":" in host else host
-    return f"http://{shown}:{port}"
-
-
-class RunningServer:
-    """A uvicorn server on its own thread; `stop()` shuts it and the service down."""
-
-    def __init__(self, service: Service) -> None:
-        import uvicorn
-
-        from trio_local.http.app import build_app
-
-        self.service = service
-        self.sock = bind_socket(service.config.host, service.config.port)
-        self.base_url = base_url_of(self.sock, service.config.host)
-        config = uvicorn.Config(
-            build_app(service),
-            log_level=service.config.log_level,
-            access_log=False,
-            lifespan="off",
-            timeout_graceful_shutdown=2,
-        )
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(
-            target=self.server.run,
-            kwargs={"sockets": [self.sock]},
-            daemon=True,
-            name="trio-local-http",
-        )
-
-    @property
-    def api_key(self) -> str:
-        return self.service.api_key
-
-    def start(self) -> RunningServer:
-        self.service.start_background_work()
-        self.thread.start()
-        waited = threading.Event()
-        while not self.server.started and self.thread.is_alive():
-            waited.wait(0.01)
-        if not self.server.started:
-            raise RuntimeError("trio-local's HTTP server did not start")
-        return self
-
-    def wait_ready(self, timeout: float = 120.0) -> None:
-        """Block until the tokenizer is built (training runs wait for it anyway)."""
-        self.service.tokenizer_ready.result(timeout)
-
-    def stop(self, *, linger: bool = False) -> None:
-        """Stop serving. With `linger`, the listener stays up answering 410 until the process
-        exits: the SDK closes its sessions at exit and retries a refused connection for 15
-        minutes, so an in-process client must still find someone to say goodbye to.
-        """
-        self.service.closed = True
-        if not linger:
-            self.server.should_exit = True
-            self.thread.join(10)
-            self.sock.close()
-        self.service.stop()
+def _unusable(error: OSError | sqlite3.Error, data_dir: Path) -> DataDirUnusable:
+    message = faults.describe(error, data_dir)
+    if message is None:
+        message = f"cannot use the data directory {data_dir}: {error}"
+    return DataDirUnusable(message)

@@ -9,7 +9,7 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-from trio_local.http.stats import STATS_PATH
+from trio_local.config import STATS_PATH
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8765"
 COLUMNS = (

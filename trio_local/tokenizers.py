@@ -14,6 +14,7 @@ import logging
 import os
 import shutil
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
 
@@ -38,17 +39,6 @@ def modelscope_cache() -> Path:
     return default_cache_dir() / "modelscope"
 
 
-def cached_build(family: catalogue.Family) -> Path:
-    """The family's tokenizer files in trio-local's cache, built there first if missing."""
-    from trio_local.engine.tokenizer import BUILD_VERSION, VOCABULARIES, ensure_tokenizer_dir
-
-    # The build is shared between data directories through trio-local's cache.
-    return ensure_tokenizer_dir(
-        default_cache_dir() / f"tokenizer-v{BUILD_VERSION}-{family.name}",
-        VOCABULARIES[family.name],
-    )
-
-
 def _copy_into(cached: Path, target: Path) -> Path:
     if not (target / "tokenizer.json").is_file():
         staging = target.with_name(f".{target.name}.copy")
@@ -70,10 +60,20 @@ def _link(snapshot: Path, build: Path) -> None:
 
 
 class Tokenizers:
-    """Per-family builds (futures resolving to the engine's copy) and per-id snapshots."""
+    """Per-family builds (futures resolving to the engine's copy) and per-id snapshots.
 
-    def __init__(self, data_dir: Path, models: tuple[str, ...] = ()) -> None:
+    `build(family)` makes the family's tokenizer files (in a shared cache) and returns their
+    directory; the engine's tokenizer module supplies it, so this module needs no engine.
+    """
+
+    def __init__(
+        self,
+        data_dir: Path,
+        build: Callable[[catalogue.Family], Path],
+        models: tuple[str, ...] = (),
+    ) -> None:
         self.root = data_dir / "tokenizer"
+        self._build = build
         self.models = models
         self._builds: dict[str, Path] = {}
         self._ready: dict[str, Future] = {family.name: Future() for family in catalogue.FAMILIES}
@@ -100,7 +100,7 @@ class Tokenizers:
         for family in order:
             future = self._ready[family.name]
             try:
-                cached = cached_build(family)
+                cached = self._build(family)
                 self._builds[family.name] = cached
                 _copy_into(cached, self.directory(family))
                 for entry in entries:

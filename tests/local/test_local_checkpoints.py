@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import errno
+import sqlite3
+
 import numpy as np
 import pytest
 import pytrio as trio
 from local_helpers import MODEL, sft_batch, train
 from pytrio.errors.base import PyTrioError
+from pytrio.errors.event import EventFailedError
 
 K, MORE = 3, 5
 LR = 2e-3
@@ -100,3 +104,37 @@ def test_checkpoints_with_a_ttl_expire(client) -> None:
     with pytest.raises(PyTrioError) as error:
         client.create_sampling_client(base_model=MODEL, model_path=short.path)
     assert error.value.code == "checkpoint_not_found"
+
+
+def _disk_full(*_args, **_kwargs):
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def _database_full(*_args, **_kwargs):
+    raise sqlite3.OperationalError("database or disk is full")
+
+
+@pytest.mark.parametrize(
+    ("target", "fault"),
+    [
+        ("trio_local.storage.files.fsync_tree", _disk_full),  # writing the files
+        ("trio_local.storage.db.Store.add_checkpoint", _database_full),  # committing the row
+    ],
+)
+def test_a_full_disk_fails_the_save_by_name_and_the_client_saves_later(
+    client, service, monkeypatch, target, fault
+) -> None:
+    """Once answered `internal_error: trio-local failed: OperationalError`."""
+    training = client.create_lora_training_client(base_model=MODEL, rank=4, seed=5)
+    name = f"when-full-{fault.__name__.strip('_')}"
+    with monkeypatch.context() as patched:
+        patched.setattr(target, fault)
+        with pytest.raises(EventFailedError) as error:
+            training.save_state(name).result()
+    assert error.value.code == "database_error"
+    message = str(error.value)
+    assert "disk is full" in message and str(service.data_dir) in message
+    assert "--data-dir" in message
+    assert not list(service.data_dir.rglob(f"*{name}*"))  # nothing half-written is left
+    saved = training.save_state(name).result()  # space again: the same client saves
+    assert saved.path.endswith(f"/{name}")

@@ -6,6 +6,7 @@ Stand-in libraries are written to a temporary directory: the first takes a momen
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import threading
 import time
@@ -72,3 +73,30 @@ def test_a_failed_import_lets_the_others_through_and_is_tried_again(tmp_path, mo
     done.start()
     done.join(10)
     assert not done.is_alive() and log == ["quick in", "quick out"]
+
+
+def test_a_model_host_waits_for_an_import_in_progress(monkeypatch) -> None:
+    """Building a host while the warm-up thread imports must not import alongside it (peft
+    then saw a half-initialised transformers: "cannot import name 'AutoModel'")."""
+    from trio_local.catalogue import StandInSpec
+    from trio_local.engine.model import ModelHost
+
+    libraries.import_model_libraries()  # in: an unguarded build would not wait for anything
+    monkeypatch.setattr(libraries, "_imported", set())  # as in a fresh process
+    monkeypatch.setattr(libraries, "_importing", {"transformers"})  # another thread's import
+    spec = StandInSpec(
+        vocab_size=64, hidden_size=16, intermediate_size=32, num_heads=2, num_kv_heads=1
+    )
+    spec = dataclasses.replace(spec, head_dim=8, eos_id=1, pad_id=0)
+    built: list[ModelHost] = []
+    builder = threading.Thread(target=lambda: built.append(ModelHost(spec)))
+    builder.start()
+    builder.join(2.0)
+    try:
+        assert builder.is_alive() and not built, "built outside the import gate"
+    finally:
+        with libraries._changed:
+            libraries._importing.clear()
+            libraries._changed.notify_all()
+        builder.join(30)
+    assert built and built[0].spec == spec

@@ -2,17 +2,26 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
+import socket
 import subprocess
 import sys
 import tarfile
+import time
+import tracemalloc
 from pathlib import Path
 
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from local_helpers import MODEL
 from pytrio.errors.base import PyTrioError
+
+from trio_local.http.files import Unsatisfiable, parse_range
+from trio_local.http.guarded import GuardedH11Protocol
 
 
 @pytest.fixture(scope="module")
@@ -88,6 +97,13 @@ def test_download_is_a_tar_of_the_adapter_and_honours_range(client, run, tmp_pat
     assert tail.headers["content-range"] == f"bytes 100-{len(whole) - 1}/{len(whole)}"
     beyond = httpx.get(url, headers={"Range": f"bytes={len(whole)}-"})
     assert beyond.status_code == 416
+    backwards = httpx.get(url, headers={"Range": "bytes=100-50"})  # RFC 9110: invalid
+    assert backwards.status_code == 416 and not backwards.content
+    assert backwards.headers["content-range"] == f"bytes */{len(whole)}"
+    suffix = httpx.get(url, headers={"Range": "bytes=-10"})
+    assert suffix.status_code == 206 and suffix.content == whole[-10:]
+    middle = httpx.get(url, headers={"Range": f"bytes=10-19, 40-{len(whole) + 5}"})
+    assert middle.status_code == 200 and middle.content == whole  # several ranges: ignored
     assert httpx.get(url.replace("sig=", "sig=x")).status_code == 403
 
     target = tmp_path / "adapter.tar"
@@ -147,3 +163,75 @@ def test_trio_login_with_base_url_writes_the_profile(service, tmp_path) -> None:
         input="",
     )
     assert wrong.returncode != 0
+
+
+@given(first=st.integers(0, 3000), length=st.integers(-5, 3000), suffix=st.booleans())
+@settings(max_examples=60, deadline=None)
+def test_a_range_is_served_exactly_as_rfc_9110_reads_it(first, length, suffix) -> None:
+    size = 2048
+    header = f"bytes=-{length}" if suffix else f"bytes={first}-{first + length}"
+    try:
+        wanted = parse_range(header, size)
+    except Unsatisfiable:
+        assert (suffix and length <= 0) or (not suffix and (length < 0 or first >= size))
+        return
+    assert wanted is not None
+    data = bytes(range(256)) * 8
+    served = data[wanted[0] : wanted[1] + 1]
+    expected = data[-length:] if suffix else data[first : first + length + 1]
+    assert served == expected and served
+
+
+def _raw_socket(service) -> socket.socket:
+    host, port = service.base_url.removeprefix("http://").split(":")
+    return socket.create_connection((host, int(port)), timeout=10)
+
+
+def test_slow_senders_are_cut_off_and_the_service_keeps_answering(service, monkeypatch) -> None:
+    """Clients sending headers a byte at a time once held their connections for good."""
+    monkeypatch.setattr(GuardedH11Protocol, "header_timeout", 1.0)
+    slow = [_raw_socket(service) for _ in range(20)]
+    started = time.monotonic()
+    closed = 0
+    for _ in range(30):
+        for sock in slow:
+            with contextlib.suppress(OSError):
+                sock.send(b"G")
+        time.sleep(0.1)
+    for sock in slow:
+        sock.settimeout(5)
+        try:
+            closed += sock.recv(1) == b""
+        except ConnectionResetError:
+            closed += 1
+        except TimeoutError:
+            pass
+        sock.close()
+    assert closed == len(slow), (
+        f"{closed} of {len(slow)} cut off after {time.monotonic() - started:.1f}s"
+    )
+    headers = {"X-API-Key": service.api_key}
+    assert httpx.get(f"{service.base_url}/api/models", headers=headers).status_code == 200
+
+
+def test_an_archive_is_streamed_from_disk_not_copied_per_connection(client, run) -> None:
+    _, _, weights, _ = run
+    url = (
+        client.create_rest_client()
+        .get_checkpoint_archive_url(_checkpoint_id(client, weights.path))
+        .result()
+        .url
+    )
+    size = len(httpx.get(url).content)  # built once, on disk
+    assert size > 2 * 1024 * 1024
+    tracemalloc.start()
+    try:
+        received = 0
+        with httpx.stream("GET", url) as answer:
+            for chunk in answer.iter_raw(65536):
+                received += len(chunk)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert received == size
+    assert peak < size / 2, f"{peak} bytes held to serve a {size}-byte archive"

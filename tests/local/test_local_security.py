@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import stat
 
 import httpx
@@ -10,6 +11,7 @@ import pytest
 import pytrio as trio
 from local_helpers import MODEL
 from pytrio.errors.base import PyTrioError
+from pytrio.errors.event import EventFailedError
 
 from trio_local.catalogue import SAMPLER_LIMITS
 from trio_local.config import ConfigError, ServeConfig
@@ -205,7 +207,83 @@ def test_the_server_enforces_checkpoint_names_too(service, client) -> None:
         content=_event(run_id, 2, "event_0000000000a2", "trainer.save_state", save),
         headers=auth,
     )
-    # refused at the edge, before it is queued: a 400 naming the field and the SDK's pattern
-    assert refused.status_code == 400
-    assert "payload.name" in refused.json()["message"]
+    # refused at the edge, before it is queued: that event fails naming the field and the
+    # SDK's pattern (an HTTP error here would break the SDK's client for good)
+    assert refused.status_code == 200
+    answer = msgpack.unpackb(refused.content)
+    assert answer["status"] == "failed" and "payload.name" in answer["error"]["message"]
     assert not any(service.data_dir.rglob("escape"))
+
+
+BAD_ADAM = [
+    {"learning_rate": float("inf")},
+    {"learning_rate": float("nan")},
+    {"learning_rate": -1.0},
+    {"beta1": 5.0},
+    {"eps": 0.0},
+]
+
+
+def test_a_refused_event_costs_one_call_and_the_client_trains_on(client) -> None:
+    """pytrio 0.2.9 marks its client broken for good after an error at event submission; a
+    refused value must come back as that event's failure, and the next calls must work."""
+    training = client.create_lora_training_client(base_model=MODEL, rank=4, seed=3)
+    tokens = [9707, 1879, 11, 1879, 13]
+    datum = trio.Datum(
+        model_input=trio.ModelInput.from_ints(tokens[:-1]),
+        loss_fn_inputs={"target_tokens": tokens[1:], "weights": [1.0] * 4},
+    )
+    before = training.forward([datum], "cross_entropy").result().metrics["loss_sum"]
+    training.forward_backward([datum], "cross_entropy").result()
+    for bad in BAD_ADAM:
+        with pytest.raises(EventFailedError) as error:
+            training.optim_step(trio.AdamParams(**bad)).result()
+        name = next(iter(bad))
+        assert error.value.code == "invalid_request_body", error.value
+        assert f"payload.adam_params.{name}" in str(error.value)
+        after = training.forward([datum], "cross_entropy").result().metrics["loss_sum"]
+        assert math.isfinite(after) and after == before  # nothing was applied
+    policy = trio.Datum(
+        model_input=datum.model_input,
+        loss_fn_inputs={
+            "target_tokens": tokens[1:],
+            "logprobs": [-1.0] * 4,
+            "advantages": [1.0] * 4,
+        },
+    )
+    with pytest.raises(EventFailedError) as error:
+        config = {"clip_low_threshold": math.nan}
+        training.forward_backward([policy], "ppo", loss_fn_config=config).result()
+    assert "payload.loss.config.clip_low_threshold" in str(error.value)
+    with pytest.raises(EventFailedError) as error:
+        training.save_state("too-long-lived", ttl_seconds=10**12).result()
+    assert "payload.ttl_seconds" in str(error.value)
+    # the same client still trains: the gradient kept from before the refusals is applied
+    training.optim_step(trio.AdamParams(learning_rate=1e-2)).result()
+    trained = training.forward([datum], "cross_entropy").result().metrics["loss_sum"]
+    assert math.isfinite(trained) and trained < before
+
+
+def test_actor_tokens_and_download_signatures_expire_and_never_cross(monkeypatch) -> None:
+    import time
+
+    from trio_local import security
+
+    secret = b"s" * 32
+    token, expires = security.issue_actor_token(secret, "tr_0123")
+    assert security.verify_actor_token(secret, token) == "tr_0123"
+    assert abs(expires - time.time() - security.TOKEN_TTL_S) < 5
+    for forged in (token + "x", token.replace("tr_0123", "tr_0124"), "tr_0123", "a.b.c"):
+        assert security.verify_actor_token(secret, forged) is None
+    assert security.verify_actor_token(b"t" * 32, token) is None  # another service's secret
+    later = time.time() + security.TOKEN_TTL_S + 5
+    monkeypatch.setattr(time, "time", lambda: later)
+    assert security.verify_actor_token(secret, token) is None  # expired
+    monkeypatch.undo()
+    expiry = int(time.time()) + 60
+    signature = security.sign_download(secret, "ck_1", expiry)
+    assert security.verify_download(secret, "ck_1", str(expiry), signature)
+    assert not security.verify_download(secret, "ck_2", str(expiry), signature)
+    assert not security.verify_download(secret, "ck_1", str(expiry - 120), signature)
+    # an actor token's signature never passes as a download signature (salts differ)
+    assert not security.verify_download(secret, "tr_0123", token.split(".")[1], token.split(".")[2])

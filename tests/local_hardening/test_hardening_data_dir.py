@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 import pytrio as trio
 
 import trio_local
-from trio_local.storage.db import Store
+from trio_local.storage.db import SCHEMA_VERSION, DataDirTooNew, Store
 
 MODEL = "Qwen/Qwen3-4B-Instruct-2507"
 
@@ -29,6 +30,18 @@ def _datum(training) -> trio.Datum:
 def _checkpoint_dirs(data_dir: Path) -> list[str]:
     root = data_dir / "checkpoints"
     return sorted(str(p.relative_to(data_dir)) for p in root.glob("*/*/*") if p.is_dir())
+
+
+def _serve_refused(data_dir: Path) -> subprocess.CompletedProcess:
+    """`trio-local serve` on `data_dir`, expected to refuse it and exit at once."""
+    command = [str(Path(sys.executable).with_name("trio-local")), "serve", "--port", "0"]
+    return subprocess.run(
+        [*command, "--data-dir", str(data_dir)],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 @pytest.mark.slow
@@ -107,18 +120,77 @@ def test_a_second_service_on_the_same_data_dir_is_refused(tmp_path: Path) -> Non
             trio_local.serve_in_background(data_dir=tmp_path, configure_sdk=False),
         ):
             pass
-        command = [str(Path(sys.executable).with_name("trio-local")), "serve", "--port", "0"]
-        second = subprocess.run(
-            [*command, "--data-dir", str(tmp_path)],
-            check=False,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            env={**os.environ},
-        )
+        second = _serve_refused(tmp_path)
         assert second.returncode == 2
         assert f"pid {os.getpid()}" in second.stderr
         assert "--data-dir" in second.stderr
     # released on stop: the directory can be served again
     with trio_local.serve_in_background(data_dir=tmp_path, configure_sdk=False):
         pass
+
+
+# The schema of data directories written before the database carried a version (user_version
+# 0): the tables as trio-local created them then, with one row of each kind.
+UNVERSIONED = [
+    "CREATE TABLE sessions (cuid TEXT PRIMARY KEY, status TEXT NOT NULL, sdk_version TEXT,"
+    " created_at TEXT NOT NULL, updated_at TEXT NOT NULL)",
+    "CREATE TABLE training_runs (cuid TEXT PRIMARY KEY, session_cuid TEXT NOT NULL,"
+    " run_index INTEGER NOT NULL, model_id TEXT NOT NULL, lora_rank INTEGER NOT NULL,"
+    " seed INTEGER, train_mlp INTEGER NOT NULL, train_attn INTEGER NOT NULL,"
+    " train_unembed INTEGER NOT NULL, source_checkpoint_uri TEXT,"
+    " restore_optimizer INTEGER NOT NULL, status TEXT NOT NULL, created_at TEXT NOT NULL,"
+    " started_at TEXT, ended_at TEXT, updated_at TEXT NOT NULL)",
+    "INSERT INTO sessions VALUES ('ss_old', 'ENDED', '0.2.9', '2026-01-01', '2026-01-01')",
+    "INSERT INTO training_runs VALUES ('tr_old', 'ss_old', 1, 'Qwen/Qwen3-8B', 8, 1, 1, 1, 0,"
+    " NULL, 0, 'ENDED', '2026-01-01', NULL, NULL, '2026-01-01')",
+]
+
+
+def _version(path: Path) -> int:
+    with sqlite3.connect(path) as conn:
+        return conn.execute("PRAGMA user_version").fetchone()[0]
+
+
+def test_a_data_dir_from_before_versioning_is_migrated_with_its_rows(tmp_path: Path) -> None:
+    path = tmp_path / "trio-local.sqlite3"
+    with sqlite3.connect(path) as conn:
+        for statement in UNVERSIONED:
+            conn.execute(statement)
+    store = Store(path)
+    try:
+        assert store.training_run("tr_old")["lora_rank"] == 8
+        assert store.session("ss_old")["status"] == "ENDED"
+        new = store.create_training_run(
+            "ss_old",
+            {
+                "model_id": MODEL,
+                "lora_rank": 4,
+                "train_mlp": 1,
+                "train_attn": 1,
+                "train_unembed": 0,
+            },
+        )
+        assert new["run_index"] == 2 and new["status"] == "CREATED"
+        assert store.all_checkpoints() == []  # the table the old layout lacked is there
+    finally:
+        store.close()
+    assert _version(path) == SCHEMA_VERSION
+    fresh = Store(tmp_path / "fresh.sqlite3")
+    fresh.close()
+    assert _version(tmp_path / "fresh.sqlite3") == SCHEMA_VERSION
+
+
+def test_a_data_dir_from_a_newer_trio_local_is_refused_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "trio-local.sqlite3"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE future (x)")
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    before = path.read_bytes()
+    with pytest.raises(DataDirTooNew, match="newer trio-local"):
+        Store(path)
+    assert path.read_bytes() == before
+    done = _serve_refused(tmp_path)
+    assert done.returncode == 2, done.stderr
+    line = done.stderr.strip()
+    assert "\n" not in line and "newer trio-local" in line and str(tmp_path) in line
+    assert path.read_bytes() == before

@@ -22,7 +22,7 @@ import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from wire import ADAM, MODEL, V1, Wire, datum, forward_payload, lora, sample_body
+from wire import ADAM, MODEL, V1, Wire, body_of, datum, forward_payload, lora, sample_body
 
 import trio_local
 from trio_local.background import LocalService
@@ -35,7 +35,7 @@ FUZZ = settings(
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 COUNTS: dict[str, int] = {}
-NEXT_INDEX = 3  # the world's run took events 1 (init_run) and 2 (save_weights)
+FIRST_FREE_INDEX = 3  # the world's run took events 1 (init_run) and 2 (save_weights)
 
 
 class World:
@@ -55,6 +55,7 @@ class World:
         listed = self.wire.control("GET", f"{V1}/checkpoints").json()["checkpoints"]
         self.checkpoint_id = listed[0]["checkpoint_cuid"]
         self.sampler = self.wire.sampling_run(self.session)
+        self.next_index = FIRST_FREE_INDEX  # each event failed at submit uses up its index
         self.before = sorted(p.name for p in root.iterdir())
 
 
@@ -74,6 +75,20 @@ def assert_refused(world: World, answer: httpx.Response, group: str) -> None:
     assert answer.content, "a refusal names its reason"
     # trio-local answers its own bugs with a 4xx too (the SDK retries 5xx): tell them apart
     assert b"internal_error" not in answer.content, (group, answer.content[:300])
+
+
+def assert_event_refused(world: World, answer: httpx.Response, group: str) -> None:
+    """A malformed envelope is a 4xx; a bad value in a well-formed event is that event's
+    failure (the SDK survives that, not an error at submit), and it uses up its index."""
+    if answer.status_code != 200:
+        assert_refused(world, answer, group)
+        return
+    COUNTS[group] = COUNTS.get(group, 0) + 1
+    body = body_of(answer)
+    assert body["status"] == "failed", (group, body)  # never accepted, so never run
+    assert body["error"]["code"] != "internal_error", (group, body)
+    assert body["error"]["message"], "a refusal names its reason"
+    world.next_index += 1
 
 
 def assert_healthy(world: World) -> None:
@@ -374,8 +389,8 @@ def test_actor_event_payloads(world: World, kind: str) -> None:
     @given(payload=mutated(template, skip=(("loss", "config"),), msgpack_wire=True))
     def check(payload: dict) -> None:
         # The run's next index: a payload that slipped through would be accepted, not 409.
-        envelope = world.wire.envelope(run_id, kind, payload, NEXT_INDEX)
-        assert_refused(world, world.wire.submit(token, envelope), f"actor:{kind}")
+        envelope = world.wire.envelope(run_id, kind, payload, world.next_index)
+        assert_event_refused(world, world.wire.submit(token, envelope), f"actor:{kind}")
 
     check()
     assert_healthy(world)
@@ -388,7 +403,7 @@ def test_actor_event_envelopes(world: World) -> None:
         world.run["training_run_cuid"],
         "trainer.optimize_step",
         {"adam_params": dict(ADAM)},
-        NEXT_INDEX,
+        world.next_index,
     )
 
     @FUZZ

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import os
 import queue
+import sqlite3
 import threading
 import time
 from collections import OrderedDict
@@ -38,6 +39,7 @@ from trio_local.engine.model import BASE_ADAPTER, LoraSpec, ModelHost
 from trio_local.engine.trainer import TrainerRun
 from trio_local.protocol.bounds import CHECKPOINT_NAME, CHECKPOINT_NAME_MAX
 from trio_local.storage import checkpoints as ckpt_files
+from trio_local.storage import faults
 from trio_local.storage.db import Store, iso, new_cuid, now
 
 if TYPE_CHECKING:
@@ -297,6 +299,15 @@ class Engine:
 
     # trainer events
     def handle_event(self, envelope: EventEnvelope, payload: Any) -> EventOutcome:
+        try:
+            return self._handle_event(envelope, payload)
+        except (OSError, sqlite3.Error) as error:
+            message = faults.describe(error, self.data_dir)
+            if message is None:
+                raise
+            raise EngineError(faults.STORAGE_CODE, f"trio-local {message}") from error
+
+    def _handle_event(self, envelope: EventEnvelope, payload: Any) -> EventOutcome:
         run_id = envelope.metadata.run_id
         if envelope.type == EventType.TRAINER_INIT_RUN:
             return self._init_run(run_id, payload)

@@ -1,12 +1,8 @@
-"""Errors the engine reports to clients: each becomes a failed event or a 4xx with its code."""
+"""The engine's error type, defined in the package's lowest layer (the protocol layer reads it
+too) and named here where the engine's modules look for it."""
 
 from __future__ import annotations
 
+from trio_local.errors import EngineError
 
-class EngineError(Exception):
-    """A deterministic failure of one request; `code` is what the SDK shows as the error code."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
+__all__ = ["EngineError"]

@@ -20,6 +20,7 @@ from typing import Any
 from trio_local.catalogue import LORA_ALPHA, StandInSpec
 from trio_local.engine import weights_cache
 from trio_local.engine.errors import EngineError
+from trio_local.engine.libraries import import_model_libraries
 
 ATTN_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj")
 MLP_MODULES = ("gate_proj", "up_proj", "down_proj")
@@ -121,6 +122,9 @@ def _seeded_model(spec: StandInSpec, config: Any) -> Any:
 
 def build_base_model(spec: StandInSpec, cache_dir: Path | None = None) -> tuple[Any, bool]:
     """The seeded stand-in and whether it came from the weights cache in `cache_dir`."""
+    # Through the import gate: a caller may build while the warm-up thread imports, and a
+    # second import of transformers meanwhile sees it half-initialised.
+    import_model_libraries()
     config = _config(spec)
     path = weights_cache.cache_path(cache_dir, spec) if cache_dir is not None else None
     model = weights_cache.load(path, config) if path is not None else None
@@ -138,6 +142,7 @@ class ModelHost:
     """A stand-in base model plus named LoRA adapters; one adapter is active at a time."""
 
     def __init__(self, spec: StandInSpec, cache_dir: Path | None = None) -> None:
+        import_model_libraries()  # see build_base_model
         from peft import get_peft_model
 
         self.spec = spec

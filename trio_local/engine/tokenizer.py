@@ -18,6 +18,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from trio_local.catalogue import Family
+from trio_local.config import default_cache_dir
 from trio_local.engine.libraries import import_model_libraries
 
 # Qwen2/Qwen3 pre-tokenizer: unlike GPT-4's pattern it splits digits one by one (`\p{N}`).
@@ -386,3 +388,12 @@ def load_tokenizer(directory: Path):  # -> transformers.PreTrainedTokenizerBase
     from transformers import AutoTokenizer
 
     return AutoTokenizer.from_pretrained(str(directory), local_files_only=True)
+
+
+def cached_build(family: Family) -> Path:
+    """The family's tokenizer files in trio-local's cache, built there first if missing."""
+    # The build is shared between data directories through trio-local's cache.
+    return ensure_tokenizer_dir(
+        default_cache_dir() / f"tokenizer-v{BUILD_VERSION}-{family.name}",
+        VOCABULARIES[family.name],
+    )

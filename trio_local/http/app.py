@@ -12,6 +12,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from trio_local.config import STATS_PATH
 from trio_local.errors import ApiError
 from trio_local.http.actor import events, heartbeat, sample
 from trio_local.http.control import (
@@ -25,9 +26,10 @@ from trio_local.http.control import (
     training_runs,
 )
 from trio_local.http.files import download
-from trio_local.http.stats import STATS_PATH, stats
+from trio_local.http.stats import stats
 from trio_local.security import keys_match, verify_actor_token
 from trio_local.server import Service
+from trio_local.storage import faults
 
 logger = logging.getLogger("trio_local")
 
@@ -129,6 +131,11 @@ async def api_error(request: Request, error: Exception) -> Response:
 
 async def unexpected(request: Request, error: Exception) -> Response:
     # A bug here is deterministic: answer 4xx, because the SDK retries 5xx for 15 minutes.
+    storage = faults.describe(error, request.app.state.service.data_dir)
+    if storage is not None:  # a full disk or a read-only data dir: named, not a bug
+        logger.error("%s %s: %s", request.method, request.url.path, storage)
+        body = {"code": faults.STORAGE_CODE, "message": f"trio-local {storage}"}
+        return JSONResponse(body, status_code=400)
     logger.error("unhandled error on %s %s", request.method, request.url.path, exc_info=error)
     body = {"code": "internal_error", "message": f"trio-local failed: {type(error).__name__}"}
     return JSONResponse(body, status_code=400)

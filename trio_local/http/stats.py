@@ -17,7 +17,6 @@ from starlette.responses import Response
 from trio_local.http.common import reply, service
 from trio_local.security import keys_match
 
-STATS_PATH = "/trio-local/stats"
 DRAIN_S = 30.0  # the first chat datum makes the checker load its tokenizer (seconds)
 
 

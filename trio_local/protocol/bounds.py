@@ -3,7 +3,8 @@
 The SDK's pydantic models check types, not values: NaN and inf pass as floats, any int passes
 (SQLite and torch then fail on ints past 64 bits), and a learning rate of -1 is a float like
 any other. A request here is refused with a 400 that names the field and its range before it
-reaches the store, the scheduler or the model. Bounds the SDK itself defines come from
+reaches the store, the scheduler or the model (a bad event's content as that event's failure,
+which costs the SDK user one call, not the client). Bounds the SDK itself defines come from
 pytrio_facts; the ones trio-local adds (response sizes, TTLs) are named constants below.
 """
 
@@ -138,12 +139,19 @@ def _check_shapes(payload: TrainerForwardBackwardPayload) -> None:
                 )
 
 
-def check_event(envelope: EventEnvelope, payload: Any) -> None:
-    """Range checks of an envelope and its payload, already parsed by the SDK's models."""
+def check_envelope(envelope: EventEnvelope) -> None:
+    """Range checks of an envelope's frame (its version and metadata), already parsed by the
+    SDK's models: a bad frame is an HTTP 400, since no event response can be framed for it."""
     if envelope.version != EVENT_PROTOCOL_VERSION:
         raise refuse("version", f"{EVENT_PROTOCOL_VERSION}, the protocol pytrio 0.2.9 speaks")
     check_finite(envelope.metadata, "metadata")
     check_int(envelope.metadata.step, "metadata.step", 0, INT64_MAX)
+
+
+def check_payload(envelope: EventEnvelope, payload: Any) -> None:
+    """Range checks of an event's content, already parsed by the SDK's models. The refusal is
+    answered as that event's failure: the SDK then fails only that call and the client goes on.
+    """
     check_finite(payload, "payload")
     if isinstance(payload, TrainerInitRunPayload):
         check_rank(payload.lora_config.rank, "payload.lora_config.rank")

@@ -14,8 +14,7 @@ from pydantic import ValidationError
 from pytrio.protocol.actor.events.codec import payload_model_for_event
 from pytrio.protocol.actor.events.event import EVENT_PROTOCOL_VERSION, EventEnvelope
 
-from trio_local.engine.errors import EngineError
-from trio_local.errors import ApiError
+from trio_local.errors import ApiError, EngineError
 
 logger = logging.getLogger("trio_local")
 MAX_RECORDS = 10_000
@@ -50,6 +49,13 @@ def decode_envelope(body: bytes) -> tuple[EventEnvelope, Any]:
 class EventRecord:
     envelope: EventEnvelope
     future: Future
+
+    @classmethod
+    def refused(cls, envelope: EventEnvelope, refusal: ApiError) -> EventRecord:
+        """An event accepted only to fail at once: its index is used, nothing ran."""
+        future: Future = Future()
+        future.set_exception(EngineError(refusal.code, refusal.message))
+        return cls(envelope=envelope, future=future)
 
     def base(self) -> dict[str, Any]:
         return {

@@ -89,8 +89,17 @@ def save_checkpoint(
     A crash before the commit leaves either the previous checkpoint (an overwrite) or nothing
     that start-up recovery does not recognise; a crash after it, the new checkpoint.
     """
-    size = write_checkpoint(resolve(data_dir, row["path"]), data, overwrite=overwrite)
-    return store.add_checkpoint({**row, "size_bytes": size})
+    target = resolve(data_dir, row["path"])
+    existed = target.exists()
+    size = write_checkpoint(target, data, overwrite=overwrite)
+    try:
+        return store.add_checkpoint({**row, "size_bytes": size})
+    except BaseException:
+        if not existed:  # no row will ever name these files (a full disk, say): drop them
+            import shutil
+
+            shutil.rmtree(target, ignore_errors=True)
+        raise
 
 
 def delete_checkpoint(store: Store, data_dir: Path, row: dict[str, Any]) -> None:

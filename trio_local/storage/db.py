@@ -21,6 +21,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from trio_local.config import ConfigError
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
     cuid TEXT PRIMARY KEY, status TEXT NOT NULL, sdk_version TEXT,
@@ -45,6 +47,18 @@ CREATE TABLE IF NOT EXISTS checkpoints (
     expires_at TEXT
 );
 """
+
+
+# PRAGMA user_version: 0 is a data directory from before versioning (or a new one), whose
+# tables the first step creates if they are missing. MIGRATIONS[v] takes version v to v + 1.
+SCHEMA_VERSION = 1
+MIGRATIONS: dict[int, tuple[str, ...]] = {
+    0: tuple(part.strip() for part in SCHEMA.split(";") if part.strip()),
+}
+
+
+class DataDirTooNew(ConfigError):
+    """The database was written by a newer trio-local whose schema this one cannot read."""
 
 
 def now() -> datetime:
@@ -74,9 +88,38 @@ class Store:
         # Re-entrant: a transaction holds it while its statements take it again.
         self._lock = threading.RLock()
         with self._lock:
+            self._check_version(path)
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=FULL")
-            self._conn.executescript(SCHEMA)
+            self._migrate()
+
+    def _version(self) -> int:
+        return int(self._conn.execute("PRAGMA user_version").fetchone()[0])
+
+    def _check_version(self, path: Path) -> None:
+        """Refuse, before writing anything, a database a newer trio-local has written."""
+        found = self._version()
+        if found > SCHEMA_VERSION:
+            self._conn.close()
+            raise DataDirTooNew(
+                f"the data directory {path.parent} was written by a newer trio-local (database "
+                f"schema {found}; this one reads up to {SCHEMA_VERSION}): upgrade pytrio-skill, "
+                "or pass another --data-dir"
+            )
+
+    def _migrate(self) -> None:
+        """Bring the database to SCHEMA_VERSION, one step per transaction with its version."""
+        while (version := self._version()) < SCHEMA_VERSION:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                for statement in MIGRATIONS[version]:
+                    self._conn.execute(statement)
+                # PRAGMA takes no parameters; the number is this module's constant.
+                self._conn.execute(f"PRAGMA user_version = {version + 1}")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
 
     def close(self) -> None:
         with self._lock:
@@ -106,7 +149,13 @@ class Store:
         with self._lock:
             return [dict(row) for row in self._conn.execute(sql, args).fetchall()]
 
-    def _exec(self, sql: str, args: tuple[Any, ...] = ()) -> int:
+    def _insert(self, table: str, values: dict[str, Any]) -> None:
+        """One row, by column name: a column added later cannot shift the others."""
+        columns = ", ".join(values)  # names from this module's code, never from a request
+        marks = ", ".join(f":{name}" for name in values)
+        self._exec(f"INSERT INTO {table} ({columns}) VALUES ({marks})", values)
+
+    def _exec(self, sql: str, args: tuple[Any, ...] | dict[str, Any] = ()) -> int:
         with self._lock:
             return self._conn.execute(sql, args).rowcount
 
@@ -122,8 +171,15 @@ class Store:
     def create_session(self, sdk_version: str) -> dict[str, Any]:
         stamp = iso(now())
         cuid = new_cuid("ss")
-        self._exec(
-            "INSERT INTO sessions VALUES (?, 'ACTIVE', ?, ?, ?)", (cuid, sdk_version, stamp, stamp)
+        self._insert(
+            "sessions",
+            {
+                "cuid": cuid,
+                "status": "ACTIVE",
+                "sdk_version": sdk_version,
+                "created_at": stamp,
+                "updated_at": stamp,
+            },
         )
         return self.session(cuid) or {}
 
@@ -151,24 +207,24 @@ class Store:
         cuid = new_cuid("tr")
         with self.transaction():  # run_index counts the session's runs: no one may slip in
             index = len(self.session_run_ids(session_cuid, "training_runs")) + 1
-            self._exec(
-                "INSERT INTO training_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'CREATED', ?,"
-                " NULL, NULL, ?)",
-                (
-                    cuid,
-                    session_cuid,
-                    index,
-                    fields["model_id"],
-                    fields["lora_rank"],
-                    fields.get("seed"),
-                    int(fields["train_mlp"]),
-                    int(fields["train_attn"]),
-                    int(fields["train_unembed"]),
-                    fields.get("source_checkpoint_uri") or None,
-                    int(fields.get("restore_optimizer", False)),
-                    stamp,
-                    stamp,
-                ),
+            self._insert(
+                "training_runs",
+                {
+                    "cuid": cuid,
+                    "session_cuid": session_cuid,
+                    "run_index": index,
+                    "model_id": fields["model_id"],
+                    "lora_rank": fields["lora_rank"],
+                    "seed": fields.get("seed"),
+                    "train_mlp": int(fields["train_mlp"]),
+                    "train_attn": int(fields["train_attn"]),
+                    "train_unembed": int(fields["train_unembed"]),
+                    "source_checkpoint_uri": fields.get("source_checkpoint_uri") or None,
+                    "restore_optimizer": int(fields.get("restore_optimizer", False)),
+                    "status": "CREATED",
+                    "created_at": stamp,
+                    "updated_at": stamp,
+                },
             )
         return self.training_run(cuid) or {}
 
@@ -216,9 +272,18 @@ class Store:
         cuid = new_cuid("sr")
         with self.transaction():
             index = len(self.session_run_ids(session_cuid, "sampling_runs")) + 1
-            self._exec(
-                "INSERT INTO sampling_runs VALUES (?, ?, ?, ?, ?, 'READY', ?, ?)",
-                (cuid, session_cuid, index, model_id, source_checkpoint_uri or None, stamp, stamp),
+            self._insert(
+                "sampling_runs",
+                {
+                    "cuid": cuid,
+                    "session_cuid": session_cuid,
+                    "run_index": index,
+                    "model_id": model_id,
+                    "source_checkpoint_uri": source_checkpoint_uri or None,
+                    "status": "READY",
+                    "created_at": stamp,
+                    "updated_at": stamp,
+                },
             )
         return self.sampling_run(cuid) or {}
 
@@ -229,13 +294,11 @@ class Store:
     def add_checkpoint(self, row: dict[str, Any]) -> dict[str, Any]:
         if Path(row["path"]).is_absolute() or ".." in Path(row["path"]).parts:
             raise ValueError(f"checkpoint paths are relative to the data directory: {row['path']}")
-        columns = ", ".join(row)
-        marks = ", ".join("?" for _ in row)
         # A re-save under the same name (overwrite=True) replaces the old row; both statements
         # commit together or not at all, so an interrupted overwrite keeps the old row.
         with self.transaction():
             self._exec("DELETE FROM checkpoints WHERE uri = ?", (row["uri"],))
-            self._exec(f"INSERT INTO checkpoints ({columns}) VALUES ({marks})", tuple(row.values()))
+            self._insert("checkpoints", row)
             return self.checkpoint(row["cuid"]) or {}
 
     def checkpoint(self, cuid: str) -> dict[str, Any] | None:

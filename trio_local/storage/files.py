@@ -9,6 +9,7 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 
 def fsync_dir(path: Path) -> None:
@@ -20,13 +21,15 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def write_bytes_atomic(path: Path, data: bytes, *, mode: int = 0o644) -> None:
+@contextlib.contextmanager
+def atomic_file(path: Path, *, mode: int = 0o644) -> Iterator[BinaryIO]:
+    """A file to write that appears at `path` complete (fsynced, one rename) or not at all."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            yield handle
             handle.flush()
             os.fsync(handle.fileno())
         Path(tmp).replace(path)
@@ -34,6 +37,11 @@ def write_bytes_atomic(path: Path, data: bytes, *, mode: int = 0o644) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_bytes_atomic(path: Path, data: bytes, *, mode: int = 0o644) -> None:
+    with atomic_file(path, mode=mode) as handle:
+        handle.write(data)
 
 
 def fsync_tree(root: Path) -> None:

@@ -31,6 +31,12 @@ def _msgpack(data: dict, status: int = 200) -> Response:
 
 
 async def submit(request: Request) -> Response:
+    """Queue one event. What the SDK cannot frame or must not retry is an HTTP error: a
+    malformed envelope, another run's token, an unknown or ended run, a wrong index. A refusal
+    of the event's content (a value out of range, a length, a name, a rank) is that event's
+    failure instead: pytrio 0.2.9 marks its client broken for good after any error at submit
+    (`ActorTrainingRunCoordinator`), while a failed event costs the user only that call.
+    """
     state = service(request)
     # Parsing and range checks run off the event loop (an event may carry 64 MiB); every
     # check of shared state below runs on it with no await in between, so none interleave.
@@ -38,10 +44,7 @@ async def submit(request: Request) -> Response:
     run_id = envelope.metadata.run_id
     if request.state.actor_run != run_id:
         raise ApiError(403, "forbidden", "the actor token was issued for another run")
-    if refusal is not None:
-        if state.checks is not None:  # --check still reports the bad value it refused
-            state.checks.refused_event(envelope, payload)
-        raise refusal
+    bounds.check_envelope(envelope)
     row = state.store.training_run(run_id)
     if row is None:
         raise not_found("training run", run_id)
@@ -51,8 +54,6 @@ async def submit(request: Request) -> Response:
     existing = state.events.get(envelope.event_id)
     if existing is not None:
         raise ApiError(409, "event_exists", f"event {envelope.event_id} was already submitted")
-    if isinstance(payload, TrainerInitRunPayload):
-        _check_lora_matches(row, payload)
     # The SDK numbers a run's events 1, 2, 3, ... and moves on only once one is accepted, so
     # the next index is known: a jump (say to 2**64-1) would otherwise block every later event.
     expected = state.events.last_index.get(run_id, 0) + 1
@@ -62,6 +63,16 @@ async def submit(request: Request) -> Response:
             "event_out_of_order",
             f"metadata.index is {envelope.metadata.index}; run {run_id} expects {expected} next",
         )
+    if refusal is None and isinstance(payload, TrainerInitRunPayload):
+        refusal = _lora_mismatch(row, payload)
+    if refusal is not None:
+        if state.checks is not None:  # --check still reports the bad value it refused
+            state.checks.refused_event(envelope, payload)
+        # Accepted as failed: the SDK has moved its index past it, and so does the service.
+        record = EventRecord.refused(envelope, refusal)
+        state.events.add(record)
+        state.liveness.touch(run_id)
+        return _msgpack(record.response())
     if reopen and not state.store.reopen_training_run(run_id):
         raise _ended(run_id)
     state.liveness.touch(run_id)
@@ -75,27 +86,28 @@ async def submit(request: Request) -> Response:
 
 
 def _decode_and_check(body: bytes) -> tuple[EventEnvelope, Any, ApiError | None]:
-    """The parsed event and, when a value is out of range, the refusal to answer it with."""
+    """The parsed event and, when its content is out of range, the refusal to fail it with."""
     envelope, payload = decode_envelope(body)
     try:
-        bounds.check_event(envelope, payload)
+        bounds.check_payload(envelope, payload)
     except ApiError as refusal:
         return envelope, payload, refusal
     return envelope, payload, None
 
 
-def _check_lora_matches(row: dict, payload: TrainerInitRunPayload) -> None:
+def _lora_mismatch(row: dict, payload: TrainerInitRunPayload) -> ApiError | None:
     """init_run carries the LoRA settings the run was created with; nothing else is trained."""
     lora = payload.lora_config
     flags = ("train_mlp", "train_attn", "train_unembed")
     recorded = (row["lora_rank"], *(bool(row[flag]) for flag in flags))
-    if (lora.rank, *(getattr(lora, flag) for flag in flags)) != recorded:
-        raise ApiError(
-            400,
-            "lora_config_mismatch",
-            f"payload.lora_config (rank {lora.rank}) differs from the settings training run "
-            f"{row['cuid']} was created with (rank {row['lora_rank']}); create a new run",
-        )
+    if (lora.rank, *(getattr(lora, flag) for flag in flags)) == recorded:
+        return None
+    return ApiError(
+        400,
+        "lora_config_mismatch",
+        f"payload.lora_config (rank {lora.rank}) differs from the settings training run "
+        f"{row['cuid']} was created with (rank {row['lora_rank']}); create a new run",
+    )
 
 
 def _ended(run_id: str) -> ApiError:
