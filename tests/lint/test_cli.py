@@ -239,3 +239,22 @@ def test_rule_explain_and_catalogue(project: Path) -> None:
     assert "## Why is this bad?" in entry["explanation"]
     missing = run_main("rule", "PTR999", cwd=project)
     assert missing.code == 2 and "PTR999" in missing.err
+
+
+def test_in_process_runs_match_the_console_script_and_leave_the_process_as_it_was(
+    project: Path,
+) -> None:
+    """`run_main`, which most of these tests use, sees what the console script's user sees, and
+    a run in this process leaves no trace in it (directory, streams, signal handlers)."""
+    import signal
+
+    (project / "bad.py").write_text(BAD)
+    for args in (("bad.py", "--no-cache"), ("--no-such-option",), ("rule", "PTR999")):
+        assert run_main(*args, cwd=project) == run_cli(*args, cwd=project), args
+    version = run_main("--version", cwd=project)  # argparse exits through SystemExit
+    assert version.code == 0 and version.out.startswith("trio-lint ")
+    before = (Path.cwd(), sys.stdout, sys.stderr, sys.stdin, signal.getsignal(signal.SIGTERM))
+    fixed = run_main("bad.py", "--fix", cwd=project)  # a writing run installs SIGTERM handlers
+    assert fixed.code == 1 and (project / "bad.py").read_text() == FIXED
+    after = (Path.cwd(), sys.stdout, sys.stderr, sys.stdin, signal.getsignal(signal.SIGTERM))
+    assert after == before
