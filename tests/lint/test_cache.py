@@ -14,7 +14,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
-from lint_helpers import BAD, CLEAN, run_cli
+from lint_helpers import BAD, CLEAN, run_main
 
 if TYPE_CHECKING:
     from trio_lint.diagnostics import Diagnostic
@@ -70,15 +70,15 @@ def test_same_size_edit_with_mtime_put_back_is_relinted(project: Path) -> None:
     target = project / "a.py"
     target.write_text(BAD)
     before = target.stat()
-    assert "PTR202" in run_cli("a.py", *CONCISE, cwd=project).out
+    assert "PTR202" in run_main("a.py", *CONCISE, cwd=project).out
     # Same length, different findings, and the old mtime restored: only ctime/content tell.
     edited = BAD.replace("lr=1e-4", "lR=1e-4")
     assert len(edited) == len(BAD)
     target.write_text(edited)
     os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
     assert target.stat().st_size == before.st_size
-    warm = run_cli("a.py", *CONCISE, cwd=project).out
-    assert warm == run_cli("a.py", *CONCISE, "--no-cache", cwd=project).out
+    warm = run_main("a.py", *CONCISE, cwd=project).out
+    assert warm == run_main("a.py", *CONCISE, "--no-cache", cwd=project).out
     assert "PTR202" not in warm
 
 
@@ -88,8 +88,8 @@ def test_a_damaged_cache_is_ignored_and_replaced(project: Path) -> None:
     (project / "a.py").write_text(BAD)
     (project / "b.py").write_text(CLEAN)
     files = ("a.py", "b.py", *CONCISE)
-    expected = run_cli(*files, "--no-cache", cwd=project)
-    run_cli(*files, cwd=project)
+    expected = run_main(*files, "--no-cache", cwd=project)
+    run_main(*files, cwd=project)
     cache_file = _cache_file(project)
     intact = cache_file.read_bytes()
     digest = content_hash(BAD.encode())
@@ -109,7 +109,7 @@ def test_a_damaged_cache_is_ignored_and_replaced(project: Path) -> None:
     ]
     for content in damaged:
         cache_file.write_bytes(content)
-        got = run_cli(*files, cwd=project)
+        got = run_main(*files, cwd=project)
         assert (got.code, got.out) == (expected.code, expected.out), content[:40]
         assert got.err == ""
         assert a_py in read_store(cache_file)  # rewritten whole, readable again
@@ -118,13 +118,13 @@ def test_a_damaged_cache_is_ignored_and_replaced(project: Path) -> None:
 
 def test_a_config_change_invalidates(project: Path) -> None:
     (project / "a.py").write_text(BAD)
-    assert "PTR202" in run_cli("a.py", *CONCISE, cwd=project).out
+    assert "PTR202" in run_main("a.py", *CONCISE, cwd=project).out
     (project / "pyproject.toml").write_text(
         "[project]\nname = 'p'\n\n[tool.trio-lint]\nignore = ['PTR202']\n"
     )
-    warm = run_cli("a.py", *CONCISE, cwd=project).out
+    warm = run_main("a.py", *CONCISE, cwd=project).out
     assert "PTR202" not in warm
-    assert warm == run_cli("a.py", *CONCISE, "--no-cache", cwd=project).out
+    assert warm == run_main("a.py", *CONCISE, "--no-cache", cwd=project).out
 
 
 def test_stamp_is_trusted_only_when_unchanged_and_not_racy(tmp_path: Path) -> None:
@@ -177,7 +177,7 @@ def test_a_warm_run_imports_no_engine(project: Path) -> None:
     through them, libcst) is imported."""
     (project / "a.py").write_text(BAD)
     (project / "b.py").write_text("print('no sdk here')\n")
-    cold = run_cli(".", *CONCISE, cwd=project)
+    cold = run_main(".", *CONCISE, cwd=project)
     script = (
         "import contextlib, io, sys\n"
         "from trio_lint.cli import main\n"

@@ -1,4 +1,7 @@
-"""The console script end to end: exit codes, output formats, fixes, selection, stdin, rules."""
+"""The command line end to end: exit codes, output formats, fixes, selection, stdin, rules.
+
+The exit codes and standard input go through the console script as a real process; the rest
+calls `main(argv)` in this process (`run_main`), where the process boundary is not the point."""
 
 from __future__ import annotations
 
@@ -7,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from lint_helpers import BAD, CLEAN, FIXED, run_cli
+from lint_helpers import BAD, CLEAN, FIXED, run_cli, run_main
 
 BIN = Path(sys.executable).parent
 
@@ -27,13 +30,13 @@ def test_exit_codes(project: Path) -> None:
 
 def test_empty_directory_is_clean(project: Path) -> None:
     (project / "examples").mkdir()
-    result = run_cli("examples", cwd=project)
+    result = run_main("examples", cwd=project)
     assert result.code == 0 and "All checks passed!" in result.out
 
 
 def test_full_output_shows_line_caret_and_help(project: Path) -> None:
     (project / "bad.py").write_text(BAD)
-    out = run_cli("bad.py", "--no-cache", cwd=project).out
+    out = run_main("bad.py", "--no-cache", cwd=project).out
     assert "bad.py:3:24: PTR202 [*] `AdamParams` has no `lr`" in out
     assert "3 | adam = trio.AdamParams(lr=1e-4)" in out
     assert "  |                        ^^^^^^^ PTR202" in out
@@ -44,7 +47,7 @@ def test_full_output_shows_line_caret_and_help(project: Path) -> None:
 def test_concise_and_sorted(project: Path) -> None:
     (project / "b.py").write_text(BAD)
     (project / "a.py").write_text(BAD)
-    lines = run_cli(".", "--output-format", "concise", "-q", cwd=project).out.splitlines()
+    lines = run_main(".", "--output-format", "concise", "-q", cwd=project).out.splitlines()
     assert lines[:3] == [
         "a.py:3:24: PTR202 [*] `AdamParams` has no `lr`; the PyTRIO name is `learning_rate`",
         "a.py:4:30: PTR201 [*] `SamplingParams` has no `max_new_tokens`; the PyTRIO name is"
@@ -58,7 +61,7 @@ def test_concise_and_sorted(project: Path) -> None:
 
 def test_json_has_ruffs_record_shape(project: Path) -> None:
     (project / "bad.py").write_text(BAD)
-    records = json.loads(run_cli("bad.py", "--output-format", "json", cwd=project).out)
+    records = json.loads(run_main("bad.py", "--output-format", "json", cwd=project).out)
     ruff_keys = {
         "cell",
         "code",
@@ -116,7 +119,7 @@ def test_json_records_have_the_same_shape_as_real_ruff(project: Path) -> None:
         check=False,
     )
     (theirs,) = json.loads(ruff.stdout)
-    ours = json.loads(run_cli("bad.py", "--output-format", "json", cwd=project).out)[0]
+    ours = json.loads(run_main("bad.py", "--output-format", "json", cwd=project).out)[0]
     # ruff's `url` is null for codes without a docs page (as syntax errors); ours are documented
     # by `trio-lint rule CODE` instead.
     assert ours.pop("url") is None
@@ -126,7 +129,7 @@ def test_json_records_have_the_same_shape_as_real_ruff(project: Path) -> None:
 
 def test_github_annotations(project: Path) -> None:
     (project / "bad.py").write_text(BAD)
-    out = run_cli("bad.py", "--output-format", "github", cwd=project).out.splitlines()
+    out = run_main("bad.py", "--output-format", "github", cwd=project).out.splitlines()
     assert out[0] == (
         "::error title=trio-lint (PTR202),file=bad.py,line=3,col=24,endLine=3,endColumn=31::"
         "bad.py:3:24: PTR202 `AdamParams` has no `lr`; the PyTRIO name is `learning_rate`"
@@ -136,19 +139,19 @@ def test_github_annotations(project: Path) -> None:
 def test_fix_writes_converges_and_show_fixes(project: Path) -> None:
     target = project / "bad.py"
     target.write_text(BAD)
-    result = run_cli("bad.py", "--fix", "--show-fixes", cwd=project)
+    result = run_main("bad.py", "--fix", "--show-fixes", cwd=project)
     assert result.code == 1  # the -100 finding has no fix and remains
     assert target.read_text() == FIXED
     assert "Fixed 2 errors:" in result.out and "1 × PTR201 (hf-max-new-tokens)" in result.out
     assert "Found 3 errors (2 fixed, 1 remaining)." in result.out
-    again = run_cli("bad.py", "--fix", cwd=project)
+    again = run_main("bad.py", "--fix", cwd=project)
     assert target.read_text() == FIXED and "Found 1 error." in again.out
 
 
 def test_diff_writes_nothing(project: Path) -> None:
     target = project / "bad.py"
     target.write_text(BAD)
-    result = run_cli("bad.py", "--diff", cwd=project)
+    result = run_main("bad.py", "--diff", cwd=project)
     assert result.code == 1
     assert target.read_text() == BAD
     assert result.out.startswith("--- a/bad.py\n+++ b/bad.py\n")
@@ -156,24 +159,24 @@ def test_diff_writes_nothing(project: Path) -> None:
     assert "\n+adam = trio.AdamParams(learning_rate=1e-4)\n" in result.out
     assert "Would fix 2 errors" in result.err
     (project / "clean.py").write_text(CLEAN)
-    assert run_cli("clean.py", "--diff", cwd=project).code == 0
+    assert run_main("clean.py", "--diff", cwd=project).code == 0
 
 
 def test_unsafe_fixes_need_the_flag(project: Path) -> None:
     code = "from pytrio import Datum\nDatum = Datum\n"
     target = project / "shadow.py"
     target.write_text(code)
-    result = run_cli("shadow.py", "--select", "PTR001", "--fix", cwd=project)
+    result = run_main("shadow.py", "--select", "PTR001", "--fix", cwd=project)
     assert target.read_text() == code
     assert "hidden fixes can be enabled with the `--unsafe-fixes` option" in result.out
-    run_cli("shadow.py", "--select", "PTR001", "--fix", "--unsafe-fixes", cwd=project)
+    run_main("shadow.py", "--select", "PTR001", "--fix", "--unsafe-fixes", cwd=project)
     assert target.read_text() == "import pytrio as trio\nDatum = trio.Datum\n"
 
 
 def test_statistics(project: Path) -> None:
     (project / "a.py").write_text(BAD)
     (project / "b.py").write_text(BAD)
-    out = run_cli(".", "--statistics", cwd=project).out
+    out = run_main(".", "--statistics", cwd=project).out
     assert "2\tPTR201\t[*] hf-max-new-tokens" in out
     assert "2\tPTR301\t    minus-100-mask" in out
 
@@ -182,7 +185,7 @@ def test_select_ignore_extend_select_by_prefix(project: Path) -> None:
     (project / "bad.py").write_text(BAD)
 
     def codes(*args: str) -> set[str]:
-        out = run_cli("bad.py", "--output-format", "json", *args, cwd=project).out
+        out = run_main("bad.py", "--output-format", "json", *args, cwd=project).out
         return {record["code"] for record in json.loads(out)}
 
     assert codes("--select", "PTR2") == {"PTR201", "PTR202"}
@@ -214,7 +217,7 @@ def test_stdin(project: Path) -> None:
 
 
 def test_rule_explain_and_catalogue(project: Path) -> None:
-    doc = run_cli("rule", "PTR201", cwd=project)
+    doc = run_main("rule", "PTR201", cwd=project)
     assert doc.code == 0
     for heading in (
         "# hf-max-new-tokens (PTR201)",
@@ -223,16 +226,35 @@ def test_rule_explain_and_catalogue(project: Path) -> None:
         "## Fix safety",
     ):
         assert heading in doc.out
-    by_name = run_cli("rule", "hf-max-new-tokens", cwd=project)
+    by_name = run_main("rule", "hf-max-new-tokens", cwd=project)
     assert by_name.out == doc.out
-    table = run_cli("rule", "--all", cwd=project).out.splitlines()
+    table = run_main("rule", "--all", cwd=project).out.splitlines()
     assert table[0].split() == ["code", "name", "default", "severity", "fix"]
     assert any(line.split()[:3] == ["PTR001", "from-import", "on"] for line in table)
     assert any(line.split()[:3] == ["PTR210", "train-unembed-default", "off"] for line in table)
     assert any(line.split()[:3] == ["PTR201", "hf-max-new-tokens", "on"] for line in table)
-    catalogue = json.loads(run_cli("rule", "--all", "--output-format", "json", cwd=project).out)
+    catalogue = json.loads(run_main("rule", "--all", "--output-format", "json", cwd=project).out)
     entry = next(item for item in catalogue if item["code"] == "PTR202")
     assert entry["name"] == "hf-lr" and entry["fix_safety"] == "safe"
     assert "## Why is this bad?" in entry["explanation"]
-    missing = run_cli("rule", "PTR999", cwd=project)
+    missing = run_main("rule", "PTR999", cwd=project)
     assert missing.code == 2 and "PTR999" in missing.err
+
+
+def test_in_process_runs_match_the_console_script_and_leave_the_process_as_it_was(
+    project: Path,
+) -> None:
+    """`run_main`, which most of these tests use, sees what the console script's user sees, and
+    a run in this process leaves no trace in it (directory, streams, signal handlers)."""
+    import signal
+
+    (project / "bad.py").write_text(BAD)
+    for args in (("bad.py", "--no-cache"), ("--no-such-option",), ("rule", "PTR999")):
+        assert run_main(*args, cwd=project) == run_cli(*args, cwd=project), args
+    version = run_main("--version", cwd=project)  # argparse exits through SystemExit
+    assert version.code == 0 and version.out.startswith("trio-lint ")
+    before = (Path.cwd(), sys.stdout, sys.stderr, sys.stdin, signal.getsignal(signal.SIGTERM))
+    fixed = run_main("bad.py", "--fix", cwd=project)  # a writing run installs SIGTERM handlers
+    assert fixed.code == 1 and (project / "bad.py").read_text() == FIXED
+    after = (Path.cwd(), sys.stdout, sys.stderr, sys.stdin, signal.getsignal(signal.SIGTERM))
+    assert after == before

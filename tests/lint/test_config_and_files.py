@@ -1,4 +1,6 @@
-"""[tool.trio-lint] configuration, file discovery, noqa and the cache, via the console script."""
+"""[tool.trio-lint] configuration, file discovery, noqa and the cache, through `main(argv)` in
+this process; the process pool, which a run starts from its own process, through the console
+script."""
 
 from __future__ import annotations
 
@@ -7,13 +9,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from lint_helpers import BAD, CLEAN, run_cli
+from lint_helpers import BAD, CLEAN, run_cli, run_main
 
 TINKER = "import tinker\np = tinker.types.SamplingParams(max_new_tokens=8)\n"
 
 
 def codes(project: Path, *args: str) -> list[tuple[str, str]]:
-    out = run_cli(*args, "--output-format", "json", "--no-cache", cwd=project).out
+    out = run_main(*args, "--output-format", "json", "--no-cache", cwd=project).out
     return [(Path(r["filename"]).name, r["code"]) for r in json.loads(out)]
 
 
@@ -53,14 +55,14 @@ def test_sdk_modules_makes_rules_apply_to_tinker(project: Path) -> None:
 def test_unknown_key_and_code_errors_name_them(project: Path) -> None:
     (project / "a.py").write_text(CLEAN)
     write_config(project, 'selec = ["PTR2"]\n')
-    bad_key = run_cli("a.py", cwd=project)
+    bad_key = run_main("a.py", cwd=project)
     assert bad_key.code == 2
     assert "unknown key `selec`" in bad_key.err and "Did you mean `select`?" in bad_key.err
     write_config(project, 'ignore = ["PTR2", "XYZ123"]\n')
-    bad_code = run_cli("a.py", cwd=project)
+    bad_code = run_main("a.py", cwd=project)
     assert bad_code.code == 2 and "`XYZ123` in `ignore`" in bad_code.err
     write_config(project, 'sdk-modules = "pytrio"\n')
-    bad_type = run_cli("a.py", cwd=project)
+    bad_type = run_main("a.py", cwd=project)
     assert bad_type.code == 2 and "sdk-modules" in bad_type.err
 
 
@@ -83,7 +85,7 @@ def test_a_bad_value_names_its_key_and_the_expected_shape(
 ) -> None:
     (project / "pyproject.toml").write_text(f"[tool.trio-lint]\n{toml}\n")
     (project / "a.py").write_text(BAD)
-    got = run_cli("a.py", cwd=project)
+    got = run_main("a.py", cwd=project)
     assert got.code == 2 and got.out == ""
     assert f"invalid value for `{key}`" in got.err and hint in got.err, got.err
     assert "Traceback" not in got.err
@@ -94,7 +96,7 @@ def test_explicit_config_file(project: Path) -> None:
     other = project / "lint.toml"
     other.write_text('select = ["PTR301"]\n')
     assert codes(project, "a.py", "--config", str(other)) == [("a.py", "PTR301")]
-    missing = run_cli("a.py", "--config", "nope.toml", cwd=project)
+    missing = run_main("a.py", "--config", "nope.toml", cwd=project)
     assert missing.code == 2 and "nope.toml" in missing.err
 
 
@@ -142,21 +144,23 @@ def test_noqa_codes_bare_add_noqa_and_unused(project: Path) -> None:
         "y = trio.AdamParams(learning_rate=1)  # noqa: PTR202, E501\n"
     )
     assert codes(project, "a.py") == [("a.py", "PTR301")]
-    unused = run_cli("a.py", "--extend-select", "PTR902", "--output-format", "concise", cwd=project)
+    unused = run_main(
+        "a.py", "--extend-select", "PTR902", "--output-format", "concise", cwd=project
+    )
     lines = unused.out.splitlines()
     assert "a.py:4:40: PTR902 [*] Unused `noqa` directive (PTR201)" in lines
     assert "a.py:5:39: PTR902 [*] Unused `noqa` directive (PTR202)" in lines
-    run_cli("a.py", "--extend-select", "PTR902", "--fix", cwd=project)
+    run_main("a.py", "--extend-select", "PTR902", "--fix", cwd=project)
     text = target.read_text().splitlines()
     assert text[3] == "x = trio.ModelInput.from_ints([-100])"
     assert text[4] == "y = trio.AdamParams(learning_rate=1)  # noqa: E501"
-    added = run_cli("a.py", "--add-noqa", cwd=project)
+    added = run_main("a.py", "--add-noqa", cwd=project)
     assert added.code == 0
     assert (
         target.read_text().splitlines()[3]
         == "x = trio.ModelInput.from_ints([-100])  # noqa: PTR301"
     )
-    assert run_cli("a.py", cwd=project).code == 0
+    assert run_main("a.py", cwd=project).code == 0
 
 
 def test_cache_is_keyed_on_content(project: Path) -> None:
@@ -164,7 +168,7 @@ def test_cache_is_keyed_on_content(project: Path) -> None:
 
     target = project / "a.py"
     target.write_text(BAD)
-    first = run_cli("a.py", "--output-format", "concise", cwd=project).out
+    first = run_main("a.py", "--output-format", "concise", cwd=project).out
     cache_dir = project / ".trio_lint_cache"
     cache_files = [p for p in cache_dir.glob("*.cache") if not p.name.startswith("run-")]
     assert len(cache_files) == 1
@@ -174,16 +178,17 @@ def test_cache_is_keyed_on_content(project: Path) -> None:
     (entry,) = entries.values()
     entry[1][0]["message"] = "from the cache"
     write_store(cache_dir, cache_files[0], entries)
-    assert "from the cache" in run_cli("a.py", "--output-format", "concise", cwd=project).out
-    assert run_cli("a.py", "--output-format", "concise", "--no-cache", cwd=project).out == first
+    assert "from the cache" in run_main("a.py", "--output-format", "concise", cwd=project).out
+    assert run_main("a.py", "--output-format", "concise", "--no-cache", cwd=project).out == first
     target.write_text(BAD + "\n")  # new content: the stale entry is not used
-    assert "from the cache" not in run_cli("a.py", "--output-format", "concise", cwd=project).out
+    assert "from the cache" not in run_main("a.py", "--output-format", "concise", cwd=project).out
 
 
 def test_many_files_use_the_pool_and_stay_sorted(project: Path) -> None:
     for number in range(40):
         (project / f"m{number:02}.py").write_text(BAD if number % 3 else CLEAN)
+    # The pool forks the process that runs trio-lint: a real one, not this test worker.
     pooled = run_cli(".", "--output-format", "concise", "--no-cache", "--jobs", "2", cwd=project)
-    serial = run_cli(".", "--output-format", "concise", "--no-cache", "--jobs", "1", cwd=project)
+    serial = run_main(".", "--output-format", "concise", "--no-cache", "--jobs", "1", cwd=project)
     assert pooled.out == serial.out
     assert pooled.out.count("PTR202") == 26

@@ -3,8 +3,8 @@ delete), a write never overwrites an edit made while the run was busy (compare a
 symlink stays a symlink (its target is fixed), and no temporary file outlives the run, whatever
 ends it: an error, an interrupt, a signal, or `kill -9` (the next run removes what it left).
 
-The runs are in-process (`trio_lint.cli.main`) where faults are injected by patching the write
-path; the kill -9 run is a real process killed at the write."""
+The runs are in-process (`trio_lint.cli.main`, through `run_main`) where faults are injected by
+patching the write path; the SIGTERM and kill -9 runs are real processes killed at the write."""
 
 from __future__ import annotations
 
@@ -20,11 +20,10 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from lint_helpers import BAD, FIXED
+from lint_helpers import BAD, FIXED, run_main
 
 import trio_lint.runner as runner
 from trio_lint import fix_source
-from trio_lint.cli import main
 from trio_lint.rules import all_rules
 
 COMMENTED_IMPORT = (
@@ -37,16 +36,10 @@ COMMENTED_IMPORT = (
 )
 
 
-def lint(project: Path, *args: str, capsys) -> tuple[int, str]:
+def lint(project: Path, *args: str) -> tuple[int, str]:
     """trio-lint in this process, run from `project`: (exit code, stdout + stderr)."""
-    cwd = Path.cwd()
-    os.chdir(project)
-    try:
-        code = main(["--no-cache", *args])
-    finally:
-        os.chdir(cwd)
-    captured = capsys.readouterr()
-    return code, captured.out + captured.err
+    run = run_main("--no-cache", *args, cwd=project)
+    return run.code, run.out + run.err
 
 
 def comments(code: str) -> Counter[str]:
@@ -65,10 +58,10 @@ def temp_files(directory: Path) -> list[str]:
 # --- comments --------------------------------------------------------------------------------
 
 
-def test_a_safe_fix_that_would_delete_comments_is_unsafe_and_names_them(project, capsys):
+def test_a_safe_fix_that_would_delete_comments_is_unsafe_and_names_them(project):
     target = project / "a.py"
     target.write_text(COMMENTED_IMPORT)
-    code, out = lint(project, "--fix", "a.py", capsys=capsys)
+    code, out = lint(project, "--fix", "a.py")
     assert target.read_text() == COMMENTED_IMPORT  # nothing written
     assert code == 1
     assert "PTR001" in out and "(unsafe: it would delete the comments" in out
@@ -76,11 +69,11 @@ def test_a_safe_fix_that_would_delete_comments_is_unsafe_and_names_them(project,
         assert f"`{comment}`" in out
     assert "1 hidden fixes can be enabled with the `--unsafe-fixes` option" in out
     # Asked for, the unsafe fix is applied.
-    code, out = lint(project, "--fix", "--unsafe-fixes", "a.py", capsys=capsys)
+    code, out = lint(project, "--fix", "--unsafe-fixes", "a.py")
     assert target.read_text().startswith("import pytrio as trio\n"), out
 
 
-def test_safe_fixes_that_keep_their_comments_still_apply(project, capsys):
+def test_safe_fixes_that_keep_their_comments_still_apply(project):
     source = (
         "import pytrio as trio\n"
         "# the optimiser\n"
@@ -89,7 +82,7 @@ def test_safe_fixes_that_keep_their_comments_still_apply(project, capsys):
         ")  # end\n"
     )
     (project / "a.py").write_text(source)
-    _, out = lint(project, "--fix", "a.py", capsys=capsys)
+    _, out = lint(project, "--fix", "a.py")
     fixed = (project / "a.py").read_text()
     assert "learning_rate=1e-4,  # step size" in fixed, out
     assert comments(fixed) == comments(source)
@@ -171,7 +164,7 @@ def test_comments_anywhere_in_a_fixed_import_survive_a_safe_fix(where, text):
 # --- compare and swap ------------------------------------------------------------------------
 
 
-def test_an_edit_made_while_fix_runs_is_kept_and_reported(project, capsys, monkeypatch):
+def test_an_edit_made_while_fix_runs_is_kept_and_reported(project, monkeypatch):
     # A tree large enough for the process pool; one file gets a line appended after its fixes
     # were computed from the old bytes and before they are written.
     tree = project / "tree"
@@ -188,7 +181,7 @@ def test_an_edit_made_while_fix_runs_is_kept_and_reported(project, capsys, monke
         return results
 
     monkeypatch.setattr(runner, "_lint_all", lint_then_edit)
-    code, out = lint(project, "--fix", "--jobs", "2", "tree", capsys=capsys)
+    code, out = lint(project, "--fix", "--jobs", "2", "tree")
     assert edited.read_text() == BAD + "print('added while trio-lint ran')\n"
     assert "tree/m07.py:1:1: PTR901" in out and "changed while trio-lint was fixing it" in out
     assert code == 1
@@ -198,7 +191,7 @@ def test_an_edit_made_while_fix_runs_is_kept_and_reported(project, capsys, monke
     assert temp_files(project) == []
 
 
-def test_a_change_right_before_the_rename_is_not_overwritten(project, capsys, monkeypatch):
+def test_a_change_right_before_the_rename_is_not_overwritten(project, monkeypatch):
     # The compare happens after the temp file is written: an edit made during that write wins.
     target = project / "a.py"
     target.write_text(BAD)
@@ -209,7 +202,7 @@ def test_a_change_right_before_the_rename_is_not_overwritten(project, capsys, mo
         target.write_text(BAD + "x = 1\n")
 
     monkeypatch.setattr(os, "fsync", fsync_then_edit)
-    code, out = lint(project, "--fix", "a.py", capsys=capsys)
+    code, out = lint(project, "--fix", "a.py")
     assert target.read_text() == BAD + "x = 1\n"
     assert "changed while trio-lint was fixing it" in out and code == 1
     assert temp_files(project) == []
@@ -218,7 +211,7 @@ def test_a_change_right_before_the_rename_is_not_overwritten(project, capsys, mo
 # --- symlinks --------------------------------------------------------------------------------
 
 
-def test_fix_writes_a_symlinks_target_and_keeps_the_link(project, capsys):
+def test_fix_writes_a_symlinks_target_and_keeps_the_link(project):
     tree = project / "tree"
     outside = project / "outside"
     tree.mkdir()
@@ -227,7 +220,7 @@ def test_fix_writes_a_symlinks_target_and_keeps_the_link(project, capsys):
     (tree / "link.py").symlink_to("real.py")  # both in the tree: linted and fixed once
     (outside / "target.py").write_text(BAD)
     (tree / "ext.py").symlink_to(outside / "target.py")
-    code, out = lint(project, "--fix", "--show-fixes", "tree", capsys=capsys)
+    code, out = lint(project, "--fix", "--show-fixes", "tree")
     assert code == 1, out  # BAD keeps one finding without a fix
     assert (tree / "link.py").is_symlink() and (tree / "link.py").readlink() == Path("real.py")
     assert (tree / "ext.py").is_symlink()
@@ -237,7 +230,7 @@ def test_fix_writes_a_symlinks_target_and_keeps_the_link(project, capsys):
     assert temp_files(project) == []
     # Named on the command line, the link is followed as well.
     (outside / "target.py").write_text(BAD)
-    code, out = lint(project, "--fix", "tree/ext.py", capsys=capsys)
+    code, out = lint(project, "--fix", "tree/ext.py")
     assert (tree / "ext.py").is_symlink() and (outside / "target.py").read_text() == FIXED
 
 
@@ -254,9 +247,7 @@ def test_fix_writes_a_symlinks_target_and_keeps_the_link(project, capsys):
     ],
     ids=["replace-enospc", "fsync-eio", "chmod-eperm", "replace-interrupt"],
 )
-def test_a_failed_write_leaves_the_file_and_no_temp_file(
-    project, capsys, monkeypatch, patched, fault
-):
+def test_a_failed_write_leaves_the_file_and_no_temp_file(project, monkeypatch, patched, fault):
     target = project / "a.py"
     target.write_text(BAD)
 
@@ -264,7 +255,7 @@ def test_a_failed_write_leaves_the_file_and_no_temp_file(
         raise fault
 
     monkeypatch.setattr(os, patched, fail)
-    code, out = lint(project, "--fix", "a.py", capsys=capsys)
+    code, out = lint(project, "--fix", "a.py")
     assert target.read_text() == BAD
     assert temp_files(project) == []
     if isinstance(fault, OSError):
@@ -296,12 +287,13 @@ def test_a_sigterm_during_the_write_removes_the_temp_file(project):
         timeout=120,
         check=False,
     )
-    assert process.returncode != 0
+    # The run's own SIGTERM handler ended it (SystemExit(128 + 15)), not a failure to start.
+    assert process.returncode == 128 + signal.SIGTERM, process.stderr
     assert target.read_text() == BAD
     assert temp_files(project) == []
 
 
-def test_the_temp_file_of_a_killed_run_is_removed_by_the_next_fix(project, capsys):
+def test_the_temp_file_of_a_killed_run_is_removed_by_the_next_fix(project):
     tree = project / "tree"
     tree.mkdir()
     (tree / "a.py").write_text(BAD)
@@ -317,22 +309,22 @@ def test_the_temp_file_of_a_killed_run_is_removed_by_the_next_fix(project, capsy
     left = temp_files(tree)
     assert len(left) == 1 and re.fullmatch(r"\.a\.py\.trio-lint-\d+-\w+\.tmp", left[0]), left
     # A read-only run leaves it alone; the next run that writes removes it (its pid is dead).
-    lint(project, "tree", capsys=capsys)
+    lint(project, "tree")
     assert temp_files(tree) == left
-    code, out = lint(project, "--fix", "tree", capsys=capsys)
+    code, out = lint(project, "--fix", "tree")
     assert code == 1, out
     assert temp_files(tree) == []
     assert (tree / "a.py").read_text() == FIXED
 
 
-def test_a_live_runs_temp_file_is_not_removed(project, capsys):
+def test_a_live_runs_temp_file_is_not_removed(project):
     # Another trio-lint writing in the same tree right now: its temp file is not stale.
     (project / "a.py").write_text(BAD)
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         live = project / f".b.py.trio-lint-{sleeper.pid}-abc.tmp"
         live.write_text("partial")
-        _, out = lint(project, "--fix", ".", capsys=capsys)
+        _, out = lint(project, "--fix", ".")
         assert live.exists(), out
         assert (project / "a.py").read_text() == FIXED
     finally:
@@ -340,15 +332,15 @@ def test_a_live_runs_temp_file_is_not_removed(project, capsys):
         sleeper.wait()
     # Once its writer is gone, it is stale.
     (project / "a.py").write_text(BAD)
-    lint(project, "--fix", "a.py", capsys=capsys)
+    lint(project, "--fix", "a.py")
     assert not live.exists()
 
 
-def test_fix_keeps_every_other_byte_and_the_mode(project, capsys):
+def test_fix_keeps_every_other_byte_and_the_mode(project):
     target = project / "a.py"
     target.write_bytes(BAD.replace("\n", "\r\n").encode())
     target.chmod(0o750)
-    lint(project, "--fix", "a.py", capsys=capsys)
+    lint(project, "--fix", "a.py")
     assert target.read_bytes() == FIXED.replace("\n", "\r\n").encode()
     assert target.stat().st_mode & 0o7777 == 0o750
     assert Counter(p.name for p in project.iterdir()) == Counter(["a.py", "pyproject.toml"])

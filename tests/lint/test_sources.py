@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from lint_helpers import BAD, FIXED, run_cli
+from lint_helpers import BAD, FIXED, run_main
 
 from trio_lint import fix_source, lint_source
 
@@ -44,11 +44,11 @@ def test_notebook_reports_cell_and_line() -> None:
 def test_notebook_fix_keeps_magics_and_other_cells(project: Path) -> None:
     target = project / "nb.ipynb"
     target.write_text(NOTEBOOK)
-    concise = run_cli("nb.ipynb", "--output-format", "concise", "-q", cwd=project).out
+    concise = run_main("nb.ipynb", "--output-format", "concise", "-q", cwd=project).out
     assert concise.splitlines()[0].startswith("nb.ipynb:cell 3:1:24: PTR202")
-    full = run_cli("nb.ipynb", "-q", cwd=project).out
+    full = run_main("nb.ipynb", "-q", cwd=project).out
     assert "1 | adam = trio.AdamParams(lr=1e-4)" in full
-    assert run_cli("nb.ipynb", "--fix", cwd=project).code == 0
+    assert run_main("nb.ipynb", "--fix", cwd=project).code == 0
     cells = json.loads(target.read_text())["cells"]
     assert "".join(cells[1]["source"]) == "%pip install pytrio\nimport pytrio as trio\n"
     assert "".join(cells[2]["source"]) == (
@@ -86,7 +86,7 @@ def test_markdown_blocks_report_markdown_lines_and_share_imports(project: Path) 
     assert found == [("PTR201", 10, 32)]
     target = project / "doc.md"
     target.write_text(MARKDOWN)
-    run_cli("doc.md", "--fix", cwd=project)
+    run_main("doc.md", "--fix", cwd=project)
     assert target.read_text() == MARKDOWN.replace("max_new_tokens=8", "max_tokens=8")
 
 
@@ -101,7 +101,7 @@ def test_markdown_fragments_are_skipped_never_ptr900(project: Path) -> None:
     found = [(d.code, d.line) for d in lint_source(text, "a.md")]
     assert found == [("PTR201", 16)]
     (project / "a.md").write_text(text)
-    proc = run_cli("--no-cache", "--output-format", "concise", "a.md", cwd=project)
+    proc = run_main("--no-cache", "--output-format", "concise", "a.md", cwd=project)
     assert "PTR900" not in proc.out and "a.md:16:" in proc.out
 
 
@@ -110,12 +110,12 @@ def test_markdown_in_directories_is_opt_in(project: Path) -> None:
     file, `markdown = true` or `--markdown` brings the blocks in."""
     (project / "docs").mkdir()
     (project / "docs" / "guide.md").write_text(MARKDOWN)
-    assert run_cli("--no-cache", ".", cwd=project).code == 0
-    assert run_cli("--no-cache", "--markdown", ".", cwd=project).code == 1
-    assert run_cli("--no-cache", "docs/guide.md", cwd=project).code == 1
+    assert run_main("--no-cache", ".", cwd=project).code == 0
+    assert run_main("--no-cache", "--markdown", ".", cwd=project).code == 1
+    assert run_main("--no-cache", "docs/guide.md", cwd=project).code == 1
     pyproject = project / "pyproject.toml"
     pyproject.write_text(pyproject.read_text() + "\n[tool.trio-lint]\nmarkdown = true\n")
-    assert run_cli("--no-cache", ".", cwd=project).code == 1
+    assert run_main("--no-cache", ".", cwd=project).code == 1
 
 
 def test_syntax_error_has_line_and_column() -> None:
@@ -130,10 +130,10 @@ def test_crlf_bom_tabs_form_feeds_are_kept_by_fixes(project: Path) -> None:
     source = source.replace("params =", "if True:\r\n\tparams =")
     target = project / "a.py"
     target.write_bytes(b"\xef\xbb\xbf" + source.encode())
-    result = run_cli("a.py", "--output-format", "concise", "-q", cwd=project)
+    result = run_main("a.py", "--output-format", "concise", "-q", cwd=project)
     assert "a.py:3:25: PTR202" in result.out  # the form feed counts as one column
     assert "a.py:5:31: PTR201" in result.out  # so does the tab
-    run_cli("a.py", "--fix", cwd=project)
+    run_main("a.py", "--fix", cwd=project)
     data = target.read_bytes()
     assert data.startswith(b"\xef\xbb\xbf")
     expected = source.replace("lr=", "learning_rate=").replace("max_new_tokens", "max_tokens")
@@ -152,7 +152,7 @@ def test_declared_encoding_and_undecodable_files(project: Path) -> None:
     empty.write_bytes(b"")
     good = project / "good.py"
     good.write_text(BAD)
-    result = run_cli(".", "--output-format", "concise", "-q", "--force-sdk", cwd=project)
+    result = run_main(".", "--output-format", "concise", "-q", "--force-sdk", cwd=project)
     lines = result.out.splitlines()
     assert (
         "latin.py:4:24: PTR202 [*] `AdamParams` has no `lr`; the PyTRIO name is `learning_rate`"
@@ -161,7 +161,7 @@ def test_declared_encoding_and_undecodable_files(project: Path) -> None:
     assert any(line.startswith("broken.py:2:1: PTR901") and "utf-8" in line for line in lines)
     assert sum(line.startswith("good.py") for line in lines) == 3
     assert not any(line.startswith("empty.py") for line in lines)
-    run_cli("latin.py", "--fix", cwd=project)
+    run_main("latin.py", "--fix", cwd=project)
     assert latin.read_bytes().endswith(b"# caf\xe9\nadam = trio.AdamParams(learning_rate=1)\n")
 
 
@@ -172,7 +172,7 @@ def test_huge_and_unreadable_files(project: Path) -> None:
     locked.write_text(BAD)
     locked.chmod(0)
     (project / "good.py").write_text(BAD)
-    result = run_cli(".", "--output-format", "concise", "-q", cwd=project)
+    result = run_main(".", "--output-format", "concise", "-q", cwd=project)
     assert any(line.startswith("huge.py:1:1: PTR901") for line in result.out.splitlines())
     assert result.out.count("good.py:") == 3
     locked.chmod(0o644)

@@ -14,23 +14,17 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from lint_helpers import BAD, TRIO_LINT
+from lint_helpers import BAD, TRIO_LINT, run_main
 
 from trio_lint import lint_source
-from trio_lint.cli import main
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 
 
-def lint(project: Path, *args: str, capsys) -> tuple[int, str, str]:
-    cwd = Path.cwd()
-    os.chdir(project)
-    try:
-        code = main(["--no-cache", "--output-format", "concise", *args])
-    finally:
-        os.chdir(cwd)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+def lint(project: Path, *args: str, stdin: bytes | None = None) -> tuple[int, str, str]:
+    """trio-lint in this process, run from `project`: (exit code, stdout, stderr)."""
+    run = run_main("--no-cache", "--output-format", "concise", *args, cwd=project, stdin=stdin)
+    return run.code, run.out, run.err
 
 
 def console(project: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
@@ -58,7 +52,7 @@ def found(out: str) -> list[tuple[str, str]]:
 # --- symlinks --------------------------------------------------------------------------------
 
 
-def test_symlink_cycles_and_dangling_links_in_a_tree_are_skipped(project, capsys):
+def test_symlink_cycles_and_dangling_links_in_a_tree_are_skipped(project):
     (project / "ok.py").write_text(BAD)
     sub = project / "sub"
     sub.mkdir()
@@ -69,49 +63,46 @@ def test_symlink_cycles_and_dangling_links_in_a_tree_are_skipped(project, capsys
     (project / "loop.py").symlink_to("loop.py")
     (project / "gone.py").symlink_to("nowhere.py")
     (sub / "ptr.py").symlink_to("../loop.py")
-    code, out, err = lint(project, ".", capsys=capsys)
+    code, out, err = lint(project, ".")
     assert code == 1, err
     assert {path for path, _ in found(out)} == {"ok.py"}, out
     assert "Traceback" not in err and "internal error" not in err
 
 
 @pytest.mark.parametrize("name", ["self", "loop.py", "gone.py", "a"])
-def test_a_looping_or_dangling_link_named_on_the_command_line_is_ptr901(project, capsys, name):
+def test_a_looping_or_dangling_link_named_on_the_command_line_is_ptr901(project, name):
     (project / "self").symlink_to("self")
     (project / "loop.py").symlink_to("loop.py")
     (project / "gone.py").symlink_to("nowhere.py")
     (project / "a").symlink_to("b")
     (project / "b").symlink_to("a")
     (project / "ok.py").write_text(BAD)
-    code, out, err = lint(project, name, "ok.py", capsys=capsys)
+    code, out, err = lint(project, name, "ok.py")
     assert code == 1, err
     assert (name, "PTR901") in found(out), out
     assert ("ok.py", "PTR202") in found(out)  # the other file is linted as usual
 
 
-def test_a_symlink_loop_in_a_stdin_filename_with_per_file_ignores(project, capsys, monkeypatch):
+def test_a_symlink_loop_in_a_stdin_filename_with_per_file_ignores(project):
     (project / "pyproject.toml").write_text('[tool.trio-lint.per-file-ignores]\n"x/*" = ["PTR3"]\n')
     (project / "self").symlink_to("self")
-    monkeypatch.setattr("sys.stdin", _Stdin(b"import pytrio as trio\nx = trio.AdamParams(lr=1)\n"))
-    _, out, err = lint(project, "--stdin-filename", "self/x.py", "-", capsys=capsys)
+    stdin = b"import pytrio as trio\nx = trio.AdamParams(lr=1)\n"
+    _, out, err = lint(project, "--stdin-filename", "self/x.py", "-", stdin=stdin)
     assert found(out) == [("self/x.py", "PTR202")], out + err
 
 
-def test_a_config_that_is_a_symlink_loop_a_directory_or_a_fifo_is_one_line(project, capsys):
+def test_a_config_that_is_a_symlink_loop_a_directory_or_a_fifo_is_one_line(project):
     (project / "self.toml").symlink_to("self.toml")
     (project / "dir.toml").mkdir()
     os.mkfifo(project / "fifo.toml")
     for name in ("self.toml", "dir.toml", "fifo.toml"):
-        code, out, err = lint(project, "--config", name, ".", capsys=capsys)
+        if name == "fifo.toml":  # opened, a FIFO blocks: a real process, under a timeout
+            ran = console(project, "--config", name, ".")
+            code, out, err = ran.returncode, ran.stdout, ran.stderr
+        else:
+            code, out, err = lint(project, "--config", name, ".")
         assert code == 2, (name, out, err)
         assert err.count("\n") == 1 and name in err and "Traceback" not in err, err
-
-
-class _Stdin:
-    def __init__(self, data: bytes) -> None:
-        import io
-
-        self.buffer = io.BytesIO(data)
 
 
 # --- only regular files, bounded ---------------------------------------------------------------
@@ -134,7 +125,7 @@ def test_fifos_and_devices_in_a_tree_are_skipped_and_named_ones_reported(project
     assert ("ok.py", "PTR202") in rows
 
 
-def test_the_size_cap_is_checked_before_reading(project, capsys, monkeypatch):
+def test_the_size_cap_is_checked_before_reading(project, monkeypatch):
     big = project / "big.py"
     with big.open("wb") as handle:  # sparse: 11 MiB that cost nothing to make
         handle.write(b"import pytrio\n")
@@ -148,14 +139,14 @@ def test_the_size_cap_is_checked_before_reading(project, capsys, monkeypatch):
 
     monkeypatch.setattr(os, "open", tracking_open)
     monkeypatch.setattr(os, "read", real_read)
-    code, out, _ = lint(project, "big.py", ".", capsys=capsys)
+    code, out, _ = lint(project, "big.py", ".")
     assert code == 1
     assert found(out) == [("big.py", "PTR901")], out
     assert "larger than 10 MiB" in out
     assert not any(p.endswith("big.py") for p in opened)  # refused from stat, never opened
 
 
-def test_an_unreadable_directory_is_reported(project, capsys, monkeypatch):
+def test_an_unreadable_directory_is_reported(project, monkeypatch):
     # The tests run as root (permissions do not stop it), so the listing fails by injection.
     (project / "ok.py").write_text(BAD)
     locked = project / "locked"
@@ -169,7 +160,7 @@ def test_an_unreadable_directory_is_reported(project, capsys, monkeypatch):
         return real_scandir(path)
 
     monkeypatch.setattr(os, "scandir", scandir)
-    code, out, err = lint(project, ".", capsys=capsys)
+    code, out, err = lint(project, ".")
     assert code == 1, err
     assert ("locked", "PTR901") in found(out), out
     assert "cannot read the directory: Permission denied" in out
@@ -275,10 +266,10 @@ DEEP = "[" * 100_000 + "]" * 100_000  # deeper than any recursion limit a test m
         "tv",
     ],
 )
-def test_malformed_config_is_one_line_naming_the_file_and_key(project, capsys, toml, names):
+def test_malformed_config_is_one_line_naming_the_file_and_key(project, toml, names):
     (project / "pyproject.toml").write_text(toml)
     (project / "a.py").write_text(BAD)
-    code, out, err = lint(project, ".", capsys=capsys)
+    code, out, err = lint(project, ".")
     assert code == 2, (out, err)
     assert err.count("\n") == 1 and "Traceback" not in err and "internal error" not in err, err
     assert "pyproject.toml" in err
@@ -332,17 +323,16 @@ def test_no_config_shape_is_a_traceback(tmp_path_factory, table, tool):
 # --- standard input and the cache ------------------------------------------------------------
 
 
-def test_standard_input_over_the_size_limit_is_refused_not_truncated(project, capsys, monkeypatch):
+def test_standard_input_over_the_size_limit_is_refused_not_truncated(project):
     # Read without bound, `trio-lint - < /dev/zero` never ends; with --fix, printing a
     # truncated copy as "the fixed code" would lose the rest of the user's file.
     data = b"import pytrio\n" + b"#" * (10 * 1024 * 1024)
-    monkeypatch.setattr("sys.stdin", _Stdin(data))
-    code, out, err = lint(project, "--fix", "-", capsys=capsys)
+    code, out, err = lint(project, "--fix", "-", stdin=data)
     assert code == 2 and out == "", out[:200]
     assert "standard input is larger than 10 MiB" in err and err.count("\n") == 1
 
 
-def test_a_killed_runs_cache_temp_file_is_removed(project, capsys):
+def test_a_killed_runs_cache_temp_file_is_removed(project):
     (project / "a.py").write_text(BAD)
     cache = project / ".trio_lint_cache"
     cache.mkdir()
@@ -351,11 +341,5 @@ def test_a_killed_runs_cache_temp_file_is_removed(project, capsys):
     os.utime(old, (1_000_000, 1_000_000))
     fresh = cache / "tmpdef456.tmp"  # another run may be writing this one right now
     fresh.write_bytes(b"being written")
-    cwd = Path.cwd()
-    os.chdir(project)
-    try:
-        main(["a.py"])  # with the cache
-    finally:
-        os.chdir(cwd)
-    capsys.readouterr()
+    run_main("a.py", cwd=project)  # with the cache
     assert not old.exists() and fresh.exists()

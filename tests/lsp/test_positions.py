@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import hypothesmith
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -58,10 +57,18 @@ def offset(text: str, position: types.Position, encoding: str) -> int:
 SETTINGS = Settings(LintConfig(), Path.cwd(), None)
 
 
+def _programs() -> st.SearchStrategy[str]:
+    """hypothesmith's programs from Python's grammar, built when first drawn: importing it and
+    building the grammar take seconds, which every pytest worker would pay at collection."""
+    import hypothesmith
+
+    return hypothesmith.from_grammar()
+
+
 @pytest.mark.filterwarnings("ignore::SyntaxWarning")  # generated code such as `1()`
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    st.one_of(TRICKY, hypothesmith.from_grammar(), st.text(max_size=80)),
+    st.one_of(TRICKY, st.deferred(_programs), st.text(max_size=80)),
     st.sampled_from(ENCODINGS),
 )
 def test_every_diagnostic_range_points_into_the_document(body: str, encoding: str):
