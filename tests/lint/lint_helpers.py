@@ -89,7 +89,6 @@ def run_main(*args: str, cwd: Path, stdin: str | bytes | None = None) -> Run:
     `SystemExit` (argparse's errors, --version) turned into the exit code, and the process state
     a run changes put back afterwards."""
     from trio_lint.cli import main
-    from trio_lint.reporters import full
 
     saved = sys.stdin, sys.stdout, sys.stderr
     handlers = {number: signal.getsignal(number) for number in _SIGNALS}
@@ -110,7 +109,4 @@ def run_main(*args: str, cwd: Path, stdin: str | bytes | None = None) -> Run:
             if handler is not None and signal.getsignal(number) is not handler:
                 signal.signal(number, handler)
         sys.setrecursionlimit(recursion_limit)
-        # The full format's source lines are cached by the path shown (relative to the working
-        # directory) for the life of the process: a fresh process starts without them.
-        full._lines.cache_clear()
     return Run(code, _text(out), _text(err))
