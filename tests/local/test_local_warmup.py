@@ -25,7 +25,8 @@ import pytest
 from local_helpers import MODEL
 
 KEY = "warmup-test-key-0123"
-# Holds the import until the client says its first step is on the way (or at most the delay).
+# Holds the import until the client's first step has been waiting for it a while (at most the
+# delay): a fixed hold long enough for a slow client start cost a minute on every run.
 SLOW_PEFT = """
 import importlib, os, sys, time
 _deadline = time.monotonic() + float(os.environ["TRIO_TEST_PEFT_DELAY_S"])
@@ -43,7 +44,7 @@ pytestmark = pytest.mark.slow
 
 
 CLIENT = """
-import json, os, sys, time, urllib.request
+import json, os, sys, threading, urllib.request
 import pytrio as trio
 from pytrio.errors.base import PyTrioError
 trio.configure_observability(enabled=False)
@@ -61,11 +62,10 @@ datum = trio.Datum(
 )
 out["state_before_first_step"] = warmup_state()
 try:
-    future = training.forward_backward([datum], "cross_entropy")
-    if os.environ.get("TRIO_TEST_PEFT_RELEASE"):  # a held warm-up may end once the step is sent
-        time.sleep(1.0)
-        open(os.environ["TRIO_TEST_PEFT_RELEASE"], "w").close()
-    result = future.result(timeout=300)
+    release = os.environ.get("TRIO_TEST_PEFT_RELEASE")
+    if release:  # the held warm-up may end 5 s into the first step, which waits for it
+        threading.Timer(5.0, lambda: open(release, "w").close()).start()
+    result = training.forward_backward([datum], "cross_entropy").result(timeout=300)
     out["logprobs"] = [float(x) for x in result.loss_fn_outputs[0]["logprobs"].to_numpy()]
 except PyTrioError as error:
     out["step_error"] = str(error)
@@ -165,7 +165,7 @@ def test_a_request_during_warm_up_waits_for_it_and_gets_an_unwarmed_services_ans
     assert expected["state_before_first_step"] == "off"
     assert "logprobs" in expected and "sample_error" not in expected
 
-    # Warm-up held open by a slow import of peft (until the client has sent its first step, at
+    # Warm-up held open by a slow import of peft (until 5 s into the client's first step, at
     # most 120 s): the service answers at once meanwhile, run creation (which needs the
     # tokenizer, not peft) does not wait for it, and the first forward_backward arrives before
     # the warm-up's model is ready.
