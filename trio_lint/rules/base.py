@@ -24,7 +24,9 @@ if TYPE_CHECKING:
     from trio_lint.semantics.receivers import Kind
 
 __all__ = [
+    "ALL_SDKS",
     "ANY_SDK_VALUE",
+    "PYTRIO",
     "REACH_ROUTES",
     "STRING_KEYS",
     "VALUE_ROUTES",
@@ -170,6 +172,13 @@ class SdkValues(NamedTuple):
 ANY_SDK_VALUE = SdkValues(symbols=True, kinds=None)
 
 
+# The SDKs a rule's premise can hold for (`Rule.sdks`): a unit is PyTRIO code unless it imports
+# another `sdk-modules` entry (tinker) and not pytrio (`SemanticModel.sdk`).
+PYTRIO: frozenset[str] = frozenset({"pytrio"})
+ALL_SDKS: frozenset[str] = frozenset({"pytrio", "tinker"})
+SDK_NAMES = {"pytrio": "PyTRIO", "tinker": "Tinker"}
+
+
 def _version_tuple(text: str) -> tuple[int, ...]:
     return tuple(int(part) for part in text.split(".") if part.isdigit())
 
@@ -194,6 +203,10 @@ class Rule:
     fix_safety: ClassVar[Applicability] = Applicability.NONE
     # True: only code written against `pytrio` itself; False: every module in `sdk-modules` (e.g. tinker).
     pytrio_only: ClassVar[bool] = False
+    # The SDKs whose code the rule checks: its premise, and every fact it reads, hold for them
+    # (a Tinker module meets only the rules naming "tinker"). Unset: PYTRIO for a `pytrio_only`
+    # rule, else ALL_SDKS. Rendered as "Applies to" in the rule's doc.
+    sdks: ClassVar[frozenset[str]] = ALL_SDKS
     # SDK versions the rule applies to: min_sdk <= target-version < max_sdk (None: unbounded).
     min_sdk: ClassVar[str | None] = None
     max_sdk: ClassVar[str | None] = None
@@ -232,6 +245,11 @@ class Rule:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        if "sdks" not in cls.__dict__:
+            cls.sdks = PYTRIO if cls.pytrio_only else ALL_SDKS
+        unknown = set(cls.sdks) - set(SDK_NAMES)
+        if unknown:
+            raise ValueError(f"{cls.__name__}.sdks: unknown SDKs {sorted(unknown)}")
         # The declared limitations are the doc's Limitations section (one source), placed
         # before References.
         section = cls.__dict__.get("reach", Reach()).limitations_section()

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules._common import sdk_line, walk
-from trio_lint.rules.base import Fix, Invalid, Rule, Valid, edit, limited, safe_fix
+from trio_lint.rules.base import PYTRIO, Fix, Invalid, Rule, Valid, edit, limited, safe_fix
 from trio_lint.semantics.receivers import TWINNED_METHODS, Kind
 
 if TYPE_CHECKING:
@@ -83,6 +83,7 @@ def _await_name(node: cst.CSTNode) -> cst.CSTNode:
 
 class BlockingCallInAsync(Rule):
     code = "PTR105"
+    sdks = PYTRIO  # its facts are which calls block is PyTRIO's: Tinker's sync methods submit and return an `APIFuture`
     name = "blocking-call-in-async"
     message = "`{call}` blocks the event loop inside `async def`: {fix}"
     severity = Severity.WARNING
@@ -187,6 +188,15 @@ and RestClient calls have no fix (their async twins return the value, not a futu
             "async def main(train, batch):\n"
             "    return await run_job(train, batch)\n"
             "asyncio.run(main(None, []))\n",
+        ),
+        # Tinker's sync methods submit and return an `APIFuture`; awaiting it does not block.
+        Valid(
+            "import tinker\n"
+            "async def step(train: tinker.TrainingClient, batch):\n"
+            "    fb = train.forward_backward(batch, 'cross_entropy')\n"
+            "    opt = train.optim_step(tinker.AdamParams(learning_rate=1e-4))\n"
+            "    return await fb, await opt\n",
+            config={"sdk-modules": ["tinker"]},
         ),
     )
     INVALID = (
