@@ -261,7 +261,8 @@ def check_tree(
         if (sdk in rule.sdks if known else rule.sdks == ALL_SDKS) and rule.wanted(model)
     )
     layout = _layout(wanted)
-    instances = [rule(contexts[rule.pytrio_only]) for rule in wanted]
+    tinker_unit = model.other_sdk_only
+    instances = [rule(contexts[rule.pytrio_only and not tinker_unit]) for rule in wanted]
     sdk_values = layout.sdk_values
     crashed: set[str] = set()
 
