@@ -52,45 +52,40 @@ TARGET_OVERALL, TARGET_RULE, RULE_MIN_FINDINGS = 0.9, 0.8, 3
 TARGET_TINKER = 0.95
 
 
+def _download(directory: Path, pattern: str, *args: str) -> Path:
+    """`pip download --no-deps ARGS -d directory`; the file it leaves there named `pattern`."""
+    directory.mkdir(parents=True, exist_ok=True)
+    command = [sys.executable, "-m", "pip", "download", "--no-deps", *args, "-d", str(directory)]
+    subprocess.run([*command, "-q"], check=True)
+    (found,) = directory.glob(pattern)
+    return found
+
+
 def fetch_cookbook() -> Path:
     """The cookbook's files, unpacked from its wheel (downloaded once with pip)."""
     target = CORPUS / "pytrio-cookbook"
-    if (target / "trio_cookbook").is_dir():
-        return target
-    wheels = OUT / "wheels"
-    wheels.mkdir(parents=True, exist_ok=True)
-    subprocess.run(
-        [
-            *(sys.executable, "-m", "pip", "download", "--no-deps", "--python-version", "3.12"),
-            *("--only-binary=:all:", COOKBOOK, "-d", str(wheels), "-q"),
-        ],
-        check=True,
-    )
-    (wheel,) = wheels.glob("pytrio_cookbook-0.1.0-*.whl")
-    with zipfile.ZipFile(wheel) as archive:
-        archive.extractall(target)
+    if not (target / "trio_cookbook").is_dir():
+        wheel = _download(
+            OUT / "wheels",
+            "pytrio_cookbook-0.1.0-*.whl",
+            *("--python-version", "3.12", "--only-binary=:all:", COOKBOOK),
+        )
+        with zipfile.ZipFile(wheel) as archive:
+            archive.extractall(target)
     return target
 
 
 def fetch_tinker_cookbook() -> Path:
     """tinker-cookbook's files, unpacked from its sdist (downloaded once with pip)."""
     target = CORPUS / "tinker-cookbook"
-    if (target / "tinker_cookbook").is_dir():
-        return target
-    sdists = OUT / "sdists"
-    sdists.mkdir(parents=True, exist_ok=True)
-    subprocess.run(
-        [
-            *(sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:"),
-            *(TINKER_COOKBOOK, "-d", str(sdists), "-q"),
-        ],
-        check=True,
-    )
-    (sdist,) = sdists.glob("tinker_cookbook-0.6.1.tar.gz")
-    unpacked = OUT / "sdists" / "unpacked"
-    with tarfile.open(sdist) as archive:
-        archive.extractall(unpacked, filter="data")
-    (unpacked / "tinker_cookbook-0.6.1").rename(target)
+    if not (target / "tinker_cookbook").is_dir():
+        sdist = _download(
+            OUT / "sdists", "tinker_cookbook-0.6.1.tar.gz", "--no-binary", ":all:", TINKER_COOKBOOK
+        )
+        unpacked = OUT / "unpacked"
+        with tarfile.open(sdist) as archive:
+            archive.extractall(unpacked, filter="data")
+        (unpacked / sdist.name.removesuffix(".tar.gz")).rename(target)
     return target
 
 
