@@ -5,6 +5,11 @@
 Corpora (cached under bench/out/realworld/corpus/, never committed):
 - `pytrio-cookbook`: the pytrio-cookbook 0.1.0 wheel from PyPI, downloaded with
   `pip download --no-deps --python-version 3.12 --only-binary=:all: pytrio-cookbook==0.1.0`.
+- `tinker-cookbook`: the tinker-cookbook 0.6.1 sdist from PyPI (Tinker code, linted with
+  `sdk-modules = ["tinker"]`), downloaded with
+  `pip download --no-deps --no-binary :all: tinker-cookbook==0.6.1`; its findings are judged
+  against the tinker 0.38.0 wheel (read with ast/grep, never imported): none may rest on a fact
+  that only holds for PyTRIO.
 - `github`: public scripts that `import pytrio as trio`, found with a code-search index; each is
   listed in the judgement file with its repository, path and commit (or the index's file id where
   the index does not name the repository) and the sha256 of its content. The bench never fetches
@@ -15,7 +20,8 @@ Every finding of the default rules is looked up in bench/lint_realworld_judgemen
 (corpus, file, code, the stripped source line): each judgement says true or false with a
 one-line reason checked against the SDK source. The bench prints findings and precision per rule
 and per corpus. Targets: overall precision >= 0.9, no rule below 0.8 with 3 or more findings,
-no PTR9xx finding on a real file, and zero findings on pytrio-cookbook.
+no PTR9xx finding on a real file, zero findings on pytrio-cookbook, and precision >= 0.95 on
+tinker-cookbook.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ import hashlib
 import json
 import subprocess
 import sys
+import tarfile
 import tempfile
 import zipfile
 from collections import Counter, defaultdict
@@ -36,28 +43,49 @@ CORPUS = OUT / "corpus"
 JUDGEMENTS = ROOT / "bench" / "lint_realworld_judgements.json"
 TRIO_LINT = str(Path(sys.executable).parent / "trio-lint")
 COOKBOOK = "pytrio-cookbook==0.1.0"
+TINKER_COOKBOOK = "tinker-cookbook==0.6.1"
 # The walk must see the cache (bench/out/ is git-ignored); everything else is the default.
 CONFIG = "[tool.trio-lint]\nrespect-gitignore = false\n"
+# Tinker code: its modules import `tinker`, which trio-lint reads as an SDK module.
+TINKER_CONFIG = CONFIG + 'sdk-modules = ["tinker"]\n'
 TARGET_OVERALL, TARGET_RULE, RULE_MIN_FINDINGS = 0.9, 0.8, 3
+TARGET_TINKER = 0.95
+
+
+def _download(directory: Path, pattern: str, *args: str) -> Path:
+    """`pip download --no-deps ARGS -d directory`; the file it leaves there named `pattern`."""
+    directory.mkdir(parents=True, exist_ok=True)
+    command = [sys.executable, "-m", "pip", "download", "--no-deps", *args, "-d", str(directory)]
+    subprocess.run([*command, "-q"], check=True)
+    (found,) = directory.glob(pattern)
+    return found
 
 
 def fetch_cookbook() -> Path:
     """The cookbook's files, unpacked from its wheel (downloaded once with pip)."""
     target = CORPUS / "pytrio-cookbook"
-    if (target / "trio_cookbook").is_dir():
-        return target
-    wheels = OUT / "wheels"
-    wheels.mkdir(parents=True, exist_ok=True)
-    subprocess.run(
-        [
-            *(sys.executable, "-m", "pip", "download", "--no-deps", "--python-version", "3.12"),
-            *("--only-binary=:all:", COOKBOOK, "-d", str(wheels), "-q"),
-        ],
-        check=True,
-    )
-    (wheel,) = wheels.glob("pytrio_cookbook-0.1.0-*.whl")
-    with zipfile.ZipFile(wheel) as archive:
-        archive.extractall(target)
+    if not (target / "trio_cookbook").is_dir():
+        wheel = _download(
+            OUT / "wheels",
+            "pytrio_cookbook-0.1.0-*.whl",
+            *("--python-version", "3.12", "--only-binary=:all:", COOKBOOK),
+        )
+        with zipfile.ZipFile(wheel) as archive:
+            archive.extractall(target)
+    return target
+
+
+def fetch_tinker_cookbook() -> Path:
+    """tinker-cookbook's files, unpacked from its sdist (downloaded once with pip)."""
+    target = CORPUS / "tinker-cookbook"
+    if not (target / "tinker_cookbook").is_dir():
+        sdist = _download(
+            OUT / "sdists", "tinker_cookbook-0.6.1.tar.gz", "--no-binary", ":all:", TINKER_COOKBOOK
+        )
+        unpacked = OUT / "unpacked"
+        with tarfile.open(sdist) as archive:
+            archive.extractall(unpacked, filter="data")
+        (unpacked / sdist.name.removesuffix(".tar.gz")).rename(target)
     return target
 
 
@@ -73,10 +101,10 @@ def check_github(files: list[dict]) -> tuple[list[str], list[str]]:
     return missing, changed
 
 
-def lint(directory: Path, skip: set[str]) -> list[dict]:
+def lint(directory: Path, skip: set[str], text: str = CONFIG) -> list[dict]:
     with tempfile.TemporaryDirectory() as tmp:
         config = Path(tmp) / "trio-lint.toml"
-        config.write_text(CONFIG)
+        config.write_text(text)
         proc = subprocess.run(
             [
                 TRIO_LINT,
@@ -122,18 +150,22 @@ def main() -> int:
 
     cookbook = fetch_cookbook()
     missing, changed = check_github(data["github_files"])
-    corpora = {"pytrio-cookbook": (cookbook, set()), "github": (CORPUS / "github", set(changed))}
+    corpora = {
+        "pytrio-cookbook": (cookbook, set(), CONFIG),
+        "tinker-cookbook": (fetch_tinker_cookbook(), set(), TINKER_CONFIG),
+        "github": (CORPUS / "github", set(changed), CONFIG),
+    }
 
     per_rule: dict[str, Counter] = defaultdict(Counter)
     per_corpus: dict[str, Counter] = defaultdict(Counter)
     unjudged: list[tuple[str, dict]] = []
     engine_findings = 0
-    for name, (directory, skip) in corpora.items():
+    for name, (directory, skip, config) in corpora.items():
         if not directory.is_dir():
             continue
         files, lines = lines_of(directory)
         per_corpus[name].update(files=files, lines=lines)
-        for finding in lint(directory, skip):
+        for finding in lint(directory, skip, config):
             per_corpus[name]["findings"] += 1
             engine_findings += finding["code"].startswith("PTR9")
             verdict = verdicts.get((name, finding["file"], finding["code"], finding["source"]))
@@ -175,11 +207,18 @@ def main() -> int:
     judged = true_total + false_total
     overall = true_total / judged if judged else 1.0
     cookbook_findings = per_corpus["pytrio-cookbook"]["findings"]
+    tinker = per_corpus["tinker-cookbook"]
+    tinker_judged = tinker["true"] + tinker["false"]
+    tinker_precision = tinker["true"] / tinker_judged if tinker_judged else 1.0
     print(
         f"\noverall precision {overall:.2f} ({true_total}/{judged}; target >= {TARGET_OVERALL})"
         f" · rules below {TARGET_RULE} with >= {RULE_MIN_FINDINGS} findings: {below or 'none'}"
         f" · PTR9xx findings: {engine_findings} · pytrio-cookbook findings: {cookbook_findings}"
         f" · unjudged: {len(unjudged)}"
+    )
+    print(
+        f"tinker-cookbook precision {tinker_precision:.2f} ({tinker['true']}/{tinker_judged};"
+        f" target >= {TARGET_TINKER})"
     )
     for name, finding in unjudged if args.show_unjudged else ():
         print(f"  UNJUDGED {name} {finding['file']}:{finding['line']} {finding['code']}")
@@ -190,6 +229,7 @@ def main() -> int:
         and not below
         and engine_findings == 0
         and cookbook_findings == 0
+        and tinker_precision >= TARGET_TINKER
         and not unjudged
     )
     return 0 if ok else 1

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from trio_lint.config import LintConfig
 from trio_lint.diagnostics import Severity
 from trio_lint.findings import Finding, Span
-from trio_lint.rules.base import STRING_KEYS, SdkValues
+from trio_lint.rules.base import ALL_SDKS, SDK_NAMES, STRING_KEYS, SdkValues
 from trio_lint.semantics.binder import (
     ENTER,
     ENTER_AND_LEAVE,
@@ -251,9 +251,18 @@ def check_tree(
     ctx = LintContext(config, source, model)
     ctx.tree = tree
     contexts = {flag: ctx.for_rule(flag) for flag in (False, True)}
-    wanted = tuple(rule for rule in rules if rule.wanted(model))
+    # Tinker code meets only the rules whose premise holds for Tinker; a module of another
+    # configured SDK only those that hold for every SDK.
+    sdk = model.sdk
+    known = sdk in SDK_NAMES
+    wanted = tuple(
+        rule
+        for rule in rules
+        if (sdk in rule.sdks if known else rule.sdks == ALL_SDKS) and rule.wanted(model)
+    )
     layout = _layout(wanted)
-    instances = [rule(contexts[rule.pytrio_only]) for rule in wanted]
+    tinker_unit = model.other_sdk_only
+    instances = [rule(contexts[rule.pytrio_only and not tinker_unit]) for rule in wanted]
     sdk_values = layout.sdk_values
     crashed: set[str] = set()
 

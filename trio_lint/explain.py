@@ -7,7 +7,7 @@ import re
 import textwrap
 
 from trio_lint.diagnostics import Applicability
-from trio_lint.rules.base import Invalid, Rule, Valid
+from trio_lint.rules.base import SDK_NAMES, Invalid, Rule, Valid
 
 _FIXABILITY = {
     Applicability.SAFE: "fix (safe)",
@@ -16,8 +16,14 @@ _FIXABILITY = {
 }
 
 
+def applies_to(rule: type[Rule]) -> str:
+    """Which code the rule checks (`Rule.sdks`): "PyTRIO code" or "PyTRIO code and Tinker code"
+    (a module that imports `tinker` and not `pytrio`, with `sdk-modules` naming tinker)."""
+    return " and ".join(f"{SDK_NAMES[name]} code" for name in sorted(rule.sdks))
+
+
 def scope_text(rule: type[Rule]) -> str:
-    sdk = "pytrio only" if rule.pytrio_only else "every sdk-module (pytrio, tinker)"
+    sdk = applies_to(rule)
     low, high = rule.min_sdk, rule.max_sdk
     versions = "all versions"
     if low or high:
@@ -90,6 +96,8 @@ def rule_doc(rule: type[Rule]) -> str:
     blocks: list[str] = []
     for title, body in _sections(rule.doc):
         blocks.append(f"## {title}\n{unwrap(body)}")
+        if title == "What it does":
+            blocks.append(f"Applies to: {applies_to(rule)}.")
         if title == "Why is this bad?" and rule.INVALID:
             blocks.append(f"## Example\n{_example(rule.INVALID[0])}")
             if rule.VALID:
@@ -123,6 +131,7 @@ def rule_json(rule: type[Rule]) -> dict:
         ],
         "fix_safety": rule.fix_safety.value,
         "pytrio_only": rule.pytrio_only,
+        "sdks": sorted(rule.sdks),
         "min_sdk": rule.min_sdk,
         "max_sdk": rule.max_sdk,
         "explanation": rule_doc(rule).strip(),

@@ -91,6 +91,15 @@ double await is the correct form.
             "    resp = await session.get(url)\n"
             "    return await resp.json()\n"
         ),
+        # Tinker 0.38.0's `create_lora_training_client` returns a client that is also a future.
+        Valid(
+            "import tinker\n"
+            "async def main():\n"
+            "    service = tinker.ServiceClient()\n"
+            "    train = await service.create_lora_training_client(base_model='m', rank=16)\n"
+            "    return await train.save_weights_and_get_sampling_client()\n",
+            config={"sdk-modules": ["tinker"]},
+        ),
     )
     INVALID = (
         Invalid(

@@ -24,7 +24,9 @@ if TYPE_CHECKING:
     from trio_lint.semantics.receivers import Kind
 
 __all__ = [
+    "ALL_SDKS",
     "ANY_SDK_VALUE",
+    "PYTRIO",
     "REACH_ROUTES",
     "STRING_KEYS",
     "VALUE_ROUTES",
@@ -170,6 +172,13 @@ class SdkValues(NamedTuple):
 ANY_SDK_VALUE = SdkValues(symbols=True, kinds=None)
 
 
+# The SDKs a rule's premise can hold for (`Rule.sdks`): a unit is PyTRIO code unless it imports
+# another `sdk-modules` entry (tinker) and not pytrio (`SemanticModel.sdk`).
+PYTRIO: frozenset[str] = frozenset({"pytrio"})
+ALL_SDKS: frozenset[str] = frozenset({"pytrio", "tinker"})
+SDK_NAMES = {"pytrio": "PyTRIO", "tinker": "Tinker"}
+
+
 def _version_tuple(text: str) -> tuple[int, ...]:
     return tuple(int(part) for part in text.split(".") if part.isdigit())
 
@@ -192,8 +201,13 @@ class Rule:
     default_enabled: ClassVar[bool] = True
     # The most permissive applicability any of this rule's fixes can have (documentation + rule --all).
     fix_safety: ClassVar[Applicability] = Applicability.NONE
-    # True: only code written against `pytrio` itself; False: every module in `sdk-modules` (e.g. tinker).
+    # True: in PyTRIO code, names bound by another SDK module (tinker) are not the rule's.
     pytrio_only: ClassVar[bool] = False
+    # The SDKs whose code the rule checks: its premise, and every fact it reads, hold for them
+    # (a Tinker module meets only the rules naming "tinker"). Unset: PYTRIO for a `pytrio_only`
+    # rule, else ALL_SDKS. Rendered as "Applies to" in the rule's doc.
+    sdks: ClassVar[frozenset[str]] = ALL_SDKS
+    _sdks_derived: ClassVar[bool] = True
     # SDK versions the rule applies to: min_sdk <= target-version < max_sdk (None: unbounded).
     min_sdk: ClassVar[str | None] = None
     max_sdk: ClassVar[str | None] = None
@@ -232,6 +246,26 @@ class Rule:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        # `sdks` set by the class or an ancestor wins; otherwise it follows `pytrio_only`.
+        declared = next(
+            (
+                klass.__dict__["sdks"]
+                for klass in cls.__mro__
+                if klass is not Rule
+                and "sdks" in klass.__dict__
+                and not klass.__dict__.get("_sdks_derived")
+            ),
+            None,
+        )
+        if declared is None:
+            cls.sdks = PYTRIO if cls.pytrio_only else ALL_SDKS
+            cls._sdks_derived = True
+        else:
+            cls.sdks = declared
+            cls._sdks_derived = False
+        unknown = set(cls.sdks) - set(SDK_NAMES)
+        if unknown:
+            raise ValueError(f"{cls.__name__}.sdks: unknown SDKs {sorted(unknown)}")
         # The declared limitations are the doc's Limitations section (one source), placed
         # before References.
         section = cls.__dict__.get("reach", Reach()).limitations_section()
@@ -244,8 +278,9 @@ class Rule:
     def __init__(self, ctx: LintContext) -> None:
         self.ctx = ctx
         # The unit's semantic model, answering with this rule's `pytrio_only`
-        # (`trio_lint/semantics/model.py` lists the queries).
-        self.model: ModelView = ctx.for_rule(self.pytrio_only).view
+        # (`trio_lint/semantics/model.py` lists the queries). In Tinker code (which only meets
+        # rules naming "tinker" in `sdks`) nothing is PyTRIO's to hide.
+        self.model: ModelView = ctx.for_rule(self.pytrio_only and not ctx.model.other_sdk_only).view
 
     @classmethod
     def applies_to(cls, sdk_version: str) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 from typing import TYPE_CHECKING
 
 from trio_lint.diagnostics import Applicability, Severity
@@ -101,6 +102,10 @@ work). A sync call in an `async def main()` that nothing else shares the event l
 alone, also in a loop that awaits `asyncio.gather(...)` between steps: once gather returns,
 nothing else is running.
 
+In Tinker code (tinker 0.38.0) the sync client methods only submit and return an `APIFuture`
+(a client-creating call returns a future of the client), so the rule flags only the wait:
+`x.m(...).result()` and `fut.result()` on a Tinker future.
+
 ## Why is this bad?
 The sync methods hand the request to the SDK's own loop thread and wait there; `.result()` blocks
 until the server answers. Inside a coroutine that freezes every other task of the event loop
@@ -110,11 +115,13 @@ until the server answers. Inside a coroutine that freezes every other task of th
 Safe where the awaited form returns the same thing: TrainingClient methods and ServiceClient
 factories (`x.m(...)` -> `await x.m_async(...)`), `fut.result()` -> `await fut` on an APIFuture,
 `x.m(...).result()` -> `await (await x.m_async(...))`, and on 0.2
-`sampler.sample(...).result()` -> `await sampler.sample_async(...)`. A bare `sampler.sample(...)`
+`sampler.sample(...).result()` -> `await sampler.sample_async(...)`; in Tinker code
+`x.m(...).result()` -> `await x.m(...)` (Tinker's futures are awaitable). A bare `sampler.sample(...)`
 and RestClient calls have no fix (their async twins return the value, not a future).
 
 ## References
 - pytrio 0.2.9: `pytrio.TrainingClient.forward_backward_async`, `pytrio.types.APIFuture`
+- tinker 0.38.0: `tinker.APIFuture`, `tinker.ServiceClient.create_sampling_client`
 - https://docs.python.org/3/library/asyncio-dev.html#running-blocking-code
 """
     evidence = """
@@ -187,6 +194,17 @@ and RestClient calls have no fix (their async twins return the value, not a futu
             "async def main(train, batch):\n"
             "    return await run_job(train, batch)\n"
             "asyncio.run(main(None, []))\n",
+        ),
+        # Tinker's sync methods submit and return an `APIFuture`; awaiting it does not block.
+        Valid(
+            "import asyncio\nimport tinker\n"
+            "async def step(train: tinker.TrainingClient, batch):\n"
+            "    fb = train.forward_backward(batch, 'cross_entropy')\n"
+            "    opt = train.optim_step(tinker.AdamParams(learning_rate=1e-4))\n"
+            "    return await fb, await opt\n"
+            "async def main(trains, batch):\n"
+            "    await asyncio.gather(*(step(t, batch) for t in trains))\n",
+            config={"sdk-modules": ["tinker"]},
         ),
     )
     INVALID = (
@@ -284,6 +302,21 @@ and RestClient calls have no fix (their async twins return the value, not a futu
             "    tasks = [asyncio.create_task(worker(train, b)) for b in batches]\n"
             "    await asyncio.gather(*tasks)\n",
             line=4,
+        ),
+        # Tinker: the client-creating call returns an awaitable future of the client.
+        Invalid(
+            "import asyncio\nimport tinker\n"
+            "async def refresh(service: tinker.ServiceClient, path):\n"
+            "    return service.create_sampling_client(model_path=path).result()\n"
+            "async def main(service, paths):\n"
+            "    await asyncio.gather(*(refresh(service, p) for p in paths))\n",
+            fixed="import asyncio\nimport tinker\n"
+            "async def refresh(service: tinker.ServiceClient, path):\n"
+            "    return await service.create_sampling_client(model_path=path)\n"
+            "async def main(service, paths):\n"
+            "    await asyncio.gather(*(refresh(service, p) for p in paths))\n",
+            line=4,
+            config={"sdk-modules": ["tinker"]},
         ),
     )
     reach = limited(
@@ -427,6 +460,10 @@ and RestClient calls have no fix (their async twins return the value, not a futu
         if not self.ctx.in_async_function or id(node) in self._handled:
             return
         func = node.func
+        if self.model.other_sdk_only:
+            if isinstance(func, ast.Attribute) and func.attr == "result" and not node.args:
+                self._check_tinker_result(node, func.value)
+            return
         if isinstance(func, ast.Attribute) and func.attr == "result" and not node.args:
             self._check_result(node, func.value)
             return
@@ -470,3 +507,27 @@ and RestClient calls have no fix (their async twins return the value, not a futu
         else:
             what = f"{ast.unparse(value)}.result()"
         self._defer(node, self.message.format(call=what, fix="await the future instead"), fix)
+
+    def _check_tinker_result(self, node: ast.Call, value: ast.expr) -> None:
+        """`x.m(...).result()` (or `fut.result()`, `fut = x.m(...)`) on a Tinker client method
+        that returns a future (read from the tinker wheel): `result()` waits, `await` does not."""
+        call = value if isinstance(value, ast.Call) else self.model.value_of(value)
+        found = self.model.client_call(call) if isinstance(call, ast.Call) else None
+        if found is None or found[1] not in _tinker_future_methods(found[0]):
+            return
+        what = f"{found[1]}(...).result()" if call is value else f"{ast.unparse(value)}.result()"
+        fix = None
+        if not self._is_receiver(node):
+            fix = safe_fix("Await the future", edit(node, "Call", _await_name))
+        self._defer(node, self.message.format(call=what, fix="await the future instead"), fix)
+
+
+@functools.cache
+def _tinker_future_methods(kind: Kind) -> frozenset[str]:
+    """The methods of Tinker's client `kind` that return a future (`APIFuture`, or a future of a
+    client), from `pytrio_facts/tinker_api.json`."""
+    from pytrio_facts.porting import tinker_data, tinker_release
+
+    found = tinker_data().symbol(f"tinker.{kind.value}", tinker_release())
+    methods = getattr(found, "methods", {})
+    return frozenset(name for name, function in methods.items() if function.future == "api")

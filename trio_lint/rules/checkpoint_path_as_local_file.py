@@ -6,7 +6,7 @@ import ast
 
 from trio_lint.diagnostics import Severity
 from trio_lint.rules._common import sdk_line
-from trio_lint.rules.base import Invalid, Rule, Valid
+from trio_lint.rules.base import PYTRIO, Invalid, Rule, Valid
 from trio_lint.semantics.receivers import Kind
 
 # Callables that read a local file or directory from their first argument (dotted name suffixes).
@@ -77,6 +77,7 @@ def _is_local_file_call(func: ast.expr) -> bool:
 
 class CheckpointPathAsLocalFile(Rule):
     code = "PTR401"
+    sdks = PYTRIO  # its facts are PyTRIO's checkpoint URIs
     name = "checkpoint-path-as-local-file"
     call_methods = frozenset(
         {*(name.rsplit(".", 1)[-1] for name in _LOCAL_FILE_CALLS), *_OS_PATH_FS}

@@ -7,7 +7,7 @@ import ast
 from pytrio_facts.sdk import LIMITS
 from trio_lint.diagnostics import Severity
 from trio_lint.rules._common import argument
-from trio_lint.rules.base import Invalid, Rule, Valid
+from trio_lint.rules.base import PYTRIO, Invalid, Rule, Valid
 from trio_lint.semantics.receivers import FUTURE_KINDS, Kind
 
 _WINDOW = LIMITS.retry_window_seconds
@@ -45,6 +45,7 @@ def _brief(expr: ast.expr, limit: int = 40) -> str:
 
 class ClientTimeout(Rule):
     code = "PTR109"
+    sdks = PYTRIO  # its facts are PyTRIO's client limits
     name = "client-timeout"
     call_methods = frozenset({"result", "wait_for"})
     message = (

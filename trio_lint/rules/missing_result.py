@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 from typing import TYPE_CHECKING
 
 from trio_lint.diagnostics import Applicability, Severity
@@ -16,9 +17,16 @@ if TYPE_CHECKING:
 
     from trio_lint.semantics.receivers import Kind
 
-# Names of another SDK's future, where the code is only that SDK's: tinker's `APIFuture` waits with
-# `result_async()` too (pytrio's has no such method: PTR213 reports it there).
-_TINKER_FUTURE_API = frozenset({"result_async"})
+
+@functools.cache
+def _tinker_future_api() -> frozenset[str]:
+    """The members of Tinker's `APIFuture` (read from its wheel: `pytrio_facts/tinker_api.json`),
+    where the code is only Tinker's: `result_async()`, `coroutine()`, `future()` (pytrio's future
+    has none of them: PTR213 reports them there)."""
+    from pytrio_facts.porting import tinker_data, tinker_release
+
+    found = tinker_data().symbol("tinker.APIFuture", tinker_release())
+    return frozenset(getattr(found, "methods", {})) - {"result"}
 
 
 # Builtins that consume an iterable: a future given to one of them is not its result.
@@ -160,6 +168,13 @@ submitting the next request first is usually faster).
             "    return await fut.result_async()\n",
             config={"sdk-modules": ["pytrio", "tinker"]},
         ),
+        # Tinker's `APIFuture.coroutine()` (tinker 0.38.0).
+        Valid(
+            "import asyncio\nimport tinker\n"
+            "async def score(sampler: tinker.SamplingClient, seqs):\n"
+            "    return await asyncio.gather(*[sampler.compute_logprobs(s).coroutine() for s in seqs])\n",
+            config={"sdk-modules": ["tinker"]},
+        ),
     )
     INVALID = (
         Invalid(
@@ -292,6 +307,17 @@ submitting the next request first is usually faster).
             message_contains="`found` holds a `concurrent.futures.Future`: call `found.result()`"
             " (it cannot be awaited) before reading `.checkpoints`",
         ),
+        # Tinker's `APIFuture` has no `.metrics` either.
+        Invalid(
+            "import tinker\n"
+            "def step(tc: tinker.TrainingClient, batch):\n"
+            "    return tc.forward_backward(batch, 'cross_entropy').metrics['loss:sum']\n",
+            fixed="import tinker\n"
+            "def step(tc: tinker.TrainingClient, batch):\n"
+            "    return tc.forward_backward(batch, 'cross_entropy').result().metrics['loss:sum']\n",
+            line=3,
+            config={"sdk-modules": ["tinker"]},
+        ),
     )
     reach = limited(
         "local-name",
@@ -395,7 +421,7 @@ submitting the next request first is usually faster).
             return True
         if conformance.response_has(typ, member.attr, conformance.target(self.ctx)):
             return True
-        if self.model.other_sdk_only and member.attr in _TINKER_FUTURE_API:
+        if self.model.other_sdk_only and member.attr in _tinker_future_api():
             return False
         called = id(member) in self._callees()
         return conformance.attribute_issue(self.ctx, member, called=called) is None

@@ -4,39 +4,53 @@ from __future__ import annotations
 
 import ast
 import difflib
+import functools
 
 from pytrio_facts.versions import LOSS_NAMES_BY_LINE
 from trio_lint.diagnostics import Severity
 from trio_lint.rules._common import argument, sdk_line
-from trio_lint.rules.base import Invalid, Rule, Valid
+from trio_lint.rules.base import ALL_SDKS, Invalid, Rule, Valid
 from trio_lint.semantics.receivers import Kind
 
 _METHODS = ("forward", "forward_async", "forward_backward", "forward_backward_async")
+
+
+@functools.cache
+def _tinker_losses() -> tuple[tuple[str, ...], str]:
+    """Tinker's loss names (its `LossFnType`, read from the wheel) and the release they are of."""
+    from pytrio_facts.porting import tinker_raw, tinker_release
+
+    release = tinker_release()
+    return tuple(tinker_raw()["facts"]["loss_names"]), f"tinker {release}"
 
 
 class UnknownLossFn(Rule):
     code = "PTR303"
     call_methods = frozenset(_METHODS)  # its visit_Call looks at nothing else
     name = "unknown-loss-fn"
-    message = "Unknown `loss_fn` {name!r} on pytrio {line}: use one of {names}{hint}"
+    message = "Unknown `loss_fn` {name!r} on {sdk}: use one of {names}{hint}"
     severity = Severity.ERROR
-    # Facts of PyTRIO's own SDK (not Tinker's): see the doc's References.
+    # In PyTRIO code, PyTRIO's losses; in Tinker code, Tinker's (`pytrio_facts/tinker_api.json`).
     pytrio_only = True
+    sdks = ALL_SDKS
     doc = """
 ## What it does
 Flags a string literal passed as `loss_fn` to `forward`/`forward_backward` (or their `_async`
 twins) that names no built-in loss: `cross_entropy`, `importance_sampling`, `ppo` on 0.1, plus
-`cispo` and `dro` on 0.2. On 0.1 the name must also be lower case without spaces.
+`cispo` and `dro` on 0.2. On 0.1 the name must also be lower case without spaces. In Tinker code
+the names are tinker 0.38.0's `LossFnType`, matched exactly.
 
 ## Why is this bad?
-The SDK raises `ValueError: Unsupported loss function type` before anything is sent (for example for `"grpo"`). 0.2 normalises with `strip().lower()`; 0.1 compares exactly. A custom loss goes
-through `forward_backward_custom`.
+The SDK raises `ValueError: Unsupported loss function type` before anything is sent (for example for `"grpo"`). 0.2 normalises with `strip().lower()`; 0.1 compares exactly. Tinker validates the name against
+`LossFnType` when it builds the request, so the call fails. A custom loss goes through
+`forward_backward_custom`.
 
 ## Fix safety
 No fix: choosing a loss changes the training objective.
 
 ## References
 - pytrio 0.2.9: `pytrio.TrainingClient.forward_backward`, `pytrio.TrainingClient.forward_backward_custom`
+- tinker 0.38.0: `tinker.types.LossFnType`
 """
     evidence = """
 """
@@ -52,6 +66,24 @@ No fix: choosing a loss changes the training objective.
             "import pytrio as trio\n"
             "train = trio.ServiceClient().create_lora_training_client(base_model='m')\n"
             "train.forward_backward_custom(batch, my_loss).result()\n"
+        ),
+        # Tinker's own losses (tinker 0.38.0 `LossFnType`).
+        Valid(
+            "import tinker\n"
+            "def step(train: tinker.TrainingClient, batch):\n"
+            "    train.forward_backward(batch, 'gspo').result()\n"
+            "    return train.forward_backward(batch, loss_fn='stable_reinforce').result()\n",
+            config={"sdk-modules": ["tinker"]},
+        ),
+        # A test double of Tinker's client, in Tinker code: its loss names are its own.
+        Valid(
+            "import asyncio\nimport tinker\n"
+            "class FakeTrainingClient:\n"
+            "    async def forward_backward_async(self, data, loss_fn):\n"
+            "        return loss_fn\n"
+            "client = FakeTrainingClient()\n"
+            "asyncio.run(client.forward_backward_async([1], 'ce'))\n",
+            config={"sdk-modules": ["tinker"]},
         ),
     )
     INVALID = (
@@ -80,6 +112,14 @@ No fix: choosing a loss changes the training objective.
             "    return train.forward_backward(batch, 'Cross_Entropy')\n",
             config={"target-version": "0.1"},
         ),
+        Invalid(
+            "import tinker\n"
+            "def step(train: tinker.TrainingClient, batch):\n"
+            "    return train.forward_backward(batch, 'grpo').result()\n",
+            line=3,
+            message_contains="on tinker 0.38.0",
+            config={"sdk-modules": ["tinker"]},
+        ),
     )
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -90,9 +130,16 @@ No fix: choosing a loss changes the training objective.
         expr = self.model.literal(written)
         if not isinstance(expr, ast.Constant) or not isinstance(expr.value, str):
             return
-        line = sdk_line(self.ctx)
-        names = LOSS_NAMES_BY_LINE[line]  # type: ignore[index]
-        given = expr.value if line == "0.1" else expr.value.strip().lower()
+        if self.model.other_sdk_only:
+            # Only a receiver known to be Tinker's client: test doubles share its method names.
+            if self.model.type_of(node.func.value) is None:  # type: ignore[attr-defined]
+                return
+            (names, sdk), given = _tinker_losses(), expr.value
+        else:
+            line = sdk_line(self.ctx)
+            names = LOSS_NAMES_BY_LINE[line]  # type: ignore[index]
+            given = expr.value if line == "0.1" else expr.value.strip().lower()
+            sdk = f"pytrio {line}"
         if given in names:
             return
         close = difflib.get_close_matches(given.strip().lower().replace("-", "_"), names, n=1)
@@ -100,6 +147,6 @@ No fix: choosing a loss changes the training objective.
         self.report(
             written,  # type: ignore[arg-type]
             self.message.format(
-                name=expr.value, line=line, names=", ".join(map(repr, names)), hint=hint
+                name=expr.value, sdk=sdk, names=", ".join(map(repr, names)), hint=hint
             ),
         )

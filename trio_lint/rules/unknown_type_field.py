@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules import _conformance as conformance
-from trio_lint.rules.base import Invalid, Valid, edit, rename_keyword, safe_fix
+from trio_lint.rules.base import PYTRIO, Invalid, Valid, edit, rename_keyword, safe_fix
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -52,6 +52,7 @@ def _betas_to_fields(call: cst.CSTNode) -> cst.CSTNode:
 
 class UnknownTypeField(conformance.ConformanceRule):
     code = "PTR203"
+    sdks = PYTRIO  # its facts are PyTRIO's type fields (pytrio_facts/api_versions.json)
     name = "unknown-type-field"
     message = "`{type}` has no field `{field}`: {hint}"
     severity = Severity.ERROR

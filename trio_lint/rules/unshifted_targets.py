@@ -72,6 +72,13 @@ No fix: `weights`, `logprobs` and `advantages` need the same shift.
             "d = Datum(model_input=ModelInput.from_ints(ex['ids']),\n"
             "          loss_fn_inputs={'target_tokens': ex['ids']})\n",
         ),
+        Invalid(
+            "import tinker\n"
+            "d = tinker.Datum(model_input=tinker.ModelInput.from_ints(tokens),\n"
+            "                 loss_fn_inputs={'target_tokens': tokens, 'weights': w})\n",
+            line=3,
+            config={"sdk-modules": ["tinker"]},
+        ),
     )
 
     def __init__(self, ctx) -> None:

@@ -96,6 +96,24 @@ its 0.2 name. `"loss"` and `"train_loss"` have no fix: per token (`loss_mean`) o
             "    metrics = getattr(fb, 'metrics', {}) or {}\n"
             "    return metrics['loss_mean']\n"
         ),
+        # Tinker's own key (tinker 0.38.0 `TrainingClient.forward_backward` metrics), in a marimo
+        # notebook whose cells import tinker.
+        Valid(
+            "import marimo\n"
+            "app = marimo.App()\n"
+            "@app.cell\n"
+            "async def _(training_client, datum):\n"
+            "    import tinker\n"
+            "    fb = await training_client.forward_backward([datum], loss_fn='cross_entropy')\n"
+            "    print(fb.metrics['loss:sum'])\n",
+            config={"sdk-modules": ["tinker"]},
+        ),
+        Valid(
+            "import tinker\n"
+            "def step(tc: tinker.TrainingClient, batch):\n"
+            "    return tc.forward_backward(batch, 'cross_entropy').result().metrics['loss:sum']\n",
+            config={"sdk-modules": ["tinker"]},
+        ),
     )
     INVALID = (
         Invalid(

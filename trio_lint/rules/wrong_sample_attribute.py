@@ -6,7 +6,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from trio_lint.diagnostics import Applicability, Severity
-from trio_lint.rules.base import Invalid, Rule, Valid, edit, limited, safe_fix
+from trio_lint.rules.base import PYTRIO, Invalid, Rule, Valid, edit, limited, safe_fix
 from trio_lint.semantics.receivers import Kind
 
 if TYPE_CHECKING:
@@ -25,6 +25,7 @@ def _rename(node: cst.CSTNode) -> cst.CSTNode:
 
 class WrongSampleAttribute(Rule):
     code = "PTR211"
+    sdks = PYTRIO  # its facts are PyTRIO's `SampleResponse` fields
     name = "wrong-sample-attribute"
     message = "`SampleResponse` has no `.{attr}`: the generated sequences are `.sequences`"
     severity = Severity.ERROR

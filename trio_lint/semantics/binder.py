@@ -531,6 +531,9 @@ class _Pass(ast.NodeVisitor):
                 self.scope.bind(local, NameBinding(qualname=found.qualname, origin=found.origin))
                 if self.scope.kind == "module":
                     self.m._origins.add(found.origin)
+                # Which SDK the code is written for counts every import: a notebook exported
+                # as a module (marimo) imports inside its cell functions.
+                self.m._all_origins.add(found.origin)
             else:
                 self.scope.bind(local, UNKNOWN)
 
@@ -591,6 +594,7 @@ def build_model(
         bound = Binding(given, given.partition(".")[0]) if isinstance(given, str) else given
         model.module_scope.bind(name, NameBinding(qualname=bound.qualname, origin=bound.origin))
         model._origins.add(bound.origin)
+        model._all_origins.add(bound.origin)
     # The pass recurses once or twice per AST level, and generated tables nest deeper than the
     # default 1,000 frames allow (sympy's resolvent_lookup.py: 568 levels). Python-to-Python
     # calls do not grow the C stack on 3.11+, so a higher limit is safe; it is only ever raised,

@@ -14,7 +14,8 @@ Names and imports
   `tinker.X` with `sdk-modules = ["pytrio", "tinker"]`, `MI = trio.ModelInput`), else None.
 - `is_sdk(expr, "Datum", ...)`, `sdk_symbol(expr)` (-> "Datum"), `import_binding(name_node)`.
 - `sdk_alias()`: the module-level name bound to the SDK module itself (for fixes writing `trio.X`).
-- `imports_sdk`, `other_sdk_only` (imports tinker and not pytrio), `module_imports()`.
+- `imports_sdk`, `other_sdk_only` (imports tinker and not pytrio, at any depth), `sdk` (the
+  SDK the unit is written for: "pytrio", "tinker"), `module_imports()`.
 
 Receivers (what an expression holds: clients, futures, SDK results; see `receivers.py` for kinds)
 - `type_of(expr)` -> `SdkType | None`, `kind_of(expr)` -> `Kind | None`. A list started empty
@@ -109,6 +110,7 @@ class SemanticModel(TypeInference, ValueQueries):
         self._arg_defaults: dict[str, list[ast.expr]] = {}  # argparse dest -> defaults
         self._method_of: dict[int, Scope] = {}  # id(`self.m` Attribute) -> class scope
         self._origins: set[str] = set()  # SDK roots imported at module level (and by the seed)
+        self._all_origins: set[str] = set()  # SDK roots imported anywhere in the unit
         self._other_only = False
         self._qualnames: dict[int, tuple[str, str] | None] = {}  # normalized
         # Modules named by `from X import ...` statements anywhere in the unit (`wanted` tests).
@@ -135,8 +137,18 @@ class SemanticModel(TypeInference, ValueQueries):
         that imports no SDK at all (a helper handed its clients) counts as PyTRIO code."""
         return self._other_only
 
+    @property
+    def sdk(self) -> str:
+        """The SDK the unit is written for: "pytrio", or the one other SDK module it imports
+        (anywhere) without importing pytrio ("tinker"); "other" for several such modules."""
+        if not self._other_only:
+            return CANONICAL_ROOT
+        others = self._all_origins | self._origins
+        return next(iter(others)) if len(others) == 1 else "other"
+
     def _finish(self) -> None:
-        self._other_only = bool(self._origins) and CANONICAL_ROOT not in self._origins
+        origins = self._all_origins | self._origins
+        self._other_only = bool(origins) and CANONICAL_ROOT not in origins
 
     def module_imports(self) -> dict[str, Binding]:
         """Module-level SDK names at the end of the unit (seed for the next notebook cell)."""
