@@ -153,9 +153,12 @@ def store(verdict: Verdict) -> None:
     Path(temporary).replace(target)
 
 
-def cached_sweep(files: list[Path], *, scope: str, one_in: int = 24) -> Verdict:
-    """The cached verdict for `files` ("full") or for their sample ("sample"), else a new one."""
-    key = sweep_key(files)
+def cached_sweep(
+    files: list[Path], *, scope: str, one_in: int = 24, key: str | None = None
+) -> Verdict:
+    """The cached verdict for `files` ("full") or for their sample ("sample"), else a new one.
+    `key`: their sweep_key, when the caller has it (it stats every file)."""
+    key = key or sweep_key(files)
     verdict = load(key, scope)
     if verdict is None:
         chosen = files if scope == "full" else sample(files, key, one_in=one_in)
