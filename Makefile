@@ -21,8 +21,8 @@ $(STAMP): pyproject.toml | $(BIN)/python
 install: $(STAMP)
 
 # The suite runs on every core: a test file's tests on one worker (its module fixtures start
-# once) unless tests/conftest.py lists the file as one whose tests may spread. The 30 slowest tests are
-# printed and every run leaves a JUnit report in .test-reports/.
+# once) unless tests/conftest.py lists the file as one whose tests may spread. The 30 slowest
+# tests are printed and every run leaves a JUnit report in .test-reports/.
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
