@@ -6,6 +6,7 @@ service shows is checked under trio-local in test_examples.py
 
 import ast
 import inspect
+import subprocess
 from pathlib import Path
 
 import pydantic
@@ -22,7 +23,7 @@ from pytrio.protocol.control.checkpoint.list import CheckpointResponse
 from pytrio.types.rest import Checkpoint
 
 import pytrio_facts as facts
-from pytrio_facts import api_model
+from pytrio_facts import api_model, generate_api
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -127,6 +128,51 @@ def test_auto_shift_kept_its_meaning_and_default() -> None:
         assert "0.2.0–0.2.3" in page and "-100" in page
 
 
+def _released_modules(version: str) -> dict[str, ast.Module]:
+    """The parsed sources of a released pytrio wheel (the `make facts` cache, else pip)."""
+    try:
+        wheel = generate_api.wheel_for(version, generate_api._cache_dir())
+    except (subprocess.CalledProcessError, SystemExit) as err:
+        pytest.skip(f"pytrio=={version} wheel neither cached nor downloadable: {err}")
+    return generate_api.read_modules(wheel)
+
+
+def _compares_with_minus_100(tree: ast.AST) -> bool:
+    return any(
+        isinstance(node, ast.Compare)
+        and any(
+            isinstance(side, ast.UnaryOp)
+            and isinstance(side.op, ast.USub)
+            and isinstance(side.operand, ast.Constant)
+            and side.operand.value == 100
+            for side in (node.left, *node.comparators)
+        )
+        for node in ast.walk(tree)
+    )
+
+
+def _payload_fields(modules: dict[str, ast.Module]) -> set[str]:
+    forward = modules.get("pytrio.protocol.actor.events.trainer.forward")  # not on 0.1
+    if forward is None:
+        return set()
+    return {
+        node.target.id
+        for node in ast.walk(forward)
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+    }
+
+
+@pytest.mark.parametrize(
+    ("version", "skips_minus_100"), [("0.1.13", False), ("0.2.3", False), ("0.2.4", True)]
+)
+def test_minus_100_is_skipped_from_0_2_4_on(version: str, skips_minus_100: bool) -> None:
+    # the boundary the docs name: 0.2.4 is the first release that counts the active tokens
+    # itself (sent as total_active_tokens) and leaves -100 targets out of that count
+    modules = _released_modules(version)
+    assert any(_compares_with_minus_100(tree) for tree in modules.values()) is skips_minus_100
+    assert ("total_active_tokens" in _payload_fields(modules)) is skips_minus_100
+
+
 # 4. temporary sampler weights ------------------------------------------------------------------
 
 
@@ -153,7 +199,8 @@ def test_last_request_time_is_the_services_updated_at() -> None:
     rest = read("references/rest-client.md")
     assert "fills it from the service's `updated_at`" in rest
     assert "not with the steps and saves in between" in rest
-    assert "not with each step" in SKILL
+    assert "on trio-local it moves when a run is created" in SKILL and "not with each step" in SKILL
+    assert "the real service does not document what moves it" in SKILL
 
 
 # 6. a sampler before training; the step from the path ------------------------------------------
