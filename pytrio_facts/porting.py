@@ -97,12 +97,50 @@ LINT_GAPS: tuple[LintGap, ...] = (
         "metrics dict; so `--fix`'s `loss_sum` for a custom-loss result reads the surrogate",
     ),
     LintGap(
+        r"rest\.\w+\(.*\.model_id\b",
+        "`training_client.model_id` passed to a RestClient call: the run's id on Tinker, the "
+        "base model's name on pytrio (no such run); pass "
+        "`training_client.training_run_cuid`",
+    ),
+    LintGap(
         r"await rest\.\w+\(",
         "`await rest.list_checkpoints(...)` and the other RestClient sync calls: awaitable "
         "`APIFuture`s on Tinker, `concurrent.futures.Future`s on pytrio (`TypeError` when "
         "awaited); use `await rest.list_checkpoints_async(...)`",
     ),
 )
+
+
+@dataclass(frozen=True)
+class SameName:
+    """A member both SDKs have under one name with a different meaning: no table row shows it
+    (the names agree), so the page says it, and tests/skill/test_porting.py checks that both
+    generated API files still have the member."""
+
+    client: str  # the class, as in CLIENTS
+    member: str
+    advice: str  # Markdown, for the page
+
+
+SAME_NAME: tuple[SameName, ...] = (
+    SameName(
+        "TrainingClient",
+        "model_id",
+        "Tinker's `training_client.model_id` is the training run's id, the argument of its "
+        "RestClient calls; pytrio's is the base model's name (`Qwen/Qwen3-4B-Instruct-2507`), and "
+        "the run's id is `training_client.training_run_cuid`: "
+        "`rest.list_checkpoints(training_client.training_run_cuid)`. Passed to a RestClient call, "
+        "pytrio's `model_id` names no run (trio-local: `control.request_failed`, HTTP 404)",
+    ),
+)
+
+
+def same_name_on_both(entry: SameName) -> bool:
+    """Both SDKs, at the releases the page names, have `entry.member` on `entry.client`."""
+    tinker_cls = _class(_tinker(f"tinker.{entry.client}"))
+    pytrio_cls = _class(_pytrio(f"pytrio.{entry.client}"))
+    return all(cls is not None and entry.member in _members(cls, client=False)
+               for cls in (tinker_cls, pytrio_cls))  # fmt: skip
 
 
 @dataclass(frozen=True)

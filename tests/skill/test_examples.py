@@ -474,6 +474,14 @@ def squared(data, logprobs):
 custom = training.forward_backward_custom([datum], squared).result().metrics
 print("custom metrics", sorted(custom), round(custom["loss_sum"] / custom["mine"], 3))
 
+# porting: pytrio's model_id is the base model's name; Tinker's is the run id RestClient takes
+listed = rest.list_checkpoints(run_id).result() is not None
+print("model_id", training.model_id, "run id listed", listed)
+try:
+    rest.list_checkpoints(training.model_id).result()
+except trio.PyTrioError as err:
+    print("list_checkpoints(model_id):", err.code, err.status_code)
+
 # 6: the step comes back from the path
 resumed, step = namespace["resume"](service, state.path)
 print("resumed at step", step, type(resumed).__name__, state.path.endswith("/facts-step-000007"))
@@ -504,3 +512,5 @@ def test_guessed_facts_hold_under_trio_local(service) -> None:
     assert "resumed at step 7 TrainingClient True" in out
     # d(S^2)/dlogp = 2S, so the surrogate -sum(-2S * logp) is 2 S^2: twice the loss returned
     assert "custom metrics ['loss_mean', 'loss_sum', 'mine', 'token_count'] 2.0" in out
+    assert "model_id Qwen/Qwen3-4B-Instruct-2507 run id listed True" in out
+    assert "list_checkpoints(model_id): control.request_failed 404" in out

@@ -219,6 +219,14 @@ def test_the_recipe_leaves_what_the_page_says_trio_lint_still_reports() -> None:
     assert not trio_lint.lint_source(done, path="port.py")
 
 
+def test_same_name_members_exist_on_both_and_are_on_the_page() -> None:
+    assert porting.SAME_NAME
+    for entry in porting.SAME_NAME:
+        assert porting.same_name_on_both(entry), entry
+        assert f"**Same name, different meaning: `{entry.client}.{entry.member}`.**" in PAGE
+    assert porting.same_name_on_both(porting.SameName("TrainingClient", "holder", "")) is False
+
+
 def test_page_names_both_releases_and_its_example() -> None:
     assert "**tinker 0.38.0** and **pytrio 0.2.9**" in PAGE
     assert "[../examples/10_port_from_tinker.py](../examples/10_port_from_tinker.py)" in PAGE
@@ -271,6 +279,9 @@ def _ported_lines() -> list[str]:
             )
     lines += [
         f'x = training.forward_backward([], "{row.key[5:]}")' for row in porting.losses().rows
+    ]
+    lines += [  # a Tinker run id read from a member pytrio gives another meaning
+        f"x = rest.list_checkpoints({RECEIVERS[e.client]}.{e.member})" for e in porting.SAME_NAME
     ]
     for section in porting.methods():
         for row in section.rows:
