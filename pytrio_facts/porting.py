@@ -60,6 +60,12 @@ NOTES: dict[str, str] = {
         "`service.create_rest_client()`"
     ),
     "tinker.Checkpoint.tinker_path": "`checkpoint.path`",
+    "tinker.ParsedCheckpointTinkerPath": (
+        "no parser on pytrio: keep the `path` a save returns and the run's "
+        "`training_client.training_run_cuid`, and never build a `tinker://` path (pytrio 0.2.9 "
+        "does not fix the form; trio-local's are "
+        "`trio://<run>/weights/<name>` and `trio://<run>/sampler_weights/<name>`)"
+    ),
     "tinker.RestClient.delete_checkpoint_from_tinker_path": (
         "`rest.delete_checkpoint(training_run_id, checkpoint_id)`, ids from `list_checkpoints`"
     ),
