@@ -17,6 +17,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -482,6 +483,11 @@ try:
 except trio.PyTrioError as err:
     print("list_checkpoints(model_id):", err.code, err.status_code)
 
+# 5 (end): the run's time before this process exits and closes its session
+print("run", run_id, "last", last_request().isoformat())
+# 2: what a sequence stops on without ignore_eos
+print("stop reasons", sorted({plain.sequences[0].stop_reason, before.sequences[0].stop_reason}))
+
 # 6: the step comes back from the path
 resumed, step = namespace["resume"](service, state.path)
 print("resumed at step", step, type(resumed).__name__, state.path.endswith("/facts-step-000007"))
@@ -514,3 +520,17 @@ def test_guessed_facts_hold_under_trio_local(service) -> None:
     assert "custom metrics ['loss_mean', 'loss_sum', 'mine', 'token_count'] 2.0" in out
     assert "model_id Qwen/Qwen3-4B-Instruct-2507 run id listed True" in out
     assert "list_checkpoints(model_id): control.request_failed 404" in out
+    assert set(re.search(r"^stop reasons \[(.*)\]$", out, re.M).group(1).split(", ")) <= {
+        "'stop'",
+        "'length'",
+    }
+    # 5: the run's last_request_time moves once more when it ends (the process closed its session)
+    run_id, last = re.search(r"^run (\S+) last (\S+)$", out, re.M).groups()
+    code = (
+        "import pytrio as trio\n"
+        "rest = trio.ServiceClient().create_rest_client()\n"
+        f"print(rest.get_training_run({run_id!r}).result().last_request_time.isoformat())\n"
+    )
+    after = run_python(service, "-c", code)
+    assert after.returncode == 0, after.stderr[-3000:]
+    assert datetime.fromisoformat(after.stdout.strip()) > datetime.fromisoformat(last)
