@@ -27,14 +27,25 @@ def lint(project: Path, *args: str, stdin: bytes | None = None) -> tuple[int, st
     return run.code, run.out, run.err
 
 
+MEMORY_CAP = 2 * 1024**3  # address space of a console run: an unbounded read fails fast
+
+
+def _cap_memory() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
+
+
 def console(project: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
-    """The console script; a hang fails the test (TimeoutExpired) instead of stalling it."""
+    """The console script; a hang fails the test (TimeoutExpired) instead of stalling it, and a
+    read without bound (of /dev/zero) ends at MEMORY_CAP instead of the shared machine's RAM."""
     return subprocess.run(
         [TRIO_LINT, "--no-cache", "--output-format", "concise", *args],
         cwd=project,
         capture_output=True,
         text=True,
         timeout=timeout,
+        preexec_fn=_cap_memory,
         check=False,
     )
 
@@ -108,20 +119,26 @@ def test_a_config_that_is_a_symlink_loop_a_directory_or_a_fifo_is_one_line(proje
 # --- only regular files, bounded ---------------------------------------------------------------
 
 
-def test_fifos_and_devices_in_a_tree_are_skipped_and_named_ones_reported(project):
+@pytest.mark.parametrize("kind", ["fifo", "zero"])
+def test_fifos_and_devices_in_a_tree_are_skipped_and_named_ones_reported(project, kind):
+    # One special file per run, so that each is shown to neither hang (a FIFO) nor be read
+    # without bound (/dev/zero) on its own, in a walked tree and named on the command line.
     (project / "ok.py").write_text(BAD)
-    os.mkfifo(project / "fifo.py")
-    (project / "zero.py").symlink_to("/dev/zero")
+    name = f"{kind}.py"
+    if kind == "fifo":
+        os.mkfifo(project / name)
+    else:
+        (project / name).symlink_to("/dev/zero")
     (project / "null.py").symlink_to("/dev/null")
-    walked = console(project, ".")
+    walked = console(project, ".", timeout=30)
     assert walked.returncode == 1, walked.stderr
     assert {path for path, _ in found(walked.stdout)} == {"ok.py"}, walked.stdout
-    named = console(project, "fifo.py", "zero.py", "ok.py")
+    named = console(project, name, "null.py", "ok.py", timeout=30)
     assert named.returncode == 1, named.stderr
     rows = found(named.stdout)
-    assert ("fifo.py", "PTR901") in rows and ("zero.py", "PTR901") in rows, named.stdout
-    assert "not a regular file (a FIFO)" in named.stdout
-    assert "not a regular file (a device)" in named.stdout
+    assert (name, "PTR901") in rows and ("null.py", "PTR901") in rows, named.stdout
+    what = "a FIFO" if kind == "fifo" else "a device"
+    assert f"{name}:1:1: PTR901 not a regular file ({what})" in named.stdout, named.stdout
     assert ("ok.py", "PTR202") in rows
 
 
@@ -182,13 +199,24 @@ def _notebook(**overrides) -> str:
         (_notebook(cells=[{"cell_type": "code", "source": [1, 2]}]), "cell 1's `source`"),
         (_notebook(cells=[{"cell_type": "code", "source": 5}]), "cell 1's `source`"),
         (_notebook(cells=[{"cell_type": "code", "source": {"a": 1}}]), "cell 1's `source`"),
-        (_notebook(metadata=[]), "`metadata` must be an object"),
+        (_notebook(metadata=5), "`metadata` must be an object"),
+        (_notebook(metadata=["x"]), "`metadata` must be an object"),
         (_notebook(metadata={"language_info": 5}), "`metadata.language_info`"),
         (_notebook(metadata={"language_info": {"name": 3}}), "`metadata.language_info.name`"),
         ('{"cells": [], "x": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply"),
         ("[" * 100_000, "not a valid notebook"),
     ],
-    ids=["ints", "number", "object", "metadata", "language_info", "name", "deep", "deep-broken"],
+    ids=[
+        "ints",
+        "number",
+        "object",
+        "metadata",
+        "metadata-list",
+        "language_info",
+        "name",
+        "deep",
+        "deep-broken",
+    ],
 )
 def test_malformed_notebooks_are_ptr901_with_the_reason(text, reason):
     diagnostics = lint_source(text + "\n", "nb.ipynb", {"force-sdk": True})
