@@ -104,6 +104,17 @@ def test_a_cwd_of_any_shape_falls_back_to_the_project(tmp_path, cwd):
     assert "PTR202" in message["reason"]
 
 
+def test_a_cwd_under_a_symlink_loop_falls_back_to_the_project(tmp_path):
+    # Path.resolve raises RuntimeError on a loop; the project-marker check must not.
+    (tmp_path / "train.py").write_text(BUGGY)
+    (tmp_path / "self").symlink_to("self")
+    for cwd in (str(tmp_path / "self"), str(tmp_path / "self" / "sub")):
+        event = edit_event(tmp_path, str(tmp_path / "train.py"), cwd=cwd)
+        message = assert_one_line_at_most(run_hook(event, tmp_path))
+        assert message is not None and message.get("decision") == "block", message
+        assert "PTR202" in message["reason"]
+
+
 @pytest.mark.parametrize(
     "file_path", ["a\0.py", "/etc/passwd\0.py", "x" * 10_000 + ".py", "", 3, None, {"a": 1}]
 )
