@@ -142,6 +142,7 @@ def test_a_config_that_is_a_symlink_loop_a_directory_or_a_fifo_is_one_line(proje
             code, out, err = lint(project, "--config", name, ".")
         assert code == 2, (name, out, err)
         assert err.count("\n") == 1 and name in err and "Traceback" not in err, err
+        assert "skipped" not in err, err  # the run stops: nothing was skipped
 
 
 # --- only regular files, bounded ---------------------------------------------------------------
