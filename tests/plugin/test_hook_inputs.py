@@ -234,8 +234,13 @@ def fuzz_project(tmp_path_factory):
 
 
 class _Stdin:
+    """sys.stdin as the hook may read it: bytes from `.buffer`, or text from `read()`."""
+
     def __init__(self, data: bytes) -> None:
         self.buffer = io.BytesIO(data)
+
+    def read(self, size: int = -1) -> str:
+        return self.buffer.read(size).decode("utf-8", "surrogateescape")
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
