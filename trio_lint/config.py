@@ -194,7 +194,9 @@ def _read_toml(path: Path) -> dict[str, Any]:
     except FileNotFoundError:
         raise ConfigError(f"--config: file not found: {path}") from None
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the configuration: {exc.strerror or exc}") from None
+        # A file that is linted is skipped with this reason; a configuration is not skipped.
+        reason = str(exc.strerror or exc).removesuffix("; skipped")
+        raise ConfigError(f"{path}: cannot read the configuration: {reason}") from None
     try:
         return tomllib.loads(data.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

@@ -27,14 +27,25 @@ def lint(project: Path, *args: str, stdin: bytes | None = None) -> tuple[int, st
     return run.code, run.out, run.err
 
 
+MEMORY_CAP = 2 * 1024**3  # address space of a console run: an unbounded read fails fast
+
+
+def _cap_memory() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
+
+
 def console(project: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
-    """The console script; a hang fails the test (TimeoutExpired) instead of stalling it."""
+    """The console script; a hang fails the test (TimeoutExpired) instead of stalling it, and a
+    read without bound (of /dev/zero) ends at MEMORY_CAP instead of the shared machine's RAM."""
     return subprocess.run(
         [TRIO_LINT, "--no-cache", "--output-format", "concise", *args],
         cwd=project,
         capture_output=True,
         text=True,
         timeout=timeout,
+        preexec_fn=_cap_memory,
         check=False,
     )
 
@@ -83,6 +94,34 @@ def test_a_looping_or_dangling_link_named_on_the_command_line_is_ptr901(project,
     assert ("ok.py", "PTR202") in found(out)  # the other file is linted as usual
 
 
+FORMATS = ["full", "concise", "json", "github", "sarif"]
+
+
+@pytest.mark.parametrize("output_format", FORMATS)
+def test_symlink_loops_are_no_internal_error_in_any_output_format(project, output_format):
+    # Loops in a walked tree, a looping link named on the command line and a standard-input
+    # name under a loop: every reporter prints them (the JSON one makes paths absolute).
+    (project / "ok.py").write_text(BAD)
+    sub = project / "sub"
+    sub.mkdir()
+    (sub / "up").symlink_to("..")
+    (project / "self").symlink_to("self")
+    (project / "loop.py").symlink_to("loop.py")
+    (sub / "ptr.py").symlink_to("../loop.py")
+    stdin = b"import pytrio as trio\nx = trio.AdamParams(lr=1)\n"
+    for args, data in ((["."], None), (["self", "ok.py"], None),
+                       (["--stdin-filename", "self/x.py", "-"], stdin)):  # fmt: skip
+        run = run_main("--no-cache", "--output-format", output_format, *args, cwd=project,
+                       stdin=data)  # fmt: skip
+        assert run.code == 1, (args, run.out, run.err)
+        assert "internal error" not in run.err and "Traceback" not in run.err, run.err
+        if output_format != "sarif":  # its rule catalogue describes PTR903 too
+            assert "PTR903" not in run.out, run.out
+        if output_format == "json":
+            names = {Path(r["filename"]).name for r in json.loads(run.out)}
+            assert names <= {"ok.py", "self", "x.py"} and names, names
+
+
 def test_a_symlink_loop_in_a_stdin_filename_with_per_file_ignores(project):
     (project / "pyproject.toml").write_text('[tool.trio-lint.per-file-ignores]\n"x/*" = ["PTR3"]\n')
     (project / "self").symlink_to("self")
@@ -103,25 +142,32 @@ def test_a_config_that_is_a_symlink_loop_a_directory_or_a_fifo_is_one_line(proje
             code, out, err = lint(project, "--config", name, ".")
         assert code == 2, (name, out, err)
         assert err.count("\n") == 1 and name in err and "Traceback" not in err, err
+        assert "skipped" not in err, err  # the run stops: nothing was skipped
 
 
 # --- only regular files, bounded ---------------------------------------------------------------
 
 
-def test_fifos_and_devices_in_a_tree_are_skipped_and_named_ones_reported(project):
+@pytest.mark.parametrize("kind", ["fifo", "zero"])
+def test_fifos_and_devices_in_a_tree_are_skipped_and_named_ones_reported(project, kind):
+    # One special file per run, so that each is shown to neither hang (a FIFO) nor be read
+    # without bound (/dev/zero) on its own, in a walked tree and named on the command line.
     (project / "ok.py").write_text(BAD)
-    os.mkfifo(project / "fifo.py")
-    (project / "zero.py").symlink_to("/dev/zero")
+    name = f"{kind}.py"
+    if kind == "fifo":
+        os.mkfifo(project / name)
+    else:
+        (project / name).symlink_to("/dev/zero")
     (project / "null.py").symlink_to("/dev/null")
-    walked = console(project, ".")
+    walked = console(project, ".", timeout=30)
     assert walked.returncode == 1, walked.stderr
     assert {path for path, _ in found(walked.stdout)} == {"ok.py"}, walked.stdout
-    named = console(project, "fifo.py", "zero.py", "ok.py")
+    named = console(project, name, "null.py", "ok.py", timeout=30)
     assert named.returncode == 1, named.stderr
     rows = found(named.stdout)
-    assert ("fifo.py", "PTR901") in rows and ("zero.py", "PTR901") in rows, named.stdout
-    assert "not a regular file (a FIFO)" in named.stdout
-    assert "not a regular file (a device)" in named.stdout
+    assert (name, "PTR901") in rows and ("null.py", "PTR901") in rows, named.stdout
+    what = "a FIFO" if kind == "fifo" else "a device"
+    assert f"{name}:1:1: PTR901 not a regular file ({what})" in named.stdout, named.stdout
     assert ("ok.py", "PTR202") in rows
 
 
@@ -182,13 +228,24 @@ def _notebook(**overrides) -> str:
         (_notebook(cells=[{"cell_type": "code", "source": [1, 2]}]), "cell 1's `source`"),
         (_notebook(cells=[{"cell_type": "code", "source": 5}]), "cell 1's `source`"),
         (_notebook(cells=[{"cell_type": "code", "source": {"a": 1}}]), "cell 1's `source`"),
-        (_notebook(metadata=[]), "`metadata` must be an object"),
+        (_notebook(metadata=5), "`metadata` must be an object"),
+        (_notebook(metadata=["x"]), "`metadata` must be an object"),
         (_notebook(metadata={"language_info": 5}), "`metadata.language_info`"),
         (_notebook(metadata={"language_info": {"name": 3}}), "`metadata.language_info.name`"),
         ('{"cells": [], "x": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply"),
         ("[" * 100_000, "not a valid notebook"),
     ],
-    ids=["ints", "number", "object", "metadata", "language_info", "name", "deep", "deep-broken"],
+    ids=[
+        "ints",
+        "number",
+        "object",
+        "metadata",
+        "metadata-list",
+        "language_info",
+        "name",
+        "deep",
+        "deep-broken",
+    ],
 )
 def test_malformed_notebooks_are_ptr901_with_the_reason(text, reason):
     diagnostics = lint_source(text + "\n", "nb.ipynb", {"force-sdk": True})

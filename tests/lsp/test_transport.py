@@ -190,14 +190,34 @@ def test_every_request_gets_a_response_whatever_its_params(
     assert hover(server)["result"] is None
 
 
-def test_the_lifecycle_follows_the_spec(workspace: Path):
+ORIGIN = {"line": 0, "character": 0}
+WRONG_TYPES = {
+    "hover-document-int": ("textDocument/hover", {"textDocument": 5, "position": ORIGIN}),
+    "hover-position-str": ("textDocument/hover", {"textDocument": {"uri": "file:///x.py"},
+                                                  "position": "x"}),
+    "hover-params-list": ("textDocument/hover", [1, 2]),
+    "action-document-int": ("textDocument/codeAction", {"textDocument": 5, "range": 5,
+                                                        "context": {}}),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", WRONG_TYPES)
+def test_params_of_the_wrong_type_are_invalid_params(server: RawClient, name: str):
+    # Named cases of what the property test below draws at random: each is answered, not dropped.
+    method, params = WRONG_TYPES[name]
+    response = server.request(method, params, timeout=10)
+    assert response["error"]["code"] == INVALID_PARAMS, response
+    assert method in response["error"]["message"]
+    assert hover(server)["result"] is None
+
+
+@pytest.fixture
+def opened(workspace: Path):
+    """A fresh server, initialized, with one document open and its diagnostics published."""
     client = RawClient(workspace)
     try:
-        early = hover(client)
-        assert early["error"]["code"] == SERVER_NOT_INITIALIZED, early
         client.initialize(workspace)
-        path = workspace / "open.py"
-        uri = path.as_uri()
+        uri = (workspace / "open.py").as_uri()
         client.notify(
             "textDocument/didOpen",
             {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": BUGGY}},
@@ -208,23 +228,47 @@ def test_the_lifecycle_follows_the_spec(workspace: Path):
             )
         )
         assert published is not None and published["params"]["diagnostics"]
-        again = client.request("initialize", {"processId": None, "capabilities": {}})
-        assert again["error"]["code"] == INVALID_REQUEST, again
-        # The open document survived the refused initialize: its code actions are still there.
-        actions = client.request(
-            "textDocument/codeAction",
-            {"textDocument": {"uri": uri},
-             "range": {"start": {"line": 0, "character": 0}, "end": {"line": 10, "character": 0}},
-             "context": {"diagnostics": []}},
-        )  # fmt: skip
-        assert actions.get("result"), actions
-        assert client.request("shutdown")["result"] is None
-        late = hover(client, uri)
-        assert late["error"]["code"] == INVALID_REQUEST, late
-        client.notify("exit")
-        assert client.process.wait(timeout=20) == 0
+        yield client, uri
     finally:
         client.close()
+
+
+def test_a_request_before_initialize_is_server_not_initialized(workspace: Path):
+    client = RawClient(workspace)
+    try:
+        early = hover(client)
+        assert early["error"]["code"] == SERVER_NOT_INITIALIZED, early
+    finally:
+        client.close()
+
+
+def test_a_second_initialize_is_refused_and_keeps_the_open_documents(opened):
+    client, uri = opened
+    again = client.request("initialize", {"processId": None, "capabilities": {}}, timeout=10)
+    # The open document survived the second initialize: its code actions are still there
+    # (checked first: an accepted second initialize replaced the workspace and lost them).
+    actions = client.request(
+        "textDocument/codeAction",
+        {"textDocument": {"uri": uri},
+         "range": {"start": {"line": 0, "character": 0}, "end": {"line": 10, "character": 0}},
+         "context": {"diagnostics": []}},
+        timeout=10,
+    )  # fmt: skip
+    assert actions.get("result"), actions
+    assert again.get("error", {}).get("code") == INVALID_REQUEST, again
+
+
+def test_a_request_after_shutdown_is_invalid_request_and_exit_is_0(opened):
+    client, uri = opened
+    assert client.request("shutdown")["result"] is None
+    late = client.request(
+        "textDocument/hover",
+        {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}},
+        timeout=10,
+    )
+    assert late["error"]["code"] == INVALID_REQUEST, late
+    client.notify("exit")
+    assert client.process.wait(timeout=20) == 0
 
 
 def test_exit_without_shutdown_is_exit_code_1(workspace: Path):

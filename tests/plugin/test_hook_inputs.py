@@ -24,6 +24,15 @@ VENV_BIN = Path(sys.executable).parent
 BUGGY = "import pytrio as trio\nadam = trio.AdamParams(lr=1e-4)\n"
 
 
+MEMORY_CAP = 2 * 1024**3  # address space of a hook run: a read without bound fails fast
+
+
+def _cap_memory() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
+
+
 def run_hook(payload: bytes, project: Path, plugin_root: Path = ROOT, timeout: float = 60):
     env = {
         "PATH": f"{VENV_BIN}{os.pathsep}/usr/bin:/bin",
@@ -38,6 +47,7 @@ def run_hook(payload: bytes, project: Path, plugin_root: Path = ROOT, timeout: f
         cwd=project,
         capture_output=True,
         timeout=timeout,
+        preexec_fn=_cap_memory,
         check=False,
     )
 
@@ -94,6 +104,17 @@ def test_a_cwd_of_any_shape_falls_back_to_the_project(tmp_path, cwd):
     assert "PTR202" in message["reason"]
 
 
+def test_a_cwd_under_a_symlink_loop_falls_back_to_the_project(tmp_path):
+    # Path.resolve raises RuntimeError on a loop; the project-marker check must not.
+    (tmp_path / "train.py").write_text(BUGGY)
+    (tmp_path / "self").symlink_to("self")
+    for cwd in (str(tmp_path / "self"), str(tmp_path / "self" / "sub")):
+        event = edit_event(tmp_path, str(tmp_path / "train.py"), cwd=cwd)
+        message = assert_one_line_at_most(run_hook(event, tmp_path))
+        assert message is not None and message.get("decision") == "block", message
+        assert "PTR202" in message["reason"]
+
+
 @pytest.mark.parametrize(
     "file_path", ["a\0.py", "/etc/passwd\0.py", "x" * 10_000 + ".py", "", 3, None, {"a": 1}]
 )
@@ -101,13 +122,14 @@ def test_a_file_path_that_is_no_path_is_silent(tmp_path, file_path):
     assert assert_one_line_at_most(run_hook(edit_event(tmp_path, file_path), tmp_path)) is None
 
 
-def test_a_fifo_or_a_device_is_never_read(tmp_path):
+@pytest.mark.parametrize("name", ["fifo.py", "zero.py"])
+def test_a_fifo_or_a_device_is_never_read(tmp_path, name):
+    # One per run: a FIFO would block the read, /dev/zero would never end it.
     fifo = tmp_path / "fifo.py"
     os.mkfifo(fifo)
     (tmp_path / "zero.py").symlink_to("/dev/zero")
-    for name in ("fifo.py", "zero.py"):
-        process = run_hook(edit_event(tmp_path, str(tmp_path / name)), tmp_path, timeout=20)
-        assert assert_one_line_at_most(process) is None
+    process = run_hook(edit_event(tmp_path, str(tmp_path / name)), tmp_path, timeout=20)
+    assert assert_one_line_at_most(process) is None
     assert stat.S_ISFIFO(fifo.stat().st_mode)
 
 
@@ -212,8 +234,13 @@ def fuzz_project(tmp_path_factory):
 
 
 class _Stdin:
+    """sys.stdin as the hook may read it: bytes from `.buffer`, or text from `read()`."""
+
     def __init__(self, data: bytes) -> None:
         self.buffer = io.BytesIO(data)
+
+    def read(self, size: int = -1) -> str:
+        return self.buffer.read(size).decode("utf-8", "surrogateescape")
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
-from pathlib import Path
 
 from trio_lint.diagnostics import Diagnostic
 
@@ -28,7 +28,9 @@ def record(d: Diagnostic) -> dict:
         "cell": d.cell,
         "code": d.code,
         "end_location": {"column": d.end_column, "row": d.end_line},
-        "filename": str(Path(d.path).resolve()) if d.path != "-" else d.path,
+        # os.path.realpath, not Path.resolve: that raises on a symlink loop (a looping link
+        # named on the command line, a --stdin-filename under one), which is a PTR901 to print.
+        "filename": os.path.realpath(d.path) if d.path != "-" else d.path,
         "fix": fix,
         "location": {"column": d.column, "row": d.line},
         "message": d.message,
