@@ -215,13 +215,20 @@ tokenizer = trainer.get_tokenizer()
 text = " ".join(f"Step {i}: the trainer reads line {i} of the corpus." for i in range(600))
 tokens = tokenizer.encode(text)[:4097]
 assert len(tokens) == 4097, len(tokens)
+# A 4096-token datum shaped like long-context SFT: a masked prompt (-100 targets) and a
+# 300-token completion. The service takes all 4096 positions through the model; only the
+# completion is unembedded (over three slices of the 248k vocabulary), which is what keeps
+# this test at seconds instead of minutes: scoring all 4096 rows checks no further limit.
+completion = 300
+targets = [-100] * (4096 - completion) + tokens[-completion:]
 batch = [
     trio.Datum(
         model_input=trio.ModelInput.from_ints(tokens[:-1]),
-        loss_fn_inputs={"target_tokens": tokens[1:], "weights": [1.0] * 4096},
+        loss_fn_inputs={"target_tokens": targets, "weights": [1.0] * 4096},
     )
 ]
-print("loss", trainer.forward_backward(batch, "cross_entropy").result().metrics["loss_mean"])
+metrics = trainer.forward_backward(batch, "cross_entropy").result().metrics
+print("loss", metrics["loss_mean"], "count", metrics["token_count"])
 trainer.optim_step(trio.AdamParams(learning_rate=1e-4)).result()
 sampler = trainer.save_weights_and_get_sampling_client()
 prompt = trio.ModelInput.from_ints(tokenizer.encode("Question: what is Trio?\\nAnswer:"))
@@ -253,8 +260,10 @@ def test_a_qwen3_5_script_with_4096_token_data_and_budget_runs_under_trio_local_
         check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    loss = float(re.search(r"loss (\S+)", done.stdout).group(1))
-    assert loss == pytest.approx(np.log(248_320), abs=1.5)
+    scored = re.search(r"loss (\S+) count (\d+)", done.stdout)
+    assert scored is not None, done.stdout
+    assert float(scored.group(1)) == pytest.approx(np.log(248_320), abs=1.5)
+    assert int(scored.group(2)) == 300  # the -100 prompt is not counted
     sampled = re.search(r"sampled (\d+) (\w+)", done.stdout)
     assert sampled is not None and 0 < int(sampled.group(1)) < 4096
     assert sampled.group(2) == "stop"
