@@ -150,13 +150,29 @@ class SemanticModel(TypeInference, ValueQueries):
         origins = self._all_origins | self._origins
         self._other_only = bool(origins) and CANONICAL_ROOT not in origins
 
-    def module_imports(self) -> dict[str, Binding]:
-        """Module-level SDK names at the end of the unit (seed for the next notebook cell)."""
-        return {
-            name: Binding(b.qualname, b.origin or CANONICAL_ROOT)
-            for name, b in self.module_scope.current.items()
-            if b.qualname is not None
-        }
+    def module_imports(self) -> ModuleNames:
+        """Module-level SDK names at the end of the unit (seed for the next block of a Markdown
+        document); `.typed()` adds, on demand, the module-level names the model types."""
+        return ModuleNames(
+            {
+                name: Binding(b.qualname, b.origin or CANONICAL_ROOT)
+                for name, b in self.module_scope.current.items()
+                if b.qualname is not None
+            },
+            self,
+        )
+
+    def module_types(self) -> dict[str, SdkType]:
+        """Module-level names whose SDK type is known at the end of the unit (a client, a result,
+        its metrics), however bound: by this unit or by the seed of an earlier one."""
+        typed: dict[str, SdkType] = {}
+        for name, binding in self.module_scope.current.items():
+            if binding.qualname is not None or binding.function is not None:
+                continue
+            typ = self._binding_type(binding)
+            if typ is not None:
+                typed[name] = typ
+        return typed
 
     def sdk_alias(self) -> str | None:
         for name, binding in reversed(self.module_scope.current.items()):
@@ -287,6 +303,19 @@ class SemanticModel(TypeInference, ValueQueries):
 
     def method_returns(self, kind: Kind, name: str) -> SdkType | None:
         return self.methods.get(kind, {}).get(name)
+
+
+class ModuleNames(dict):
+    """What a unit leaves to the next one: its SDK imports (name -> `Binding`), and the names its
+    model types, asked only when a document continues (`typed()`): a Markdown block is checked
+    with the names earlier blocks bound, as doctest continues a session."""
+
+    def __init__(self, imports: dict[str, Binding], model: SemanticModel) -> None:
+        super().__init__(imports)
+        self._model = model
+
+    def typed(self) -> dict[str, SdkType]:
+        return self._model.module_types()
 
 
 class ModelView:
