@@ -525,3 +525,17 @@ def test_a_line_means_its_newest_release() -> None:
     )
     found = types_in(code, "0.2")
     assert found == types_in(code, "0.2.9") != types_in(code, "0.2.2")
+
+
+def test_result_attributes_follow_the_release() -> None:
+    """A result's attributes are the fields its release's wheel declares: the checkpoint path of
+    a listed checkpoint is `tinker_path` up to 0.2.4 and `path` from 0.2.5 on."""
+    code = """
+        import pytrio as trio
+        rest = trio.ServiceClient().create_rest_client()
+        ckpt = rest.list_checkpoints("run").result().checkpoints[0]
+        ckpt.path  # ?
+        ckpt.tinker_path  # ?
+        """
+    assert types_in(code, "0.2.9") == {"ckpt.path": "checkpoint path", "ckpt.tinker_path": None}
+    assert types_in(code, "0.2.4") == {"ckpt.path": None, "ckpt.tinker_path": "checkpoint path"}

@@ -12,7 +12,6 @@ from trio_lint.semantics.names import (
     dotted_name,
 )
 from trio_lint.semantics.receivers import (
-    ATTRIBUTES,
     CLASS_KINDS,
     CONSTRUCTED_KINDS,
     DISTINCTIVE_METHODS,
@@ -207,7 +206,7 @@ class TypeInference:
             return self._binding_type(binding) if binding is not None else None
         base = self.type_of(node.value)
         if base is not None:
-            return ATTRIBUTES.get((base.kind, node.attr))
+            return self.attributes.get((base.kind, node.attr))
         # `Settings.X`, `cfg.x` (dataclass / pydantic default), `args.x`: what it was bound to.
         return self._agreeing_type(self._attribute_sources(node))
 
@@ -228,7 +227,9 @@ class TypeInference:
                 name = call.args[1]
                 if isinstance(name, ast.Constant) and isinstance(name.value, str):
                     base = self.type_of(call.args[0])
-                    return ATTRIBUTES.get((base.kind, name.value)) if base is not None else None
+                    return (
+                        self.attributes.get((base.kind, name.value)) if base is not None else None
+                    )
             return None
         symbol = self.sdk_symbol(func)
         if symbol is not None:

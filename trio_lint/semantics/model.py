@@ -71,6 +71,7 @@ from trio_lint.semantics.receivers import (
     DISTINCTIVE_METHODS,
     Kind,
     SdkType,
+    attribute_table,
     method_table,
 )
 from trio_lint.semantics.scopes import (
@@ -95,6 +96,7 @@ class SemanticModel(TypeInference, ValueQueries):
         self.sdk_modules = tuple(sdk_modules)
         self.version = version
         self.methods = method_table(version)
+        self.attributes = attribute_table(version)
         self.module_scope = Scope("module", None)
         self._names: dict[int, NameBinding | FreeRef] = {}  # id(Name load) -> binding
         self._self_attrs: dict[int, Scope] = {}  # id(`self.x` Attribute) -> class scope
