@@ -539,3 +539,18 @@ def test_result_attributes_follow_the_release() -> None:
         """
     assert types_in(code, "0.2.9") == {"ckpt.path": "checkpoint path", "ckpt.tinker_path": None}
     assert types_in(code, "0.2.4") == {"ckpt.path": None, "ckpt.tinker_path": "checkpoint path"}
+
+
+def test_a_rules_view_of_the_model_has_only_its_queries() -> None:
+    """`ModelView` binds the queries it names; the model's state (tables, caches, `memo`) is not
+    reachable through it."""
+    from trio_lint.semantics.model import _FILTERED_QUERIES, _VALUE_QUERIES, ModelView
+
+    model = infer(ast.parse("import pytrio as trio\nx = 1\n"), ("pytrio",), "0.2.9")
+    view = ModelView(model, pytrio_only=True)
+    for name in (*_FILTERED_QUERIES, *_VALUE_QUERIES):
+        assert callable(getattr(view, name)), name
+    assert view.sdk_alias() == "trio" and view.other_sdk_only is False
+    for state in ("memo", "module_scope", "methods", "_names", "events"):
+        with pytest.raises(AttributeError):
+            getattr(view, state)

@@ -321,8 +321,10 @@ class ModuleNames(dict):
 
 
 class ModelView:
-    """The model as one rule sees it: every query gets the rule's `pytrio_only`; the rest of the
-    model's attributes pass through. (The queries are bound once, as partials: rules ask a lot.)"""
+    """The model as one rule sees it: the queries that hide another SDK's names get the rule's
+    `pytrio_only` (`_FILTERED_QUERIES`), the value queries pass through (`_VALUE_QUERIES`), and
+    nothing else of the model is reachable from a rule. (The queries are bound once, as bound
+    methods or partials: rules ask a lot.)"""
 
     def __init__(self, model: SemanticModel, pytrio_only: bool) -> None:
         self.model = model
@@ -332,11 +334,14 @@ class ModelView:
             setattr(
                 self, name, functools.partial(query, pytrio_only=True) if pytrio_only else query
             )
+        for name in _VALUE_QUERIES:
+            setattr(self, name, getattr(model, name))
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.model, name)
+    @property
+    def other_sdk_only(self) -> bool:
+        return self.model.other_sdk_only
 
-    if TYPE_CHECKING:  # what the partials above look like to a type checker
+    if TYPE_CHECKING:  # what the bound queries above look like to a type checker
 
         def qualified_name(self, expr: ast.AST | None) -> str | None: ...
         def is_sdk(self, expr: ast.AST, *names: str) -> bool: ...
@@ -347,6 +352,19 @@ class ModelView:
         def client_call(
             self, call: ast.Call, *, methods: Container[str] | None = None
         ) -> tuple[Kind, str] | None: ...
+        def sdk_alias(self) -> str | None: ...
+        def calls_of(self, name: str) -> list[ast.Call]: ...
+        def method_returns(self, kind: Kind, name: str) -> SdkType | None: ...
+        def bound_expression(self, name: ast.Name) -> ast.expr | None: ...
+        def value_of(self, expr: ast.AST | None) -> ast.expr | None: ...
+        def sources(self, expr: ast.AST | None) -> list[ast.expr]: ...
+        def literal(self, expr: ast.AST | None) -> ast.expr | None: ...
+        def mutations(self, name: ast.Name) -> list[tuple[str, Any, ast.expr]]: ...
+        def function_of(self, name: ast.Name) -> ast.FunctionDef | ast.AsyncFunctionDef | None: ...
+        def returns(self, function: ast.AST) -> list[ast.expr]: ...
+        def defines(self, name: str) -> bool: ...
+        def origins(self, expr: ast.AST | None, limit: int = 200) -> list[ast.expr]: ...
+        def dict_entries(self, expr: ast.AST | None) -> dict[str, ast.expr] | None: ...
 
 
 _FILTERED_QUERIES = (
@@ -357,4 +375,20 @@ _FILTERED_QUERIES = (
     "type_of",
     "kind_of",
     "client_call",
+)
+# Queries that do not depend on `pytrio_only`: names, values and the SDK's method table.
+_VALUE_QUERIES = (
+    "sdk_alias",
+    "calls_of",
+    "method_returns",
+    "bound_expression",
+    "value_of",
+    "sources",
+    "literal",
+    "mutations",
+    "function_of",
+    "returns",
+    "defines",
+    "origins",
+    "dict_entries",
 )
