@@ -554,3 +554,19 @@ def test_a_rules_view_of_the_model_has_only_its_queries() -> None:
     for state in ("memo", "module_scope", "methods", "_names", "events"):
         with pytest.raises(AttributeError):
             getattr(view, state)
+
+
+def test_calling_an_async_helper_makes_a_coroutine_of_what_it_returns() -> None:
+    code = """
+        import pytrio as trio
+        async def make_fb(tc: trio.TrainingClient, batch):
+            return await tc.forward_backward_async(batch)
+        async def step(tc: trio.TrainingClient, batch):
+            make_fb(tc, batch)  # ?
+            fb = await make_fb(tc, batch)
+            fb  # ?
+        """
+    assert types_in(code, "0.2.9") == {
+        "make_fb(tc, batch)": "coroutine[APIFuture[ForwardBackwardOutput]]",
+        "fb": "APIFuture[ForwardBackwardOutput]",
+    }

@@ -258,6 +258,12 @@ class TypeInference:
         """A call of a function (or `self.method`) of this module: the type all its `return`s
         agree on."""
         found: SdkType | None = None
+        functions = self._functions_called(call)
+        if functions and isinstance(functions[0], ast.AsyncFunctionDef):
+            # `await make_fb(tc, b)`: calling an `async def` makes a coroutine of what it returns
+            returned = list(self._returns.get(id(functions[0]), []))
+            inner = self._agreeing_type(returned) if returned else None
+            return SdkType(Kind.COROUTINE, inner) if inner is not None else None
         returned = self._call_sources(call)
         if not returned:
             return None
