@@ -13,8 +13,10 @@ Three return kinds matter when writing PyTRIO code:
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
+from functools import cache
 from typing import Literal
 
 from pytrio_facts import api_model
@@ -89,13 +91,40 @@ def _surface(version: str) -> tuple[MethodFact, ...]:
 
 API_SURFACE: tuple[MethodFact, ...] = _surface(SDK_VERSION)
 
-# Names `import pytrio as trio` exposes: everything public but its implementation packages
-# (`pytrio.types` is the public home of the types).
-TOP_LEVEL_NAMES: tuple[str, ...] = tuple(
-    name
-    for name, kind in api_model.api_data().symbol("pytrio", SDK_VERSION).names.items()  # type: ignore[union-attr]
-    if kind != "module" or name == "types"
-)
+
+@cache
+def public_names(module: str, version: str) -> tuple[str, ...]:
+    """The names `module` ("pytrio" or "pytrio.types") exports on `version`, read from the wheel's
+    data: everything public but its implementation packages (`pytrio.types` is the public home
+    of the types, so `types` counts for `pytrio`). Empty when the release has no such module."""
+    found = api_model.api_data().symbol(module, version)
+    if not isinstance(found, api_model.Module):
+        return ()
+    return tuple(
+        name
+        for name, kind in found.names.items()
+        if kind != "module" or (module == "pytrio" and name == "types")
+    )
+
+
+@cache
+def removed_top_level(version: str) -> dict[str, str]:
+    """Top-level names an earlier release exported and `version` does not: name -> the first
+    release without it (`SampleInput` -> "0.2.0")."""
+    key = api_model.version_key(version)
+    releases = [v for v in api_model.releases() if api_model.version_key(v) <= key]
+    now = set(public_names("pytrio", version))
+    removed: dict[str, str] = {}
+    for earlier, later in itertools.pairwise(releases):
+        gone = set(public_names("pytrio", earlier)) - set(public_names("pytrio", later))
+        for name in sorted(gone - now):
+            removed.setdefault(name, later)
+    return removed
+
+
+# Names `import pytrio as trio` exposes on the pinned release, and those of `pytrio.types`.
+TOP_LEVEL_NAMES: tuple[str, ...] = public_names("pytrio", SDK_VERSION)
+TYPES_NAMES: tuple[str, ...] = public_names("pytrio.types", SDK_VERSION)
 _API_FUTURE = api_model.api_data().symbol("pytrio.types.APIFuture", SDK_VERSION)
 APIFUTURE_METHODS: tuple[str, ...] = tuple(
     name

@@ -201,35 +201,3 @@ REMOVED_RESULT_ATTRIBUTES: dict[str, str] = {
 }
 # 0.1 aliases and internals that 0.2 removed: old name -> public 0.2 name (same object on 0.2).
 RENAMED_TOP_LEVEL: dict[str, str] = {"SampleInput": "Datum"}
-# Names `pytrio.types` exports on 0.2.9 (the public home of every result and request type).
-TYPES_NAMES: tuple[str, ...] = (
-    "APIFuture",
-    "AdamParams",
-    "Checkpoint",
-    "CheckpointArchiveUrlResponse",
-    "CheckpointDownloadResult",
-    "CheckpointDownloadSource",
-    "CheckpointsListResponse",
-    "Cursor",
-    "Datum",
-    "EncodedTextChunk",
-    "ForwardBackwardOutput",
-    "GetSamplerResponse",
-    "GetServerCapabilitiesResponse",
-    "GetSessionResponse",
-    "ImageChunk",
-    "ListSessionsResponse",
-    "LossFnOutput",
-    "ModelInput",
-    "ModelOperationCapabilities",
-    "OptimStepResponse",
-    "SampleResponse",
-    "SampleSequence",
-    "SamplingParams",
-    "SaveWeightsForSamplerResponse",
-    "SaveWeightsResponse",
-    "SupportedModel",
-    "TensorData",
-    "TrainingRun",
-    "TrainingRunsResponse",
-)

@@ -525,3 +525,48 @@ def test_a_line_means_its_newest_release() -> None:
     )
     found = types_in(code, "0.2")
     assert found == types_in(code, "0.2.9") != types_in(code, "0.2.2")
+
+
+def test_result_attributes_follow_the_release() -> None:
+    """A result's attributes are the fields its release's wheel declares: the checkpoint path of
+    a listed checkpoint is `tinker_path` up to 0.2.4 and `path` from 0.2.5 on."""
+    code = """
+        import pytrio as trio
+        rest = trio.ServiceClient().create_rest_client()
+        ckpt = rest.list_checkpoints("run").result().checkpoints[0]
+        ckpt.path  # ?
+        ckpt.tinker_path  # ?
+        """
+    assert types_in(code, "0.2.9") == {"ckpt.path": "checkpoint path", "ckpt.tinker_path": None}
+    assert types_in(code, "0.2.4") == {"ckpt.path": None, "ckpt.tinker_path": "checkpoint path"}
+
+
+def test_a_rules_view_of_the_model_has_only_its_queries() -> None:
+    """`ModelView` binds the queries it names; the model's state (tables, caches, `memo`) is not
+    reachable through it."""
+    from trio_lint.semantics.model import _FILTERED_QUERIES, _VALUE_QUERIES, ModelView
+
+    model = infer(ast.parse("import pytrio as trio\nx = 1\n"), ("pytrio",), "0.2.9")
+    view = ModelView(model, pytrio_only=True)
+    for name in (*_FILTERED_QUERIES, *_VALUE_QUERIES):
+        assert callable(getattr(view, name)), name
+    assert view.sdk_alias() == "trio" and view.other_sdk_only is False
+    for state in ("memo", "module_scope", "methods", "_names", "events"):
+        with pytest.raises(AttributeError):
+            getattr(view, state)
+
+
+def test_calling_an_async_helper_makes_a_coroutine_of_what_it_returns() -> None:
+    code = """
+        import pytrio as trio
+        async def make_fb(tc: trio.TrainingClient, batch):
+            return await tc.forward_backward_async(batch)
+        async def step(tc: trio.TrainingClient, batch):
+            make_fb(tc, batch)  # ?
+            fb = await make_fb(tc, batch)
+            fb  # ?
+        """
+    assert types_in(code, "0.2.9") == {
+        "make_fb(tc, batch)": "coroutine[APIFuture[ForwardBackwardOutput]]",
+        "fb": "APIFuture[ForwardBackwardOutput]",
+    }

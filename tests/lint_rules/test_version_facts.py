@@ -10,6 +10,7 @@ import pytest
 import pytrio as trio
 import pytrio.types
 
+from pytrio_facts.api import TYPES_NAMES, public_names, removed_top_level
 from pytrio_facts.migration import REMOVED_ATTRIBUTES, REMOVED_KEYWORDS
 from pytrio_facts.sdk import LOSS_NAMES
 from pytrio_facts.versions import (
@@ -17,8 +18,8 @@ from pytrio_facts.versions import (
     LOSS_NAMES_BY_LINE,
     ONE_LINE_KEYWORDS,
     REMOVED_METHODS,
-    TYPES_NAMES,
 )
+from trio_lint import lint_source
 from trio_lint.semantics.receivers import DISTINCTIVE_METHODS, Kind, method_table
 
 CLIENTS = {
@@ -66,6 +67,16 @@ def test_added_in_0_2_exist() -> None:
 def test_loss_names_and_types_names() -> None:
     assert LOSS_NAMES_BY_LINE["0.2"] == LOSS_NAMES
     assert set(TYPES_NAMES) == {name for name in dir(pytrio.types) if name[0].isupper()}
+
+
+def test_public_names_follow_the_release() -> None:
+    """`pytrio` / `pytrio.types` exports are read per release from the wheels' data, not typed."""
+    assert "ImageChunk" in public_names("pytrio", "0.2.9")
+    assert "ImageChunk" not in public_names("pytrio", "0.2.6")
+    assert "SampleInput" in public_names("pytrio", "0.1.13")
+    assert "CheckpointsListResponse" not in public_names("pytrio.types", "0.1.13")
+    assert removed_top_level("0.2.9") == {"SampleInput": "0.2.0", "ServiceParams": "0.2.0"}
+    assert removed_top_level("0.1.13") == {}
 
 
 def _returns(func) -> str:
@@ -120,3 +131,33 @@ def test_versions_agree_with_the_migration_summary() -> None:
     assert ("SamplingParams", "ignore_eos") in removed_keywords
     for name in REMOVED_KEYWORDS["ServiceClient.create_lora_training_client"]:
         assert ("create_lora_training_client", name) in removed_keywords
+
+
+def _messages(code: str, target: str) -> list[str]:
+    found = lint_source(code, config={"target-version": target, "select": ["PTR001", "PTR002"]})
+    return [f"{d.code} {d.message}" for d in found]
+
+
+def test_import_rules_read_the_target_releases_names() -> None:
+    """PTR002 names the release that removed a top-level name, and says nothing on a target that
+    still exports it; PTR001 offers its rewrite only for names the target exports."""
+    (found,) = [m for m in _messages("from pytrio import SampleInput\n", "0.2.9") if "PTR002" in m]
+    assert found.startswith("PTR002") and "was removed in 0.2.0; use `Datum`" in found
+    on_old = _messages("from pytrio import SampleInput\n", "0.1.13")
+    assert not any(m.startswith("PTR002") for m in on_old)
+    assert (
+        lint_source(
+            "from pytrio import ImageChunk\nImageChunk\n",
+            config={"target-version": "0.2.9", "select": ["PTR001"]},
+            edits=True,
+        )[0].fix
+        is not None
+    )
+    assert (
+        lint_source(
+            "from pytrio import ImageChunk\nImageChunk\n",
+            config={"target-version": "0.2.6", "select": ["PTR001"]},
+            edits=True,
+        )[0].fix
+        is None
+    )

@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import ast
 
+from pytrio_facts.api_model import releases
 from trio_lint.semantics.receivers import Kind, method_table
 
-# Methods whose call returns a future on some SDK line, read off the receiver model's method table
-# (so a method the SDK adds is covered without a list to keep in step). Only a cheap pre-check:
-# the model decides whether a given call really returns a future.
+# Methods whose call returns a future on some pytrio release, read off the receiver model's
+# method tables (so a method the SDK adds is covered without a list to keep in step). Only a
+# cheap pre-check: the model decides whether a given call really returns a future.
 FUTURE_METHODS = frozenset(
     name
-    for line in ("0.1", "0.2")
-    for table in method_table(line).values()
+    for release in releases()
+    for table in method_table(release).values()
     for name, typ in table.items()
     if typ.is_future
 )

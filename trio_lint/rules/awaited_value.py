@@ -137,7 +137,6 @@ double await is the correct form.
     )
     reach = limited(
         "local-name",
-        "helper-return",
         "call-site-parameter",
         "call-site-method-parameter",
         "config-dict",

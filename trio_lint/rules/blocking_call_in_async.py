@@ -303,6 +303,30 @@ and RestClient calls have no fix (their async twins return the value, not a futu
             "    await asyncio.gather(*tasks)\n",
             line=4,
         ),
+        # Queue workers: the coroutines are made into a list first, then gathered.
+        Invalid(
+            "import asyncio\n"
+            "import pytrio as trio\n"
+            "async def worker(queue: asyncio.Queue, sampler: trio.SamplingClient, params):\n"
+            "    while True:\n"
+            "        prompt = await queue.get()\n"
+            "        print(sampler.sample(prompt, 1, params).result())\n"
+            "        queue.task_done()\n"
+            "async def main(queue, sampler, params):\n"
+            "    workers = [worker(queue, sampler, params) for _ in range(4)]\n"
+            "    await asyncio.gather(*workers)\n",
+            fixed="import asyncio\n"
+            "import pytrio as trio\n"
+            "async def worker(queue: asyncio.Queue, sampler: trio.SamplingClient, params):\n"
+            "    while True:\n"
+            "        prompt = await queue.get()\n"
+            "        print(await sampler.sample_async(prompt, 1, params))\n"
+            "        queue.task_done()\n"
+            "async def main(queue, sampler, params):\n"
+            "    workers = [worker(queue, sampler, params) for _ in range(4)]\n"
+            "    await asyncio.gather(*workers)\n",
+            line=6,
+        ),
         # Tinker: the client-creating call returns an awaitable future of the client.
         Invalid(
             "import asyncio\nimport tinker\n"
@@ -381,6 +405,21 @@ and RestClient calls have no fix (their async twins return the value, not a futu
                 elif isinstance(inner, ast.Name | ast.Attribute) and arg is inner:
                     # `loop.create_task(coro)`, `gather(*coros)`: a coroutine made elsewhere
                     self._spawned.add(inner.id if isinstance(inner, ast.Name) else inner.attr)
+            # `workers = [worker(q) for _ in range(4)]; gather(*workers)`: the coroutines a name
+            # was built from (a list, a comprehension, a copy) run as tasks too.
+            held = arg.value if isinstance(arg, ast.Starred) else arg
+            if isinstance(held, ast.Name | ast.Attribute | ast.Subscript):
+                built = [
+                    *self.model.origins(held),  # a name bound in this function
+                    *(o for s in self.model.sources(held) for o in self.model.origins(s)),
+                ]  # a parameter (the arguments its call sites pass), `self.x`, `CONFIG["k"]`
+                for origin in built:
+                    if isinstance(origin, ast.Call):
+                        target = origin.func
+                        called = target.attr if isinstance(target, ast.Attribute) else None
+                        called = called or getattr(target, "id", None)
+                        if called:
+                            self._spawned.add(called)
 
     def visit_Await(self, node: ast.Await) -> None:
         function = self._function()

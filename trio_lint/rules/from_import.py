@@ -5,8 +5,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from pytrio_facts.api import TOP_LEVEL_NAMES
-from pytrio_facts.versions import TYPES_NAMES
+from pytrio_facts.api import public_names
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules._common import walk
 from trio_lint.rules.base import Fix, Invalid, NodeEdit, Rule, Span, Valid, edit
@@ -18,10 +17,10 @@ _FLAGGED_MODULES = ("pytrio", "pytrio.types")
 _PREFERRED_ALIAS = "trio"
 
 
-def _public(module: str | None, name: str) -> bool:
-    """Only names the SDK exports there can be rewritten to `trio.<name>`; 0.1 leftovers such as
-    `SampleInput` are PTR002's (internal-import) to report."""
-    return name in (TOP_LEVEL_NAMES if module == "pytrio" else TYPES_NAMES)
+def _public(module: str | None, name: str, version: str) -> bool:
+    """Only names the target release exports there can be rewritten to `trio.<name>`; 0.1
+    leftovers such as `SampleInput` are PTR002's (internal-import) to report."""
+    return name in public_names("pytrio" if module == "pytrio" else "pytrio.types", version)
 
 
 class FromImport(Rule):
@@ -164,9 +163,10 @@ star imports, function-level imports, or names listed in `__all__` (a re-export)
                 all_names.add(node.arg)
                 self.rebound.add(node.arg)
         alias = self._alias(all_names)
+        release = str(self.ctx.sdk_version)
         fixable = all(
             at_module_level
-            and all(a.name != "*" and _public(stmt.module, a.name) for a in stmt.names)
+            and all(a.name != "*" and _public(stmt.module, a.name, release) for a in stmt.names)
             for stmt, at_module_level in self.imports
         ) and not (self.exported & set(self.imported))
         unsafe = bool(self.rebound & set(self.imported))

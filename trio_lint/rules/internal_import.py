@@ -8,8 +8,8 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pytrio_facts.api import TOP_LEVEL_NAMES
-from pytrio_facts.versions import RENAMED_TOP_LEVEL, TYPES_NAMES
+from pytrio_facts.api import public_names, removed_top_level
+from pytrio_facts.versions import RENAMED_TOP_LEVEL
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules._common import sdk_line
 from trio_lint.rules.base import Invalid, Rule, SdkValues, Valid, edit, safe_fix
@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     import libcst as cst
 
 _PUBLIC = {"pytrio", "pytrio.types"}
-_REMOVED_TOP_LEVEL = {"SampleInput", "ServiceParams"}
 # Internal subpackages sometimes reached as attributes of the module (`trio.config.settings`).
 _INTERNAL_ATTRIBUTES = frozenset({"config", "lib", "_utils", "client", "transport", "runtime"})
 
@@ -174,14 +173,18 @@ the same object. `SampleInput` (0.1's alias of `Datum`) and module imports have 
         if root != "pytrio":
             return
         names = [alias.name for alias in node.names]
+        release = str(self.ctx.sdk_version)
         if module == "pytrio":
-            removed = [n for n in names if n in _REMOVED_TOP_LEVEL]
-            for name in removed:
+            # Names an earlier release exported and the target does not (read from the wheels).
+            removed = removed_top_level(release)
+            for name in (n for n in names if n in removed):
                 hint = RENAMED_TOP_LEVEL.get(name)
+                gone = removed[name]
                 detail = (
-                    f": `{name}` was removed in 0.2; use `{hint}`"
+                    f": `{name}` was removed in {gone}; use `{hint}`"
                     if hint
-                    else f": `{name}` was removed in 0.2; pass the arguments to the client directly"
+                    else f": `{name}` was removed in {gone}; pass the arguments to the client"
+                    " directly"
                 )
                 self.report(node, self.message.format(module=f"pytrio.{name}", detail=detail))
             return
@@ -190,9 +193,9 @@ the same object. `SampleInput` (0.1's alias of `Datum`) and module imports have 
         fix = None
         target = None
         if "*" not in names:
-            if all(n in TOP_LEVEL_NAMES for n in names):
+            if all(n in public_names("pytrio", release) for n in names):
                 target = "pytrio"
-            elif all(n in TYPES_NAMES for n in names):
+            elif all(n in public_names("pytrio.types", release) for n in names):
                 target = "pytrio.types"
             else:
                 target = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from trio_lint.diagnostics import Severity
-from trio_lint.rules.base import STRING_KEYS, Invalid, Rule, Valid, limited
+from trio_lint.rules.base import STRING_KEYS, Invalid, Rule, Valid
 from trio_lint.semantics.receivers import Kind
 
 # What 0.1-era code reads from the dict `compute_logprobs` returned there.
@@ -100,9 +100,6 @@ No fix: what the code wanted from the dict has to be re-read from the list.
             "print(sampler.compute_logprobs(prompt).result().prompt_logprobs)\n",
             line=4,
         ),
-    )
-    reach = limited(
-        "helper-return",
     )
 
     def _is_logprobs(self, expr: ast.expr) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from trio_lint.diagnostics import Severity
-from trio_lint.rules.base import STRING_KEYS, VALUE_ROUTES, Invalid, Rule, Valid, limited
+from trio_lint.rules.base import Invalid, Rule, SdkValues, Valid
 from trio_lint.semantics.receivers import Kind
 
 _MODELS = frozenset({Kind.REST_RESULT, Kind.CHECKPOINTS_LIST_RESPONSE, Kind.TRAINING_RUNS_RESPONSE})
@@ -21,7 +21,9 @@ _KEYS = {
 class RestResultAsDict(Rule):
     code = "PTR108"
     call_methods = frozenset({"get"})  # its visit_Call looks at nothing else
-    subscript_keys = STRING_KEYS  # its visit_Subscript looks at string keys alone
+    # `x[k]` on a plain name only when the model types `x` as a REST result (any key: a model is
+    # not subscriptable, whatever the key; one bound elsewhere still names the field).
+    sdk_values = SdkValues(symbols=False, kinds=_MODELS)
     name = "rest-result-as-dict"
     message = "{what}"
     severity = Severity.ERROR
@@ -30,8 +32,9 @@ class RestResultAsDict(Rule):
     min_sdk = "0.2"
     doc = """
 ## What it does
-On 0.2: flags string-key access (`x["training_runs"]`, `x.get("checkpoints")`) on the result of
-a RestClient call, a Pydantic model (`TrainingRunsResponse`, `CheckpointsListResponse`, ...).
+On 0.2: flags item access (`x["training_runs"]`, `x.get("checkpoints")`, `x[FIELD]`) on the
+result of a RestClient call, a Pydantic model (`TrainingRunsResponse`, `CheckpointsListResponse`,
+...). A key bound elsewhere (`FIELD = "checkpoints"`) is read to name the attribute.
 Indexing the future itself (`.result()` missing) is PTR101's finding, with a fix.
 
 ## Why is this bad?
@@ -86,30 +89,34 @@ No fix: field names changed between the lines.
             "    resp = rest.list_checkpoints(run_id).result()\n"
             "    return resp.get('checkpoints', [])\n",
         ),
-    )
-    reach = limited(
-        *VALUE_ROUTES,
+        Invalid(
+            "import pytrio as trio\n"
+            "FIELD = 'training_runs'\n"
+            "def runs(rest: trio.RestClient):\n"
+            "    return rest.list_training_runs().result()[FIELD]\n",
+            line=4,
+            message_contains="read `.training_runs`",
+        ),
     )
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
-        key = node.slice
-        if isinstance(key, ast.Constant) and isinstance(key.value, str):
-            self._check(node, node.value, key.value)
+        if not isinstance(node.slice, ast.Slice):
+            self._check(node, node.value, node.slice)
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr == "get" and node.args:
-            key = node.args[0]
-            if isinstance(key, ast.Constant) and isinstance(key.value, str):
-                self._check(node, func.value, key.value)
+            self._check(node, func.value, node.args[0])
 
-    def _check(self, node: ast.expr, value: ast.expr, key: str) -> None:
+    def _check(self, node: ast.expr, value: ast.expr, key: ast.expr) -> None:
         typ = self.model.type_of(value)
-        if typ is None:
+        if typ is None or typ.kind not in _MODELS:
             return
-        where = _KEYS.get(key, f"`.{key}`")
-        if typ.kind in _MODELS:
-            what = f"`{typ.kind}` is a Pydantic model on 0.2, not a dict: read {where}"
+        # The key as written or bound elsewhere (`FIELD = "checkpoints"`) names the attribute.
+        text = self.model.literal(key)
+        if isinstance(text, ast.Constant) and isinstance(text.value, str):
+            where = _KEYS.get(text.value, f"`.{text.value}`")
         else:
-            return
+            where = "its attributes"
+        what = f"`{typ.kind}` is a Pydantic model on 0.2, not a dict: read {where}"
         self.report(node, self.message.format(what=what))

@@ -127,7 +127,6 @@ No fix: the prompt tokens and the sampled tokens have to be joined as token list
     )
     reach = limited(
         "init-attribute",
-        "helper-return",
         "call-site-parameter",
         "call-site-method-parameter",
         "config-dict",

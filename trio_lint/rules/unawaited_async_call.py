@@ -151,7 +151,6 @@ there is no fix: use the sync method (`forward_backward`) instead.
     )
     reach = limited(
         "init-attribute",
-        "helper-return",
         "config-dict",
     )
 

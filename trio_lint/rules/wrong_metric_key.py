@@ -8,7 +8,14 @@ from typing import TYPE_CHECKING
 from pytrio_facts.sdk import METRIC_KEYS, WRONG_METRIC_KEYS
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules._common import replace_string_value, sdk_line
-from trio_lint.rules.base import VALUE_ROUTES, Invalid, Rule, Valid, edit, limited, safe_fix
+from trio_lint.rules.base import (
+    Invalid,
+    Rule,
+    SdkValues,
+    Valid,
+    edit,
+    safe_fix,
+)
 from trio_lint.semantics.receivers import Kind
 
 if TYPE_CHECKING:
@@ -25,13 +32,18 @@ _SUGGESTIONS = {
 }
 # The attribute spelling of the `"loss"` key (`result.loss`), the only one `visit_Attribute` reports.
 _LOSS_ATTRIBUTE = "loss"
+_KEYS = frozenset(_RENAMES) | frozenset(_SUGGESTIONS)
 
 
 class WrongMetricKey(Rule):
     code = "PTR308"
     call_methods = frozenset({"get"})  # its visit_Call looks at nothing else
     attribute_names = frozenset({_LOSS_ATTRIBUTE})  # and its visit_Attribute at `.loss` alone
-    subscript_keys = frozenset(_RENAMES) | frozenset(_SUGGESTIONS)  # and visit_Subscript: these
+    # `x.loss` and `x[key]` on a plain name only when the model types `x` as a result or its
+    # metrics (the key may be bound elsewhere: `metrics[KEY]`, so every key is looked at).
+    sdk_values = SdkValues(
+        symbols=False, kinds=frozenset({Kind.METRICS, Kind.FORWARD_BACKWARD_OUTPUT})
+    )
     name = "wrong-metric-key"
     message = "`metrics[{key!r}]` does not exist on pytrio 0.2: use {replacement}"
     severity = Severity.ERROR
@@ -95,6 +107,15 @@ its 0.2 name. `"loss"` and `"train_loss"` have no fix: per token (`loss_mean`) o
             "    fb = train.forward_backward(batch, loss_fn='cross_entropy').result()\n"
             "    metrics = getattr(fb, 'metrics', {}) or {}\n"
             "    return metrics['loss_mean']\n"
+        ),
+        # An object of the user's own class keeping a dict named `metrics`.
+        Valid(
+            "import pytrio as trio\n"
+            "class Tracker:\n"
+            "    def __init__(self):\n"
+            "        self.metrics = {'loss:sum': 0.0}\n"
+            "    def total(self):\n"
+            "        return self.metrics['loss:sum']\n"
         ),
         # Tinker's own key (tinker 0.38.0 `TrainingClient.forward_backward` metrics), in a marimo
         # notebook whose cells import tinker.
@@ -169,22 +190,48 @@ its 0.2 name. `"loss"` and `"train_loss"` have no fix: per token (`loss_mean`) o
             "    print(metrics.get('loss_sum'))\n",
             line=6,
         ),
-    )
-    reach = limited(
-        *VALUE_ROUTES,
+        # A key bound elsewhere is reported where it is read (without a fix: the constant may
+        # serve other reads).
+        Invalid(
+            "import pytrio as trio\n"
+            "LOSS_KEY = 'loss:sum'\n"
+            "def step(train: trio.TrainingClient, batch):\n"
+            "    out = train.forward_backward(batch, 'cross_entropy').result()\n"
+            "    return out.metrics[LOSS_KEY]\n",
+            line=5,
+        ),
     )
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
-        key = node.slice
-        if isinstance(key, ast.Constant) and isinstance(key.value, str):
-            self._check(node.value, key)
+        self._check_read(node.value, node.slice)
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr == "get" and node.args:
-            key = node.args[0]
-            if isinstance(key, ast.Constant) and isinstance(key.value, str):
-                self._check(func.value, key)
+            self._check_read(func.value, node.args[0])
+
+    def _check_read(self, metrics: ast.expr, key: ast.expr) -> None:
+        """`metrics[key]` / `metrics.get(key)`: a key written there, or bound elsewhere (a name, a
+        constant, a setting) to a string the model can read."""
+        if key.__class__ is ast.Constant:
+            if key.value.__class__ is str and key.value in _KEYS:  # type: ignore[attr-defined]
+                self._check(metrics, key, key)  # type: ignore[arg-type]
+            return
+        if not isinstance(key, (ast.Name, ast.Attribute, ast.Subscript)):
+            return
+        # The receiver first (cheap): most reads with a computed key are not of metrics.
+        if not self._metrics_like(metrics):
+            return
+        value = self.model.literal(key)
+        if (
+            isinstance(value, ast.Constant)
+            and isinstance(value.value, str)
+            and value.value in _KEYS
+        ):
+            self._check(metrics, value, key)
+
+    def _metrics_like(self, metrics: ast.expr) -> bool:
+        return self._any_metrics(metrics) or self.model.kind_of(metrics) is Kind.METRICS
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if node.attr != _LOSS_ATTRIBUTE or sdk_line(self.ctx) == "0.1":
@@ -197,25 +244,39 @@ its 0.2 name. `"loss"` and `"train_loss"` have no fix: per token (`loss_mean`) o
                 "(or `'loss_sum'`)",
             )
 
-    def _check(self, metrics: ast.expr, key: ast.Constant) -> None:
+    @staticmethod
+    def _any_metrics(metrics: ast.expr) -> bool:
+        """`<x>.metrics`, where `x` is not `self`/`cls`: an object of the user's own class that
+        keeps a dict named `metrics` is not a PyTRIO result (the model types `self.metrics` when
+        it holds one)."""
+        return (
+            isinstance(metrics, ast.Attribute)
+            and metrics.attr == "metrics"
+            and not (isinstance(metrics.value, ast.Name) and metrics.value.id in ("self", "cls"))
+        )
+
+    def _check(self, metrics: ast.expr, key: ast.Constant, at: ast.expr) -> None:
+        """Report the read of `metrics` under the string `key`, at `at` (the key as written:
+        the constant itself gets the fix; a key bound elsewhere is reported where it is used)."""
         if sdk_line(self.ctx) == "0.1":
             return
         text = key.value
         if text in _RENAMES:
             # A metrics dict bound elsewhere (a name, a helper's return) counts when the model
             # shows it came from a PyTRIO result.
-            if (
-                not (isinstance(metrics, ast.Attribute) and metrics.attr == "metrics")
-                and self.model.kind_of(metrics) is not Kind.METRICS
-            ):
+            if not self._any_metrics(metrics) and self.model.kind_of(metrics) is not Kind.METRICS:
                 return
             if self.model.other_sdk_only:
                 return  # "loss:sum" is Tinker's real key
             new = _RENAMES[text]
-            fix = safe_fix(f"Use {new!r}", edit(key, "SimpleString", replace_string_value(new)))
-            self.report(key, self.message.format(key=text, replacement=f"{new!r}"), fix=fix)
+            fix = (
+                safe_fix(f"Use {new!r}", edit(key, "SimpleString", replace_string_value(new)))
+                if at is key
+                else None
+            )
+            self.report(at, self.message.format(key=text, replacement=f"{new!r}"), fix=fix)
         elif text in _SUGGESTIONS:
             typ = self.model.type_of(metrics)
             if typ is not None and typ.kind is Kind.METRICS and typ.origin == "forward_backward":
                 replacement = _SUGGESTIONS[text]
-                self.report(key, self.message.format(key=text, replacement=replacement))
+                self.report(at, self.message.format(key=text, replacement=replacement))

@@ -6,7 +6,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from trio_lint.diagnostics import Applicability, Severity
-from trio_lint.rules.base import PYTRIO, Invalid, Rule, Valid, edit, limited, safe_fix
+from trio_lint.rules.base import PYTRIO, Invalid, Rule, Valid, edit, safe_fix
 from trio_lint.semantics.receivers import Kind
 
 if TYPE_CHECKING:
@@ -130,9 +130,6 @@ Renaming to `.sequences` is safe on a receiver known to be a `SampleResponse`.
             "    return [o.text for o in response.sequences]\n",
             line=6,
         ),
-    )
-    reach = limited(
-        "helper-return",
     )
 
     def visit_Attribute(self, node: ast.Attribute) -> None:

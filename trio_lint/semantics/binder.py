@@ -24,6 +24,7 @@ from trio_lint.semantics.scopes import (
     function_params,
     keyword_value,
 )
+from trio_lint.target_version import default_version
 
 __all__ = [
     "ENTER",
@@ -579,22 +580,28 @@ _PASS_RECURSION_LIMIT = 20_000
 def build_model(
     tree: ast.Module,
     sdk_modules: Sequence[str] = ("pytrio",),
-    version: str = "0.2",
+    version: str | None = None,
     seed: dict[str, Binding] | dict[str, str] | None = None,
     *,
     events_for: dict[type, int] | None = None,
 ) -> SemanticModel:
     """Run the one pass over `tree`; the result answers queries about its expressions.
-    `version` is the target SDK version (its line, "0.1" or "0.2", picks the method table).
-    `seed` maps names bound before this code runs (earlier notebook cells) to their SDK binding
-    (or to a canonical name)."""
-    model = SemanticModel(sdk_modules, str(version))
+    `version` is the target pytrio release ("0.2.8"; its wheel's data gives the method table;
+    None: the installed pytrio, else the newest release).
+    `seed` maps names bound before this code runs (earlier blocks of a Markdown document) to
+    their SDK binding (or to a canonical name); a seed with `typed()` (`ModuleNames`, what the
+    model of the block before leaves) also gives the names whose SDK type that model knew."""
+    model = SemanticModel(sdk_modules, str(version or default_version()))
     inference = _Pass(model, events_for or _NOTHING)
     for name, given in (seed or {}).items():
         bound = Binding(given, given.partition(".")[0]) if isinstance(given, str) else given
         model.module_scope.bind(name, NameBinding(qualname=bound.qualname, origin=bound.origin))
         model._origins.add(bound.origin)
         model._all_origins.add(bound.origin)
+    typed = getattr(seed, "typed", None)
+    if typed is not None:
+        for name, typ in typed().items():
+            model.module_scope.bind(name, NameBinding(fixed=typ))
     # The pass recurses once or twice per AST level, and generated tables nest deeper than the
     # default 1,000 frames allow (sympy's resolvent_lookup.py: 568 levels). Python-to-Python
     # calls do not grow the C stack on 3.11+, so a higher limit is safe; it is only ever raised,

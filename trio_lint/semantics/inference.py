@@ -12,7 +12,6 @@ from trio_lint.semantics.names import (
     dotted_name,
 )
 from trio_lint.semantics.receivers import (
-    ATTRIBUTES,
     CLASS_KINDS,
     CONSTRUCTED_KINDS,
     DISTINCTIVE_METHODS,
@@ -207,7 +206,7 @@ class TypeInference:
             return self._binding_type(binding) if binding is not None else None
         base = self.type_of(node.value)
         if base is not None:
-            return ATTRIBUTES.get((base.kind, node.attr))
+            return self.attributes.get((base.kind, node.attr))
         # `Settings.X`, `cfg.x` (dataclass / pydantic default), `args.x`: what it was bound to.
         return self._agreeing_type(self._attribute_sources(node))
 
@@ -228,7 +227,9 @@ class TypeInference:
                 name = call.args[1]
                 if isinstance(name, ast.Constant) and isinstance(name.value, str):
                     base = self.type_of(call.args[0])
-                    return ATTRIBUTES.get((base.kind, name.value)) if base is not None else None
+                    return (
+                        self.attributes.get((base.kind, name.value)) if base is not None else None
+                    )
             return None
         symbol = self.sdk_symbol(func)
         if symbol is not None:
@@ -257,6 +258,12 @@ class TypeInference:
         """A call of a function (or `self.method`) of this module: the type all its `return`s
         agree on."""
         found: SdkType | None = None
+        functions = self._functions_called(call)
+        if functions and isinstance(functions[0], ast.AsyncFunctionDef):
+            # `await make_fb(tc, b)`: calling an `async def` makes a coroutine of what it returns
+            returned = list(self._returns.get(id(functions[0]), []))
+            inner = self._agreeing_type(returned) if returned else None
+            return SdkType(Kind.COROUTINE, inner) if inner is not None else None
         returned = self._call_sources(call)
         if not returned:
             return None

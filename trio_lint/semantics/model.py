@@ -71,6 +71,7 @@ from trio_lint.semantics.receivers import (
     DISTINCTIVE_METHODS,
     Kind,
     SdkType,
+    attribute_table,
     method_table,
 )
 from trio_lint.semantics.scopes import (
@@ -95,6 +96,7 @@ class SemanticModel(TypeInference, ValueQueries):
         self.sdk_modules = tuple(sdk_modules)
         self.version = version
         self.methods = method_table(version)
+        self.attributes = attribute_table(version)
         self.module_scope = Scope("module", None)
         self._names: dict[int, NameBinding | FreeRef] = {}  # id(Name load) -> binding
         self._self_attrs: dict[int, Scope] = {}  # id(`self.x` Attribute) -> class scope
@@ -150,13 +152,29 @@ class SemanticModel(TypeInference, ValueQueries):
         origins = self._all_origins | self._origins
         self._other_only = bool(origins) and CANONICAL_ROOT not in origins
 
-    def module_imports(self) -> dict[str, Binding]:
-        """Module-level SDK names at the end of the unit (seed for the next notebook cell)."""
-        return {
-            name: Binding(b.qualname, b.origin or CANONICAL_ROOT)
-            for name, b in self.module_scope.current.items()
-            if b.qualname is not None
-        }
+    def module_imports(self) -> ModuleNames:
+        """Module-level SDK names at the end of the unit (seed for the next block of a Markdown
+        document); `.typed()` adds, on demand, the module-level names the model types."""
+        return ModuleNames(
+            {
+                name: Binding(b.qualname, b.origin or CANONICAL_ROOT)
+                for name, b in self.module_scope.current.items()
+                if b.qualname is not None
+            },
+            self,
+        )
+
+    def module_types(self) -> dict[str, SdkType]:
+        """Module-level names whose SDK type is known at the end of the unit (a client, a result,
+        its metrics), however bound: by this unit or by the seed of an earlier one."""
+        typed: dict[str, SdkType] = {}
+        for name, binding in self.module_scope.current.items():
+            if binding.qualname is not None or binding.function is not None:
+                continue
+            typ = self._binding_type(binding)
+            if typ is not None:
+                typed[name] = typ
+        return typed
 
     def sdk_alias(self) -> str | None:
         for name, binding in reversed(self.module_scope.current.items()):
@@ -289,9 +307,24 @@ class SemanticModel(TypeInference, ValueQueries):
         return self.methods.get(kind, {}).get(name)
 
 
+class ModuleNames(dict):
+    """What a unit leaves to the next one: its SDK imports (name -> `Binding`), and the names its
+    model types, asked only when a document continues (`typed()`): a Markdown block is checked
+    with the names earlier blocks bound, as doctest continues a session."""
+
+    def __init__(self, imports: dict[str, Binding], model: SemanticModel) -> None:
+        super().__init__(imports)
+        self._model = model
+
+    def typed(self) -> dict[str, SdkType]:
+        return self._model.module_types()
+
+
 class ModelView:
-    """The model as one rule sees it: every query gets the rule's `pytrio_only`; the rest of the
-    model's attributes pass through. (The queries are bound once, as partials: rules ask a lot.)"""
+    """The model as one rule sees it: the queries that hide another SDK's names get the rule's
+    `pytrio_only` (`_FILTERED_QUERIES`), the value queries pass through (`_VALUE_QUERIES`), and
+    nothing else of the model is reachable from a rule. (The queries are bound once, as bound
+    methods or partials: rules ask a lot.)"""
 
     def __init__(self, model: SemanticModel, pytrio_only: bool) -> None:
         self.model = model
@@ -301,11 +334,14 @@ class ModelView:
             setattr(
                 self, name, functools.partial(query, pytrio_only=True) if pytrio_only else query
             )
+        for name in _VALUE_QUERIES:
+            setattr(self, name, getattr(model, name))
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.model, name)
+    @property
+    def other_sdk_only(self) -> bool:
+        return self.model.other_sdk_only
 
-    if TYPE_CHECKING:  # what the partials above look like to a type checker
+    if TYPE_CHECKING:  # what the bound queries above look like to a type checker
 
         def qualified_name(self, expr: ast.AST | None) -> str | None: ...
         def is_sdk(self, expr: ast.AST, *names: str) -> bool: ...
@@ -316,6 +352,19 @@ class ModelView:
         def client_call(
             self, call: ast.Call, *, methods: Container[str] | None = None
         ) -> tuple[Kind, str] | None: ...
+        def sdk_alias(self) -> str | None: ...
+        def calls_of(self, name: str) -> list[ast.Call]: ...
+        def method_returns(self, kind: Kind, name: str) -> SdkType | None: ...
+        def bound_expression(self, name: ast.Name) -> ast.expr | None: ...
+        def value_of(self, expr: ast.AST | None) -> ast.expr | None: ...
+        def sources(self, expr: ast.AST | None) -> list[ast.expr]: ...
+        def literal(self, expr: ast.AST | None) -> ast.expr | None: ...
+        def mutations(self, name: ast.Name) -> list[tuple[str, Any, ast.expr]]: ...
+        def function_of(self, name: ast.Name) -> ast.FunctionDef | ast.AsyncFunctionDef | None: ...
+        def returns(self, function: ast.AST) -> list[ast.expr]: ...
+        def defines(self, name: str) -> bool: ...
+        def origins(self, expr: ast.AST | None, limit: int = 200) -> list[ast.expr]: ...
+        def dict_entries(self, expr: ast.AST | None) -> dict[str, ast.expr] | None: ...
 
 
 _FILTERED_QUERIES = (
@@ -326,4 +375,20 @@ _FILTERED_QUERIES = (
     "type_of",
     "kind_of",
     "client_call",
+)
+# Queries that do not depend on `pytrio_only`: names, values and the SDK's method table.
+_VALUE_QUERIES = (
+    "sdk_alias",
+    "calls_of",
+    "method_returns",
+    "bound_expression",
+    "value_of",
+    "sources",
+    "literal",
+    "mutations",
+    "function_of",
+    "returns",
+    "defines",
+    "origins",
+    "dict_entries",
 )

@@ -27,7 +27,6 @@ from functools import cache
 from pytrio_facts import api_model
 
 __all__ = [
-    "ATTRIBUTES",
     "CLASS_KINDS",
     "CLIENT_KINDS",
     "CONSTRUCTED_KINDS",
@@ -36,6 +35,7 @@ __all__ = [
     "TWINNED_METHODS",
     "Kind",
     "SdkType",
+    "attribute_table",
     "method_table",
 ]
 
@@ -237,20 +237,72 @@ DISTINCTIVE_METHODS: dict[str, Kind] = {
     for name in (base, f"{base}_async")
 }
 
-# Attributes of result objects and what they hold.
-ATTRIBUTES: dict[tuple[Kind, str], SdkType] = {
-    (Kind.SAVE_WEIGHTS_RESPONSE, "path"): SdkType(Kind.CHECKPOINT_PATH),
-    (Kind.SAVE_WEIGHTS_FOR_SAMPLER_RESPONSE, "path"): SdkType(Kind.CHECKPOINT_PATH),
-    (Kind.CHECKPOINT, "path"): SdkType(Kind.CHECKPOINT_PATH),
-    (Kind.FORWARD_BACKWARD_OUTPUT, "metrics"): SdkType(Kind.METRICS, origin="forward_backward"),
-    (Kind.OPTIM_STEP_RESPONSE, "metrics"): SdkType(Kind.METRICS, origin="optim_step"),
-    (Kind.SAMPLE_RESPONSE, "sequences"): SdkType(Kind.LIST, SdkType(Kind.SAMPLE_SEQUENCE)),
-    (Kind.CHECKPOINTS_LIST_RESPONSE, "checkpoints"): SdkType(Kind.LIST, SdkType(Kind.CHECKPOINT)),
-    (Kind.FORWARD_BACKWARD_OUTPUT, "loss_fn_outputs"): SdkType(
-        Kind.LIST, SdkType(Kind.TENSOR_DICT)
-    ),
-    (Kind.DATUM, "loss_fn_inputs"): SdkType(Kind.TENSOR_DICT),
+# What the wheels' field annotations cannot say: which `str` field is a checkpoint path, which
+# dict is a result's metrics, and what `loss_fn_outputs` (of the alias `LossFnOutput`) and a
+# Datum's `loss_fn_inputs` hold once the SDK built them. Keyed by the field's newest name: a
+# field renamed in some release (`Checkpoint.tinker_path` -> `path` in 0.2.5) keeps its meaning.
+_FIELD_OVERRIDES: dict[tuple[str, str], SdkType] = {
+    ("SaveWeightsResponse", "path"): SdkType(Kind.CHECKPOINT_PATH),
+    ("SaveWeightsForSamplerResponse", "path"): SdkType(Kind.CHECKPOINT_PATH),
+    ("Checkpoint", "path"): SdkType(Kind.CHECKPOINT_PATH),
+    ("ForwardBackwardOutput", "metrics"): SdkType(Kind.METRICS, origin="forward_backward"),
+    ("OptimStepResponse", "metrics"): SdkType(Kind.METRICS, origin="optim_step"),
+    ("ForwardBackwardOutput", "loss_fn_outputs"): SdkType(Kind.LIST, SdkType(Kind.TENSOR_DICT)),
+    ("Datum", "loss_fn_inputs"): SdkType(Kind.TENSOR_DICT),
 }
+_LIST_OF = re.compile(r"^list\[(\w+)\]$")
+
+
+def attribute_table(version: str) -> dict[tuple[Kind, str], SdkType]:
+    """(kind of a result object, attribute) -> what the attribute holds, on one pytrio release:
+    the fields its wheel declares (`api_versions.json`), typed from their annotations
+    (`list[SampleSequence]`) or by `_FIELD_OVERRIDES`. A field the release lacks is not there
+    (`Checkpoint.path` arrived in 0.2.5; before it the field was `tinker_path`)."""
+    return _attribute_table(_release(version))
+
+
+@cache
+def _attribute_table(version: str) -> dict[tuple[Kind, str], SdkType]:
+    data = api_model.api_data()
+    table: dict[tuple[Kind, str], SdkType] = {}
+    for class_name, kind in CLASS_KINDS.items():
+        if kind in CLIENT_KINDS:
+            continue
+        symbol = next(
+            (
+                name
+                for name in (f"pytrio.types.{class_name}", f"pytrio.{class_name}")
+                if isinstance(data.symbol(name, version), api_model.Class)
+            ),
+            None,
+        )
+        if symbol is None:
+            continue
+        found = data.symbol(symbol, version)
+        assert isinstance(found, api_model.Class)
+        for name, info in found.fields.items():
+            newest = _newest_name(symbol, name, version)
+            typ = _FIELD_OVERRIDES.get((class_name, newest))
+            if typ is None:
+                listed = _LIST_OF.match(info.annotation)
+                element = CLASS_KINDS.get(listed.group(1)) if listed else None
+                typ = SdkType(Kind.LIST, SdkType(element)) if element is not None else None
+            if typ is not None:
+                table[(kind, name)] = typ
+    return table
+
+
+def _newest_name(symbol: str, name: str, version: str) -> str:
+    """The name a field has in later releases (`renames` of `api_versions.json`)."""
+    for release, pairs in sorted(
+        api_model.api_data().renames.get(symbol, {}).items(),
+        key=lambda item: api_model.version_key(item[0]),
+    ):
+        if api_model.version_key(release) > api_model.version_key(version) and name in pairs:
+            name = pairs[name]
+    return name
+
+
 # Values built by calling an SDK class (besides clients): `trio.Datum(...)` converts its
 # `loss_fn_inputs` to TensorData, so what it holds is known from the constructor alone.
 CONSTRUCTED_KINDS = frozenset({*CLIENT_KINDS, Kind.DATUM, Kind.TENSOR_DATA})
