@@ -7,6 +7,7 @@ import inspect
 import json
 import keyword
 import re
+import subprocess
 import zipfile
 from pathlib import Path
 
@@ -118,12 +119,16 @@ def test_generator_reads_a_tinker_wheel_without_importing_it(tmp_path: Path) -> 
     assert facts["defaults"]["tinker.ServiceClient"] == {"go.x": 3}
 
 
-def test_committed_data_is_what_the_cached_wheel_gives(tmp_path: Path) -> None:
+def test_committed_data_is_what_the_released_wheel_gives(tmp_path: Path) -> None:
+    # The `make facts` cache, else pip downloads the wheel (the package registry is reachable
+    # wherever the suite runs; only a machine without it skips).
     cache = generate_api._cache_dir()
-    if not sorted(cache.glob("tinker-0.38.0-*.whl")):
-        pytest.skip(f"no tinker 0.38.0 wheel in {cache} (`make facts` downloads it)")
+    try:
+        data = generate_tinker.build("0.38.0", cache)
+    except (subprocess.CalledProcessError, SystemExit) as err:
+        pytest.skip(f"tinker==0.38.0 wheel neither cached nor downloadable: {err}")
     out = tmp_path / "tinker_api.json"
-    generate_api.write(generate_tinker.build("0.38.0", cache), out)
+    generate_api.write(data, out)
     assert out.read_text(encoding="utf-8") == porting.TINKER_DATA.read_text(encoding="utf-8")
 
 
