@@ -63,11 +63,14 @@ datum = trio.Datum(model_input=trio.ModelInput.from_ints(tokens[:-1]),
                    loss_fn_inputs={{"target_tokens": tokens[1:]}})
 print("RUN", training.training_run_cuid, flush=True)
 sys.stdin.readline()  # start together
-for _ in range(3):
+for step in range(3):
     fb = training.forward_backward([datum], "cross_entropy")
     opt = training.optim_step(trio.AdamParams(learning_rate=5e-3))
     print("LOSS", repr(fb.result().metrics["loss_sum"]), flush=True)
     opt.result()
+    if step == 0:  # every run has done a step before any does its second
+        print("STEPPED", flush=True)
+        sys.stdin.readline()
 """
 JOBS = [("11", "Alpha beta gamma delta epsilon."), ("22", "One two three four five six seven.")]
 
@@ -87,12 +90,24 @@ def start(service, seed: str, text: str) -> tuple[subprocess.Popen, str]:
 
 
 def go(started: list[tuple[subprocess.Popen, str]]) -> list[tuple[str, list[float]]]:
+    """Starts the processes together; each does one step, then all go on together (so on a
+    loaded machine one run cannot finish before the other has begun)."""
+    for process, _ in started:
+        process.stdin.write("go\n")
+        process.stdin.flush()
+    first_steps = []
+    for process, _ in started:
+        lines = []
+        while not (line := process.stdout.readline()).startswith("STEPPED"):
+            assert line, "".join(lines)  # the process ended before its first step
+            lines.append(line)
+        first_steps.append("".join(lines))
     for process, _ in started:
         process.stdin.write("go\n")
         process.stdin.close()
     results = []
-    for process, run in started:
-        out = process.stdout.read()
+    for (process, run), first in zip(started, first_steps, strict=True):
+        out = first + process.stdout.read()
         assert process.wait(600) == 0, out
         losses = [float(line.split()[1]) for line in out.splitlines() if line.startswith("LOSS")]
         results.append((run, losses))
