@@ -16,7 +16,7 @@ import pytrio as trio
 
 import trio_local
 from trio_local.storage.db import SCHEMA_VERSION, DataDirTooNew, Store
-from trio_local.storage.rows import CheckpointRow, TrainingRunRow
+from trio_local.storage.rows import CheckpointRow, SessionRow, TrainingRunRow
 
 MODEL = "Qwen/Qwen3-4B-Instruct-2507"
 
@@ -210,6 +210,10 @@ def test_rows_are_frozen_and_read_and_written_by_column_name(tmp_path: Path) -> 
             " step INTEGER, path TEXT NOT NULL, uri TEXT NOT NULL UNIQUE, kind TEXT NOT NULL,"
             " name TEXT NOT NULL, run_cuid TEXT NOT NULL, cuid TEXT PRIMARY KEY)"
         )
+        conn.execute(
+            "CREATE TABLE sessions (updated_at TEXT NOT NULL, created_at TEXT NOT NULL,"
+            " sdk_version TEXT, status TEXT NOT NULL, cuid TEXT PRIMARY KEY, future TEXT)"
+        )
     row = CheckpointRow(
         cuid="ck_1",
         run_cuid="tr_1",
@@ -231,8 +235,12 @@ def test_rows_are_frozen_and_read_and_written_by_column_name(tmp_path: Path) -> 
         assert read == row and type(read) is CheckpointRow
         with pytest.raises(dataclasses.FrozenInstanceError):
             read.step = 8  # type: ignore[misc]
+        session = store.create_session("0.2.9")
+        assert isinstance(session, SessionRow) and session.cuid.startswith("ss_")
+        assert (session.status, session.sdk_version) == ("ACTIVE", "0.2.9")
+        assert store.session(session.cuid) == session
         run = store.create_training_run(
-            store.create_session("0.2.9").cuid,
+            session.cuid,
             {
                 "model_id": MODEL,
                 "lora_rank": 8,
