@@ -27,6 +27,7 @@ from trio_local.storage.db import Store, now
 from trio_local.storage.faults import DataDirUnusable
 from trio_local.storage.lock import DataDirLock
 from trio_local.storage.recovery import recover_checkpoints
+from trio_local.storage.rows import CheckpointRow
 from trio_local.tokenizers import Tokenizers, modelscope_cache, modelscope_snapshot
 
 __all__ = ["Service", "modelscope_cache", "modelscope_snapshot"]
@@ -131,12 +132,12 @@ class Service:
         """Delete checkpoints whose TTL has passed (temporary sampler weights)."""
         moment = now()
         for row in self.store.all_checkpoints():
-            if row["expires_at"] and datetime.fromisoformat(row["expires_at"]) <= moment:
+            if row.expires_at and datetime.fromisoformat(row.expires_at) <= moment:
                 self.delete_checkpoint(row)
 
-    def delete_checkpoint(self, row: dict) -> None:
+    def delete_checkpoint(self, row: CheckpointRow) -> None:
         ckpt_files.delete_checkpoint(self.store, self.data_dir, row)
-        for archive in (self.data_dir / "archives").glob(f"{row['cuid']}-*.tar"):
+        for archive in (self.data_dir / "archives").glob(f"{row.cuid}-*.tar"):
             archive.unlink(missing_ok=True)
 
     def environment(self, base_url: str) -> dict[str, str]:

@@ -30,7 +30,7 @@ def test_runs_and_checkpoints_survive_a_restart(tmp_path) -> None:
         run_id = saved.path.removeprefix("trio://").split("/")[0]
         assert rest.get_training_run(run_id).result().lora_rank == 4
         # its weights died with the first process: it ends at start-up instead of holding a slot
-        status = Store(second.data_dir / "trio-local.sqlite3").training_run(run_id)["status"]
+        status = Store(second.data_dir / "trio-local.sqlite3").training_run(run_id).status
         assert status == "ENDED"
         resumed = client.create_training_client_from_state_with_optimizer(saved.path)
         loss = resumed.forward(data, "cross_entropy").result().metrics["loss_mean"]

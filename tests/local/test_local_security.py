@@ -287,3 +287,25 @@ def test_actor_tokens_and_download_signatures_expire_and_never_cross(monkeypatch
     assert not security.verify_download(secret, "ck_1", str(expiry - 120), signature)
     # an actor token's signature never passes as a download signature (salts differ)
     assert not security.verify_download(secret, "tr_0123", token.split(".")[1], token.split(".")[2])
+
+
+def test_actor_tokens_and_download_signatures_are_itsdangerous_signatures() -> None:
+    """Signed by the library (TimestampSigner / Signer, HMAC-SHA256, one salt per purpose), not
+    by hand: each side reads what the other signs, and nothing else."""
+    import hashlib
+
+    from itsdangerous import Signer, TimestampSigner
+
+    from trio_local import security
+
+    secret = b"k" * 32
+    actor = TimestampSigner(secret, salt="trio-local.actor-token", digest_method=hashlib.sha256)
+    token, _ = security.issue_actor_token(secret, "tr_0123")
+    assert actor.unsign(token, max_age=60) == b"tr_0123"
+    assert security.verify_actor_token(secret, actor.sign("tr_9").decode()) == "tr_9"
+    download = Signer(secret, salt="trio-local.download", digest_method=hashlib.sha256)
+    signature = security.sign_download(secret, "ck_1", 1_900_000_000)
+    assert download.verify_signature(b"ck_1:1900000000", signature.encode())
+    other = Signer(secret, salt="another.purpose", digest_method=hashlib.sha256)
+    forged = other.get_signature("ck_1:1900000000").decode()
+    assert not security.verify_download(secret, "ck_1", "1900000000", forged)

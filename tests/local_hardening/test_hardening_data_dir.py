@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import shutil
@@ -15,6 +16,7 @@ import pytrio as trio
 
 import trio_local
 from trio_local.storage.db import SCHEMA_VERSION, DataDirTooNew, Store
+from trio_local.storage.rows import CheckpointRow, SessionRow, TrainingRunRow
 
 MODEL = "Qwen/Qwen3-4B-Instruct-2507"
 
@@ -158,8 +160,8 @@ def test_a_data_dir_from_before_versioning_is_migrated_with_its_rows(tmp_path: P
             conn.execute(statement)
     store = Store(path)
     try:
-        assert store.training_run("tr_old")["lora_rank"] == 8
-        assert store.session("ss_old")["status"] == "ENDED"
+        assert store.training_run("tr_old").lora_rank == 8
+        assert store.session("ss_old").status == "ENDED"
         new = store.create_training_run(
             "ss_old",
             {
@@ -170,7 +172,7 @@ def test_a_data_dir_from_before_versioning_is_migrated_with_its_rows(tmp_path: P
                 "train_unembed": 0,
             },
         )
-        assert new["run_index"] == 2 and new["status"] == "CREATED"
+        assert new.run_index == 2 and new.status == "CREATED"
         assert store.all_checkpoints() == []  # the table the old layout lacked is there
     finally:
         store.close()
@@ -194,3 +196,62 @@ def test_a_data_dir_from_a_newer_trio_local_is_refused_untouched(tmp_path: Path)
     line = done.stderr.strip()
     assert "\n" not in line and "newer trio-local" in line and str(tmp_path) in line
     assert path.read_bytes() == before
+
+
+def test_rows_are_frozen_and_read_and_written_by_column_name(tmp_path: Path) -> None:
+    """A table whose columns sit in another order and carry one this code does not know (a
+    data dir from a later layout): inserts name their columns and rows are read by name, so no
+    value lands in another field; a row is a frozen dataclass, not a dict."""
+    path = tmp_path / "trio-local.sqlite3"
+    with sqlite3.connect(path) as conn:
+        conn.execute(
+            "CREATE TABLE checkpoints (expires_at TEXT, created_at TEXT NOT NULL, future TEXT,"
+            " model_id TEXT NOT NULL, lora_rank INTEGER NOT NULL, size_bytes INTEGER NOT NULL,"
+            " step INTEGER, path TEXT NOT NULL, uri TEXT NOT NULL UNIQUE, kind TEXT NOT NULL,"
+            " name TEXT NOT NULL, run_cuid TEXT NOT NULL, cuid TEXT PRIMARY KEY)"
+        )
+        conn.execute(
+            "CREATE TABLE sessions (updated_at TEXT NOT NULL, created_at TEXT NOT NULL,"
+            " sdk_version TEXT, status TEXT NOT NULL, cuid TEXT PRIMARY KEY, future TEXT)"
+        )
+    row = CheckpointRow(
+        cuid="ck_1",
+        run_cuid="tr_1",
+        name="kept",
+        kind="TRAINING",
+        uri="trio://tr_1/weights/kept",
+        path="checkpoints/tr_1/weights/kept",
+        step=7,
+        size_bytes=1234,
+        lora_rank=4,
+        model_id=MODEL,
+        created_at="2026-12-04T00:00:00+00:00",
+        expires_at=None,
+    )
+    store = Store(path)
+    try:
+        assert store.add_checkpoint(row) == row
+        (read,) = store.all_checkpoints()
+        assert read == row and type(read) is CheckpointRow
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            read.step = 8  # type: ignore[misc]
+        session = store.create_session("0.2.9")
+        assert isinstance(session, SessionRow) and session.cuid.startswith("ss_")
+        assert (session.status, session.sdk_version) == ("ACTIVE", "0.2.9")
+        assert store.session(session.cuid) == session
+        run = store.create_training_run(
+            session.cuid,
+            {
+                "model_id": MODEL,
+                "lora_rank": 8,
+                "train_mlp": 1,
+                "train_attn": 1,
+                "train_unembed": 0,
+            },
+        )
+        assert isinstance(run, TrainingRunRow) and run.lora_rank == 8 and run.run_index == 1
+    finally:
+        store.close()
+    with sqlite3.connect(path) as conn:  # written by name: each value sits in its own column
+        stored = conn.execute("SELECT size_bytes, step, future FROM checkpoints").fetchone()
+    assert stored == (1234, 7, None)

@@ -14,6 +14,7 @@ import os
 import shutil
 import sqlite3
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ import pytest
 from trio_local.storage import checkpoints as ckpt
 from trio_local.storage.db import Store, iso, now
 from trio_local.storage.recovery import recover_checkpoints
+from trio_local.storage.rows import CheckpointRow
 
 torch = pytest.importorskip("torch")
 
@@ -37,20 +39,21 @@ def _data(marker: float) -> ckpt.CheckpointData:
     )
 
 
-def _row(name: str, cuid: str) -> dict:
-    return {
-        "cuid": cuid,
-        "run_cuid": "tr_kill",
-        "name": name,
-        "kind": "TRAINING",
-        "uri": f"trio://tr_kill/weights/{name}",
-        "path": f"checkpoints/tr_kill/weights/{name}",
-        "step": 0,
-        "lora_rank": 4,
-        "model_id": "Qwen/Qwen3-4B-Instruct-2507",
-        "created_at": iso(now()),
-        "expires_at": None,
-    }
+def _row(name: str, cuid: str) -> CheckpointRow:
+    return CheckpointRow(
+        cuid=cuid,
+        run_cuid="tr_kill",
+        name=name,
+        kind="TRAINING",
+        uri=f"trio://tr_kill/weights/{name}",
+        path=f"checkpoints/tr_kill/weights/{name}",
+        step=0,
+        size_bytes=0,
+        lora_rank=4,
+        model_id="Qwen/Qwen3-4B-Instruct-2507",
+        created_at=iso(now()),
+        expires_at=None,
+    )
 
 
 class Steps:
@@ -187,7 +190,7 @@ def test_an_overwrite_killed_at_any_step_keeps_the_old_or_the_new_checkpoint(
 ) -> None:
     def action(store: Store, data_dir: Path) -> None:
         existing = store.checkpoint_by_uri("trio://tr_kill/weights/kept")
-        row = {**_row("kept", existing["cuid"]), "step": 2}
+        row = replace(_row("kept", existing.cuid), step=2)
         ckpt.save_checkpoint(store, data_dir, row, _data(2.0), overwrite=True)
 
     outcomes = set()
@@ -220,7 +223,7 @@ def test_a_delete_killed_at_any_step_leaves_the_checkpoint_whole_or_gone(tmp_pat
 def test_a_row_replacement_killed_between_delete_and_insert_keeps_the_row(tmp_path: Path) -> None:
     """The overwrite's DELETE and INSERT commit together: a kill between them loses nothing."""
     store = Store(tmp_path / DB)
-    store.add_checkpoint({**_row("kept", "ck_0"), "size_bytes": 1})
+    store.add_checkpoint(replace(_row("kept", "ck_0"), size_bytes=1))
     store.close()
 
     def action(store: Store) -> None:
@@ -228,7 +231,7 @@ def test_a_row_replacement_killed_between_delete_and_insert_keeps_the_row(tmp_pa
         store._conn.set_trace_callback(
             lambda sql: os._exit(KILLED) if sql.startswith("INSERT INTO checkpoints") else None
         )
-        store.add_checkpoint({**existing, "step": 5})
+        store.add_checkpoint(replace(existing, step=5))
 
     pid = os.fork()
     if pid == 0:
@@ -241,4 +244,4 @@ def test_a_row_replacement_killed_between_delete_and_insert_keeps_the_row(tmp_pa
     store = Store(tmp_path / DB)
     row = store.checkpoint_by_uri("trio://tr_kill/weights/kept")
     store.close()
-    assert row is not None and row["step"] == 0
+    assert row is not None and row.step == 0

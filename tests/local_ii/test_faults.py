@@ -149,7 +149,7 @@ def test_kill_during_save_state_leaves_a_complete_checkpoint_or_none(tmp_path: P
         from trio_local.storage.db import Store
 
         store = Store(service.data_dir / "trio-local.sqlite3")
-        rows = {row["path"]: row for row in store.all_checkpoints()}
+        rows = {row.path: row for row in store.all_checkpoints()}
         store.close()
         on_disk = sorted(p for p in weights.iterdir())
         assert all(not p.name.startswith(".") for p in on_disk), on_disk  # no partial leftovers
@@ -159,8 +159,8 @@ def test_kill_during_save_state_leaves_a_complete_checkpoint_or_none(tmp_path: P
             names = {f.name for f in path.iterdir()}
             assert {"adapter_model.safetensors", "trainer_state.json"} <= names
             size = sum(f.stat().st_size for f in path.iterdir())
-            assert rows[str(path.relative_to(service.data_dir))]["size_bytes"] == size
-        listed = {row["uri"] for row in rows.values()}
+            assert rows[str(path.relative_to(service.data_dir))].size_bytes == size
+        listed = {row.uri for row in rows.values()}
         assert set(acknowledged) <= listed  # every save the client saw succeed survived
         assert len(listed) <= len(acknowledged) + 1  # plus, at most, the interrupted one
 

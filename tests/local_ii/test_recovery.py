@@ -7,6 +7,7 @@ from pathlib import Path
 
 from trio_local.storage.db import Store, iso, now
 from trio_local.storage.recovery import recover_checkpoints
+from trio_local.storage.rows import CheckpointRow
 
 
 def write_checkpoint(path: Path, step: int, payload: bytes = b"weights") -> int:
@@ -20,20 +21,20 @@ def write_checkpoint(path: Path, step: int, payload: bytes = b"weights") -> int:
 def record(store: Store, path: Path, name: str, size: int, step: int) -> None:
     del path  # rows record the layout's relative path
     store.add_checkpoint(
-        {
-            "cuid": f"ck_{name}",
-            "run_cuid": "tr_1",
-            "name": name,
-            "kind": "TRAINING",
-            "uri": f"trio://tr_1/weights/{name}",
-            "path": f"checkpoints/tr_1/weights/{name}",
-            "step": step,
-            "size_bytes": size,
-            "lora_rank": 4,
-            "model_id": "Qwen/Qwen3-4B-Instruct-2507",
-            "created_at": iso(now()),
-            "expires_at": None,
-        }
+        CheckpointRow(
+            cuid=f"ck_{name}",
+            run_cuid="tr_1",
+            name=name,
+            kind="TRAINING",
+            uri=f"trio://tr_1/weights/{name}",
+            path=f"checkpoints/tr_1/weights/{name}",
+            step=step,
+            size_bytes=size,
+            lora_rank=4,
+            model_id="Qwen/Qwen3-4B-Instruct-2507",
+            created_at=iso(now()),
+            expires_at=None,
+        )
     )
 
 
@@ -57,7 +58,7 @@ def test_each_crash_state_ends_complete_and_listed_or_absent(tmp_path: Path) -> 
 
     moved = recover_checkpoints(store, tmp_path)
 
-    rows = {row["name"]: row for row in store.all_checkpoints()}
+    rows = {row.name: row for row in store.all_checkpoints()}
     assert sorted(rows) == ["kept", "replaced", "swapped"]
     assert sorted(p.name for p in weights.iterdir()) == ["kept", "replaced", "swapped"]
     # what recovery cannot vouch for is set aside, never deleted
@@ -69,6 +70,6 @@ def test_each_crash_state_ends_complete_and_listed_or_absent(tmp_path: Path) -> 
     assert json.loads((weights / "swapped" / "trainer_state.json").read_text())["optim_steps"] == 5
     for name, row in rows.items():
         files = list((weights / name).iterdir())
-        assert row["size_bytes"] == sum(f.stat().st_size for f in files)
-    assert rows["replaced"]["step"] == 8
+        assert row.size_bytes == sum(f.stat().st_size for f in files)
+    assert rows["replaced"].step == 8
     store.close()

@@ -41,6 +41,7 @@ from trio_local.protocol.bounds import CHECKPOINT_NAME, CHECKPOINT_NAME_MAX
 from trio_local.storage import checkpoints as ckpt_files
 from trio_local.storage import faults
 from trio_local.storage.db import Store, iso, new_cuid, now
+from trio_local.storage.rows import CheckpointRow
 
 if TYPE_CHECKING:
     from trio_local.config import ServeConfig
@@ -381,8 +382,8 @@ class Engine:
         run.usage = {"input_tokens": 0, "output_tokens": 0, "train_tokens": 0}
         return EventOutcome(result={"run_id": run_id, "model_id": entry.model_id}, usage=run.usage)
 
-    def _checkpoint_dir(self, row: dict[str, Any]) -> Path:
-        return ckpt_files.resolve(self.data_dir, row["path"])
+    def _checkpoint_dir(self, row: CheckpointRow) -> Path:
+        return ckpt_files.resolve(self.data_dir, row.path)
 
     def _restore(self, run: TrainerRun, uri: str, *, with_optimizer: bool) -> None:
         row = self.store.checkpoint_by_uri(uri)
@@ -443,27 +444,28 @@ class Engine:
             data.trainer_state = {**meta, "optim_steps": run.optim_steps}
         created = now()
         expires = created + timedelta(seconds=payload.ttl_seconds) if payload.ttl_seconds else None
-        cuid = existing["cuid"] if existing else new_cuid("ck")
+        cuid = existing.cuid if existing else new_cuid("ck")
         saved = ckpt_files.save_checkpoint(
             self.store,
             self.data_dir,
-            {
-                "cuid": cuid,
-                "run_cuid": run.run_id,
-                "name": name,
-                "kind": kind,
-                "uri": uri,
-                "path": ckpt_files.relative_dir(run.run_id, kind, name),
-                "step": run.optim_steps,
-                "lora_rank": lora.rank,
-                "model_id": run.model_id,
-                "created_at": iso(created),
-                "expires_at": iso(expires) if expires else None,
-            },
+            CheckpointRow(
+                cuid=cuid,
+                run_cuid=run.run_id,
+                name=name,
+                kind=kind,
+                uri=uri,
+                path=ckpt_files.relative_dir(run.run_id, kind, name),
+                step=run.optim_steps,
+                size_bytes=0,  # measured once the files are written
+                lora_rank=lora.rank,
+                model_id=run.model_id,
+                created_at=iso(created),
+                expires_at=iso(expires) if expires else None,
+            ),
             data,
             overwrite=payload.overwrite,
         )
-        size = saved["size_bytes"]
+        size = saved.size_bytes
         self._samplers.pop(cuid, None)  # an overwrite invalidates a cached sampler adapter
         run.usage = {"input_tokens": 0, "output_tokens": 0, "train_tokens": 0}
         return {
@@ -491,19 +493,19 @@ class Engine:
                 "checkpoint_not_found",
                 f"the sampler's checkpoint {checkpoint_uri} no longer exists",
             )
-        cached = self._samplers.get(row["cuid"])
+        cached = self._samplers.get(row.cuid)
         if cached is not None:
-            self._samplers.move_to_end(row["cuid"])
+            self._samplers.move_to_end(row.cuid)
             return cached[1]
         data = ckpt_files.read_checkpoint(self._checkpoint_dir(row))
         saved = data.adapter_config.get("trio_local", {}).get("lora")
         if not saved:
             raise EngineError("checkpoint_invalid", f"{checkpoint_uri} has no LoRA settings")
-        adapter = f"s_{row['cuid']}"
+        adapter = f"s_{row.cuid}"
         host = self.host(entry)
         host.add_adapter(adapter, LoraSpec(**saved))
         host.load_state(adapter, data.adapter)
-        self._samplers[row["cuid"]] = (entry.model_id, adapter)
+        self._samplers[row.cuid] = (entry.model_id, adapter)
         while len(self._samplers) > SAMPLER_CACHE_SIZE:
             _, (model_id, old) = self._samplers.popitem(last=False)
             if model_id in self._hosts:

@@ -85,11 +85,11 @@ async def download(request: Request) -> Response:
     if not verify_download(state.secret, ident, query.get("expires", ""), query.get("sig", "")):
         raise ApiError(403, "forbidden", "download URL is invalid or expired; request a new one")
     row = state.store.checkpoint(ident)
-    source = resolve(state.data_dir, row["path"]) if row is not None else None
+    source = resolve(state.data_dir, row.path) if row is not None else None
     if row is None or source is None or not source.is_dir():
         raise ApiError(404, "checkpoint_not_found", f"checkpoint '{ident}' does not exist")
-    target = state.data_dir / "archives" / f"{ident}-{row['size_bytes']}.tar"
-    archive = await asyncio.to_thread(build_archive, source, target, row["name"])
+    target = state.data_dir / "archives" / f"{ident}-{row.size_bytes}.tar"
+    archive = await asyncio.to_thread(build_archive, source, target, row.name)
     size = archive.stat().st_size
     headers = {"accept-ranges": "bytes", "content-type": "application/x-tar"}
     try:

@@ -28,7 +28,7 @@ async def stats(request: Request) -> Response:
         row = state.store.training_run(run_id)
         entry["kind"] = "training" if row is not None else "sampling"
         if row is not None:
-            entry["status"] = row["status"]
+            entry["status"] = row.status
     if state.checks is not None:
         # Wait briefly (off the event loop) for observations already queued, then report.
         await asyncio.to_thread(state.checks.drain, DRAIN_S)

@@ -34,6 +34,7 @@ from pytrio.protocol.control.training_run.renew import TrainingRunRenewResponse
 from pytrio.protocol.control.training_run.update import TrainingRunUpdateResponse
 
 from trio_local import catalogue
+from trio_local.storage.rows import CheckpointRow, SamplingRunRow, SessionRow, TrainingRunRow
 
 WORKSPACE = "ws_local"
 USER = "local_user"
@@ -69,23 +70,23 @@ def actor(origin: str, token: str, expires: float) -> dict[str, Any]:
 
 
 def training_run_created(
-    row: dict[str, Any],
+    row: TrainingRunRow,
     model_id: str,
     access: dict[str, Any],
     trainer: catalogue.RunnerLimits = catalogue.TRAINER_LIMITS,
 ) -> dict[str, Any]:
     return dump(
         TrainingRunCreateResponse(
-            training_run_cuid=row["cuid"],
-            service_session_cuid=row["session_cuid"],
+            training_run_cuid=row.cuid,
+            service_session_cuid=row.session_cuid,
             workspace_cuid=WORKSPACE,
-            status=row["status"],
-            run_index=row["run_index"],
+            status=row.status,
+            run_index=row.run_index,
             model_spec_cuid=MODEL_SPEC,
             model_alias=model_id,
             model_id=model_id,
             trainer=TrainingRunnerCapability(**limits(trainer)),
-            created_at=parse_time(row["created_at"]),
+            created_at=parse_time(row.created_at),
             **access,
         )
     )
@@ -107,24 +108,24 @@ def training_run_updated(
     )
 
 
-def found_by_checkpoint(checkpoint_row: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
+def found_by_checkpoint(checkpoint_row: CheckpointRow, run: TrainingRunRow) -> dict[str, Any]:
     return dump(
         TrainingRunFindByCheckpointURIResponse(
-            base_model=checkpoint_row["model_id"],
-            lora_rank=run["lora_rank"],
-            seed=run["seed"],
-            train_mlp=bool(run["train_mlp"]),
-            train_attn=bool(run["train_attn"]),
-            train_unembed=bool(run["train_unembed"]),
+            base_model=checkpoint_row.model_id,
+            lora_rank=run.lora_rank,
+            seed=run.seed,
+            train_mlp=bool(run.train_mlp),
+            train_attn=bool(run.train_attn),
+            train_unembed=bool(run.train_unembed),
         )
     )
 
 
-def training_run_renewed(row: dict[str, Any], access: dict[str, Any]) -> dict[str, Any]:
+def training_run_renewed(row: TrainingRunRow, access: dict[str, Any]) -> dict[str, Any]:
     return dump(
         TrainingRunRenewResponse(
-            training_run_cuid=row["cuid"],
-            service_session_cuid=row["session_cuid"],
+            training_run_cuid=row.cuid,
+            service_session_cuid=row.session_cuid,
             workspace_cuid=WORKSPACE,
             **access,
         )
@@ -132,51 +133,51 @@ def training_run_renewed(row: dict[str, Any], access: dict[str, Any]) -> dict[st
 
 
 def sampling_run_created(
-    row: dict[str, Any],
+    row: SamplingRunRow,
     access: dict[str, Any],
     sampler: catalogue.RunnerLimits = catalogue.SAMPLER_LIMITS,
 ) -> dict[str, Any]:
     return dump(
         SamplingRunCreateResponse(
-            sampling_run_cuid=row["cuid"],
-            service_session_cuid=row["session_cuid"],
+            sampling_run_cuid=row.cuid,
+            service_session_cuid=row.session_cuid,
             workspace_cuid=WORKSPACE,
-            status=row["status"],
-            run_index=row["run_index"],
+            status=row.status,
+            run_index=row.run_index,
             model_spec_cuid=MODEL_SPEC,
-            model_alias=row["model_id"],
-            model_id=row["model_id"],
+            model_alias=row.model_id,
+            model_id=row.model_id,
             sampler=SamplingRunnerCapability(**limits(sampler)),
-            created_at=parse_time(row["created_at"]),
+            created_at=parse_time(row.created_at),
             **access,
         )
     )
 
 
-def sampling_run_renewed(row: dict[str, Any], access: dict[str, Any]) -> dict[str, Any]:
+def sampling_run_renewed(row: SamplingRunRow, access: dict[str, Any]) -> dict[str, Any]:
     return dump(
         SamplingRunRenewResponse(
-            sampling_run_cuid=row["cuid"],
-            service_session_cuid=row["session_cuid"],
+            sampling_run_cuid=row.cuid,
+            service_session_cuid=row.session_cuid,
             workspace_cuid=WORKSPACE,
             **access,
         )
     )
 
 
-def sampling_run(row: dict[str, Any]) -> dict[str, Any]:
+def sampling_run(row: SamplingRunRow) -> dict[str, Any]:
     return dump(
         SamplingRunGetResponse(
-            sampling_run_cuid=row["cuid"],
-            service_session_cuid=row["session_cuid"],
+            sampling_run_cuid=row.cuid,
+            service_session_cuid=row.session_cuid,
             workspace_cuid=WORKSPACE,
-            status=row["status"],
-            base_model=row["model_id"],
-            model_id=row["model_id"],
-            alias=row["model_id"],
-            source_checkpoint_uri=row["source_checkpoint_uri"],
-            created_at=parse_time(row["created_at"]),
-            updated_at=parse_time(row["updated_at"]),
+            status=row.status,
+            base_model=row.model_id,
+            model_id=row.model_id,
+            alias=row.model_id,
+            source_checkpoint_uri=row.source_checkpoint_uri,
+            created_at=parse_time(row.created_at),
+            updated_at=parse_time(row.updated_at),
         )
     )
 
@@ -215,102 +216,102 @@ def model_info(
     )
 
 
-def training_run(row: dict[str, Any]) -> dict[str, Any]:
+def training_run(row: TrainingRunRow) -> dict[str, Any]:
     flags = {
-        "lora_rank": row["lora_rank"],
-        "seed": row["seed"],
-        "train_mlp": bool(row["train_mlp"]),
-        "train_attn": bool(row["train_attn"]),
-        "train_unembed": bool(row["train_unembed"]),
+        "lora_rank": row.lora_rank,
+        "seed": row.seed,
+        "train_mlp": bool(row.train_mlp),
+        "train_attn": bool(row.train_attn),
+        "train_unembed": bool(row.train_unembed),
     }
     return dump(
         TrainingRunGetResponse(
-            training_run_cuid=row["cuid"],
-            base_model=row["model_id"],
-            service_session_cuid=row["session_cuid"],
+            training_run_cuid=row.cuid,
+            base_model=row.model_id,
+            service_session_cuid=row.session_cuid,
             workspace_cuid=WORKSPACE,
-            status=row["status"],
-            run_index=row["run_index"],
+            status=row.status,
+            run_index=row.run_index,
             model_spec_cuid=MODEL_SPEC,
             is_lora=True,
-            source_checkpoint_uri=row["source_checkpoint_uri"],
-            restore_optimizer=bool(row["restore_optimizer"]),
+            source_checkpoint_uri=row.source_checkpoint_uri,
+            restore_optimizer=bool(row.restore_optimizer),
             corrupted=False,
-            training_params={"restore_optimizer": bool(row["restore_optimizer"]), **flags},
-            created_at=parse_time(row["created_at"]),
-            started_at=parse_time(row["started_at"]),
-            ended_at=parse_time(row["ended_at"]),
-            updated_at=parse_time(row["updated_at"]),
+            training_params={"restore_optimizer": bool(row.restore_optimizer), **flags},
+            created_at=parse_time(row.created_at),
+            started_at=parse_time(row.started_at),
+            ended_at=parse_time(row.ended_at),
+            updated_at=parse_time(row.updated_at),
             **flags,
         )
     )
 
 
-def checkpoint(row: dict[str, Any]) -> dict[str, Any]:
-    created = parse_time(row["created_at"])
+def checkpoint(row: CheckpointRow) -> dict[str, Any]:
+    created = parse_time(row.created_at)
     return dump(
         CheckpointResponse(
-            cuid=row["cuid"],
-            checkpoint_cuid=row["cuid"],
-            training_run_cuid=row["run_cuid"],
+            cuid=row.cuid,
+            checkpoint_cuid=row.cuid,
+            training_run_cuid=row.run_cuid,
             workspace_cuid=WORKSPACE,
-            name=row["name"],
-            checkpoint_type=row["kind"],
+            name=row.name,
+            checkpoint_type=row.kind,
             status="READY",
-            checkpoint_uri=row["uri"],
-            model=row["model_id"],
-            base_model=row["model_id"],
+            checkpoint_uri=row.uri,
+            model=row.model_id,
+            base_model=row.model_id,
             model_spec_cuid=MODEL_SPEC,
-            task_id=row["cuid"],
+            task_id=row.cuid,
             task_created_at=created,
             task_status="SUCCEEDED",
-            step=row["step"],
-            path=row["uri"],  # the URI, never a filesystem path of the service
+            step=row.step,
+            path=row.uri,  # the URI, never a filesystem path of the service
             created_at=created,
-            size_bytes=row["size_bytes"],
-            lora_rank=row["lora_rank"],
+            size_bytes=row.size_bytes,
+            lora_rank=row.lora_rank,
             is_uploaded=False,
-            expired_at=parse_time(row["expires_at"]),
+            expired_at=parse_time(row.expires_at),
         )
     )
 
 
-def session_item(row: dict[str, Any]) -> dict[str, Any]:
+def session_item(row: SessionRow) -> dict[str, Any]:
     """A session as create and list answer it (create's fields plus sdk_version, updated_at)."""
     return dump(
         ServiceSessionListItemResponse(
-            service_session_cuid=row["cuid"],
+            service_session_cuid=row.cuid,
             workspace_cuid=WORKSPACE,
-            status=row["status"],
-            sdk_version=row["sdk_version"],
-            created_at=parse_time(row["created_at"]),
-            updated_at=parse_time(row["updated_at"]),
+            status=row.status,
+            sdk_version=row.sdk_version,
+            created_at=parse_time(row.created_at),
+            updated_at=parse_time(row.updated_at),
         )
     )
 
 
-def session_renewed(row: dict[str, Any]) -> dict[str, Any]:
+def session_renewed(row: SessionRow) -> dict[str, Any]:
     return dump(
         ServiceSessionRenewResponse(
-            service_session_cuid=row["cuid"],
+            service_session_cuid=row.cuid,
             workspace_cuid=WORKSPACE,
-            status=row["status"],
-            updated_at=parse_time(row["updated_at"]),
+            status=row.status,
+            updated_at=parse_time(row.updated_at),
         )
     )
 
 
-def session(row: dict[str, Any], training_runs: list[str], sampling_runs: list[str]) -> dict:
+def session(row: SessionRow, training_runs: list[str], sampling_runs: list[str]) -> dict:
     return dump(
         ServiceSessionGetResponse(
-            service_session_cuid=row["cuid"],
+            service_session_cuid=row.cuid,
             workspace_cuid=WORKSPACE,
-            status=row["status"],
-            sdk_version=row["sdk_version"],
+            status=row.status,
+            sdk_version=row.sdk_version,
             training_run_cuids=training_runs,
             sampling_run_cuids=sampling_runs,
-            created_at=parse_time(row["created_at"]),
-            updated_at=parse_time(row["updated_at"]),
+            created_at=parse_time(row.created_at),
+            updated_at=parse_time(row.updated_at),
         )
     )
 

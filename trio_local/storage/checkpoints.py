@@ -10,11 +10,12 @@ directory, and rows record that relative path: a moved or copied data directory 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trio_local.storage.files import retire_directory, staged_directory
+from trio_local.storage.rows import CheckpointRow
 
 if TYPE_CHECKING:
     from trio_local.storage.db import Store
@@ -82,18 +83,18 @@ def read_checkpoint(path: Path) -> CheckpointData:
 
 
 def save_checkpoint(
-    store: Store, data_dir: Path, row: dict[str, Any], data: CheckpointData, *, overwrite: bool
-) -> dict[str, Any]:
+    store: Store, data_dir: Path, row: CheckpointRow, data: CheckpointData, *, overwrite: bool
+) -> CheckpointRow:
     """Write the files, then commit the row (with the measured size) in one transaction.
 
     A crash before the commit leaves either the previous checkpoint (an overwrite) or nothing
     that start-up recovery does not recognise; a crash after it, the new checkpoint.
     """
-    target = resolve(data_dir, row["path"])
+    target = resolve(data_dir, row.path)
     existed = target.exists()
     size = write_checkpoint(target, data, overwrite=overwrite)
     try:
-        return store.add_checkpoint({**row, "size_bytes": size})
+        return store.add_checkpoint(replace(row, size_bytes=size))
     except BaseException:
         if not existed:  # no row will ever name these files (a full disk, say): drop them
             import shutil
@@ -102,15 +103,15 @@ def save_checkpoint(
         raise
 
 
-def delete_checkpoint(store: Store, data_dir: Path, row: dict[str, Any]) -> None:
+def delete_checkpoint(store: Store, data_dir: Path, row: CheckpointRow) -> None:
     """Retire the directory (one rename), drop the row, then remove the retired files.
 
     Only paths inside this data directory are touched, so deleting in a copy of a data
     directory never reaches the original.
     """
-    target = resolve(data_dir, row["path"])
+    target = resolve(data_dir, row.path)
     retired = retire_directory(target) if target.is_dir() else None
-    store.delete_checkpoint(row["cuid"])
+    store.delete_checkpoint(row.cuid)
     if retired is not None:
         import shutil
 

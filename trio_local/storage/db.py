@@ -19,9 +19,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from trio_local.config import ConfigError
+from trio_local.storage.rows import CheckpointRow, SamplingRunRow, SessionRow, TrainingRunRow
+
+R = TypeVar("R", SessionRow, TrainingRunRow, SamplingRunRow, CheckpointRow)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -75,8 +78,8 @@ def new_cuid(prefix: str) -> str:
 
 
 @dataclass(frozen=True)
-class Page:
-    rows: list[dict[str, Any]]
+class Page(Generic[R]):
+    rows: list[R]
     total: int
 
 
@@ -140,14 +143,18 @@ class Store:
                 raise
             self._conn.execute("COMMIT")
 
-    def _one(self, sql: str, args: tuple[Any, ...] = ()) -> dict[str, Any] | None:
+    def _one(self, kind: type[R], sql: str, args: tuple[Any, ...] = ()) -> R | None:
         with self._lock:
             row = self._conn.execute(sql, args).fetchone()
-        return dict(row) if row else None
+        return kind.from_row(row) if row else None
 
-    def _all(self, sql: str, args: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+    def _all(self, kind: type[R], sql: str, args: tuple[Any, ...] = ()) -> list[R]:
         with self._lock:
-            return [dict(row) for row in self._conn.execute(sql, args).fetchall()]
+            return [kind.from_row(row) for row in self._conn.execute(sql, args).fetchall()]
+
+    def _count(self, sql: str, args: tuple[Any, ...] = ()) -> int:
+        with self._lock:
+            return int(self._conn.execute(sql, args).fetchone()[0])
 
     def _insert(self, table: str, values: dict[str, Any]) -> None:
         """One row, by column name: a column added later cannot shift the others."""
@@ -159,16 +166,33 @@ class Store:
         with self._lock:
             return self._conn.execute(sql, args).rowcount
 
-    def _page(self, table: str, where: str, args: tuple[Any, ...], limit: int, offset: int) -> Page:
-        total = self._one(f"SELECT COUNT(*) AS n FROM {table} {where}", args)
+    def _page(
+        self,
+        kind: type[R],
+        table: str,
+        limit: int,
+        offset: int,
+        *,
+        where: str = "",
+        args: tuple[Any, ...] = (),
+    ) -> Page[R]:
+        total = self._count(f"SELECT COUNT(*) FROM {table} {where}", args)
         rows = self._all(
+            kind,
             f"SELECT * FROM {table} {where} ORDER BY created_at, cuid LIMIT ? OFFSET ?",
             (*args, limit, offset),
         )
-        return Page(rows=rows, total=int(total["n"]) if total else 0)
+        return Page(rows=rows, total=total)
+
+    @staticmethod
+    def _created(row: R | None, cuid: str) -> R:
+        """The row just written, read back; it cannot be missing inside our own transaction."""
+        if row is None:
+            raise RuntimeError(f"row {cuid} was written but cannot be read back")
+        return row
 
     # sessions
-    def create_session(self, sdk_version: str) -> dict[str, Any]:
+    def create_session(self, sdk_version: str) -> SessionRow:
         stamp = iso(now())
         cuid = new_cuid("ss")
         self._insert(
@@ -181,13 +205,13 @@ class Store:
                 "updated_at": stamp,
             },
         )
-        return self.session(cuid) or {}
+        return self._created(self.session(cuid), cuid)
 
-    def session(self, cuid: str) -> dict[str, Any] | None:
-        return self._one("SELECT * FROM sessions WHERE cuid = ?", (cuid,))
+    def session(self, cuid: str) -> SessionRow | None:
+        return self._one(SessionRow, "SELECT * FROM sessions WHERE cuid = ?", (cuid,))
 
-    def sessions(self, limit: int, offset: int) -> Page:
-        return self._page("sessions", "", (), limit, offset)
+    def sessions(self, limit: int, offset: int) -> Page[SessionRow]:
+        return self._page(SessionRow, "sessions", limit, offset)
 
     def close_session(self, cuid: str, status: str) -> None:
         self._exec(
@@ -196,13 +220,14 @@ class Store:
         )
 
     def session_run_ids(self, cuid: str, table: str) -> list[str]:
-        rows = self._all(
-            f"SELECT cuid FROM {table} WHERE session_cuid = ? ORDER BY created_at", (cuid,)
-        )
-        return [row["cuid"] for row in rows]
+        with self._lock:
+            rows = self._conn.execute(
+                f"SELECT cuid FROM {table} WHERE session_cuid = ? ORDER BY created_at", (cuid,)
+            ).fetchall()
+        return [row[0] for row in rows]
 
     # training runs
-    def create_training_run(self, session_cuid: str, fields: dict[str, Any]) -> dict[str, Any]:
+    def create_training_run(self, session_cuid: str, fields: dict[str, Any]) -> TrainingRunRow:
         stamp = iso(now())
         cuid = new_cuid("tr")
         with self.transaction():  # run_index counts the session's runs: no one may slip in
@@ -226,13 +251,13 @@ class Store:
                     "updated_at": stamp,
                 },
             )
-        return self.training_run(cuid) or {}
+        return self._created(self.training_run(cuid), cuid)
 
-    def training_run(self, cuid: str) -> dict[str, Any] | None:
-        return self._one("SELECT * FROM training_runs WHERE cuid = ?", (cuid,))
+    def training_run(self, cuid: str) -> TrainingRunRow | None:
+        return self._one(TrainingRunRow, "SELECT * FROM training_runs WHERE cuid = ?", (cuid,))
 
-    def training_runs(self, limit: int, offset: int) -> Page:
-        return self._page("training_runs", "", (), limit, offset)
+    def training_runs(self, limit: int, offset: int) -> Page[TrainingRunRow]:
+        return self._page(TrainingRunRow, "training_runs", limit, offset)
 
     def update_training_run(self, cuid: str, **fields: Any) -> None:
         sets = ", ".join(f"{key} = ?" for key in fields)
@@ -267,7 +292,7 @@ class Store:
     # sampling runs
     def create_sampling_run(
         self, session_cuid: str, model_id: str, source_checkpoint_uri: str
-    ) -> dict[str, Any]:
+    ) -> SamplingRunRow:
         stamp = iso(now())
         cuid = new_cuid("sr")
         with self.transaction():
@@ -285,35 +310,36 @@ class Store:
                     "updated_at": stamp,
                 },
             )
-        return self.sampling_run(cuid) or {}
+        return self._created(self.sampling_run(cuid), cuid)
 
-    def sampling_run(self, cuid: str) -> dict[str, Any] | None:
-        return self._one("SELECT * FROM sampling_runs WHERE cuid = ?", (cuid,))
+    def sampling_run(self, cuid: str) -> SamplingRunRow | None:
+        return self._one(SamplingRunRow, "SELECT * FROM sampling_runs WHERE cuid = ?", (cuid,))
 
     # checkpoints
-    def add_checkpoint(self, row: dict[str, Any]) -> dict[str, Any]:
-        if Path(row["path"]).is_absolute() or ".." in Path(row["path"]).parts:
-            raise ValueError(f"checkpoint paths are relative to the data directory: {row['path']}")
+    def add_checkpoint(self, row: CheckpointRow) -> CheckpointRow:
+        if Path(row.path).is_absolute() or ".." in Path(row.path).parts:
+            raise ValueError(f"checkpoint paths are relative to the data directory: {row.path}")
         # A re-save under the same name (overwrite=True) replaces the old row; both statements
         # commit together or not at all, so an interrupted overwrite keeps the old row.
         with self.transaction():
-            self._exec("DELETE FROM checkpoints WHERE uri = ?", (row["uri"],))
-            self._insert("checkpoints", row)
-            return self.checkpoint(row["cuid"]) or {}
+            self._exec("DELETE FROM checkpoints WHERE uri = ?", (row.uri,))
+            self._insert("checkpoints", row.values())
+            return self._created(self.checkpoint(row.cuid), row.cuid)
 
-    def checkpoint(self, cuid: str) -> dict[str, Any] | None:
-        return self._one("SELECT * FROM checkpoints WHERE cuid = ?", (cuid,))
+    def checkpoint(self, cuid: str) -> CheckpointRow | None:
+        return self._one(CheckpointRow, "SELECT * FROM checkpoints WHERE cuid = ?", (cuid,))
 
-    def checkpoint_by_uri(self, uri: str) -> dict[str, Any] | None:
-        return self._one("SELECT * FROM checkpoints WHERE uri = ?", (uri,))
+    def checkpoint_by_uri(self, uri: str) -> CheckpointRow | None:
+        return self._one(CheckpointRow, "SELECT * FROM checkpoints WHERE uri = ?", (uri,))
 
-    def checkpoints(self, run_cuid: str | None, limit: int, offset: int) -> Page:
+    def checkpoints(self, run_cuid: str | None, limit: int, offset: int) -> Page[CheckpointRow]:
         if run_cuid is None:
-            return self._page("checkpoints", "", (), limit, offset)
-        return self._page("checkpoints", "WHERE run_cuid = ?", (run_cuid,), limit, offset)
+            return self._page(CheckpointRow, "checkpoints", limit, offset)
+        where, args = "WHERE run_cuid = ?", (run_cuid,)
+        return self._page(CheckpointRow, "checkpoints", limit, offset, where=where, args=args)
 
-    def all_checkpoints(self) -> list[dict[str, Any]]:
-        return self._all("SELECT * FROM checkpoints")
+    def all_checkpoints(self) -> list[CheckpointRow]:
+        return self._all(CheckpointRow, "SELECT * FROM checkpoints")
 
     def set_checkpoint_path(self, cuid: str, path: str) -> None:
         self._exec("UPDATE checkpoints SET path = ? WHERE cuid = ?", (path, cuid))

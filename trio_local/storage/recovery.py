@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import logging
 import shutil
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -97,9 +98,9 @@ def _migrate_paths(store: Store) -> None:
     """Rows of older versions hold absolute paths; the layout gives the relative one."""
     with store.transaction():
         for row in store.all_checkpoints():
-            expected = relative_dir(row["run_cuid"], row["kind"], row["name"])
-            if row["path"] != expected:
-                store.set_checkpoint_path(row["cuid"], expected)
+            expected = relative_dir(row.run_cuid, row.kind, row.name)
+            if row.path != expected:
+                store.set_checkpoint_path(row.cuid, expected)
 
 
 def recover_checkpoints(store: Store, data_dir: Path) -> list[Path]:
@@ -114,16 +115,16 @@ def recover_checkpoints(store: Store, data_dir: Path) -> list[Path]:
     moved: list[Path] = []
     with store.transaction():
         for row in store.all_checkpoints():
-            path = resolve(data_dir, row["path"])
-            if not is_complete(path, row["kind"]):
-                store.delete_checkpoint(row["cuid"])
+            path = resolve(data_dir, row.path)
+            if not is_complete(path, row.kind):
+                store.delete_checkpoint(row.cuid)
                 if path.exists() or path.is_symlink():
                     moved.append(quarantine(data_dir, path, "is an incomplete checkpoint", stamp))
                 continue
             recorded.add(path)
             size = _size(path)
-            if size != row["size_bytes"]:
-                store.add_checkpoint({**row, "size_bytes": size, "step": _step(path, row["step"])})
+            if size != row.size_bytes:
+                store.add_checkpoint(replace(row, size_bytes=size, step=_step(path, row.step)))
     if not root.exists():
         return moved
     for kind_dir in _kind_dirs(root):

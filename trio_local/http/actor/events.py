@@ -21,6 +21,7 @@ from trio_local.liveness import ENDED
 from trio_local.protocol import bounds
 from trio_local.protocol.events import EventRecord, decode_envelope, pack
 from trio_local.server import Service
+from trio_local.storage.rows import TrainingRunRow
 
 MSGPACK = "application/msgpack"
 MAX_WAIT_S = 55.0  # below the SDK's 65 s read timeout
@@ -48,7 +49,7 @@ async def submit(request: Request) -> Response:
     row = state.store.training_run(run_id)
     if row is None:
         raise not_found("training run", run_id)
-    reopen = row["status"] == ENDED
+    reopen = row.status == ENDED
     if reopen:
         _check_reopenable(state, row, envelope.type)
     existing = state.events.get(envelope.event_id)
@@ -95,18 +96,18 @@ def _decode_and_check(body: bytes) -> tuple[EventEnvelope, Any, ApiError | None]
     return envelope, payload, None
 
 
-def _lora_mismatch(row: dict, payload: TrainerInitRunPayload) -> ApiError | None:
+def _lora_mismatch(row: TrainingRunRow, payload: TrainerInitRunPayload) -> ApiError | None:
     """init_run carries the LoRA settings the run was created with; nothing else is trained."""
     lora = payload.lora_config
     flags = ("train_mlp", "train_attn", "train_unembed")
-    recorded = (row["lora_rank"], *(bool(row[flag]) for flag in flags))
+    recorded = (row.lora_rank, *(bool(getattr(row, flag)) for flag in flags))
     if (lora.rank, *(getattr(lora, flag) for flag in flags)) == recorded:
         return None
     return ApiError(
         400,
         "lora_config_mismatch",
         f"payload.lora_config (rank {lora.rank}) differs from the settings training run "
-        f"{row['cuid']} was created with (rank {row['lora_rank']}); create a new run",
+        f"{row.cuid} was created with (rank {row.lora_rank}); create a new run",
     )
 
 
@@ -120,12 +121,12 @@ def _ended(run_id: str) -> ApiError:
     )
 
 
-def _check_reopenable(state: Service, row: dict, kind: EventType) -> None:
+def _check_reopenable(state: Service, row: TrainingRunRow, kind: EventType) -> None:
     """An ended run takes no more events; one that never started may start late, but only
     through the capacity check every new run passes (it must not hold a slot past --max-runs).
     """
-    if kind != EventType.TRAINER_INIT_RUN or row["started_at"] is not None:
-        raise _ended(row["cuid"])
+    if kind != EventType.TRAINER_INIT_RUN or row.started_at is not None:
+        raise _ended(row.cuid)
     state.liveness.admit()  # the SDK's capacity 429: it retries until a slot frees
 
 

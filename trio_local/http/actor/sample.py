@@ -27,15 +27,15 @@ async def sample(request: Request) -> Response:
         bounds.check_sample(body)
     except ApiError:
         if state.checks is not None:  # --check reports what a script sent, refused or not
-            state.checks.refused_sample(run_id, row["source_checkpoint_uri"], body)
+            state.checks.refused_sample(run_id, row.source_checkpoint_uri, body)
         raise
     prompt_tokens = sum(
         len(chunk.tokens) if chunk.type == "encoded_text" else chunk.expected_tokens or 1
         for chunk in body.prompt.chunks
     )
     bounds.check_sample_size(body, prompt_tokens)
-    uri = row["source_checkpoint_uri"]
-    model_id = row["model_id"]
+    uri = row.source_checkpoint_uri
+    model_id = row.model_id
     work = lambda: state.engine.sample(model_id, uri, body)  # noqa: E731
     if state.checks is not None:
         work = state.checks.sample_work(run_id, uri, body, work)

@@ -13,11 +13,12 @@ from trio_local.errors import ApiError
 from trio_local.http.common import origin, paging, reply, service
 from trio_local.protocol.control import checkpoint, cursor, download
 from trio_local.security import sign_download
+from trio_local.storage.rows import CheckpointRow
 
 DOWNLOAD_TTL_S = 3600
 
 
-def _checkpoint(request: Request) -> dict:
+def _checkpoint(request: Request) -> CheckpointRow:
     ident = request.path_params["checkpoint"]
     state = service(request)
     state.sweep_expired()
@@ -47,8 +48,8 @@ async def list_user(request: Request) -> Response:
 async def download_url(request: Request) -> Response:
     row = _checkpoint(request)
     expires = int(time.time()) + DOWNLOAD_TTL_S
-    signature = sign_download(service(request).secret, row["cuid"], expires)
-    url = f"{origin(request)}/files/checkpoints/{row['cuid']}.tar?expires={expires}&sig={signature}"
+    signature = sign_download(service(request).secret, row.cuid, expires)
+    url = f"{origin(request)}/files/checkpoints/{row.cuid}.tar?expires={expires}&sig={signature}"
     return reply(download(url, datetime.fromtimestamp(expires, UTC)))
 
 

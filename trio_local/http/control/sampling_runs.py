@@ -18,9 +18,10 @@ from trio_local.protocol.control import (
     sampling_run_renewed,
 )
 from trio_local.security import issue_actor_token
+from trio_local.storage.rows import SamplingRunRow
 
 
-def _run(request: Request) -> dict:
+def _run(request: Request) -> SamplingRunRow:
     ident = request.path_params["run"]
     row = service(request).store.sampling_run(ident)
     if row is None:
@@ -49,7 +50,7 @@ async def create(request: Request) -> Response:
                 f"no checkpoint at '{body.source_checkpoint_uri}' (deleted, expired, or never "
                 "saved); save one with save_weights_for_sampler",
             )
-        entry = catalogue.resolve(ckpt["model_id"])
+        entry = catalogue.resolve(ckpt.model_id)
     else:
         entry = served_entry(request, body.base_model)
     state.engine.prepare(entry)
@@ -57,14 +58,12 @@ async def create(request: Request) -> Response:
     await tokenizer_ready(request, entry)
     model_id = entry.model_id
     row = state.store.create_sampling_run(session, model_id, body.source_checkpoint_uri)
-    return reply(
-        sampling_run_created(row, _actor(request, row["cuid"]), state.config.sampler_limits)
-    )
+    return reply(sampling_run_created(row, _actor(request, row.cuid), state.config.sampler_limits))
 
 
 async def renew(request: Request) -> Response:
     row = _run(request)
-    return reply(sampling_run_renewed(row, _actor(request, row["cuid"])))
+    return reply(sampling_run_renewed(row, _actor(request, row.cuid)))
 
 
 async def get(request: Request) -> Response:

@@ -11,9 +11,10 @@ from starlette.routing import Route
 from trio_local.errors import not_found
 from trio_local.http.common import paging, read_model, reply, service
 from trio_local.protocol.control import cursor, session, session_item, session_renewed
+from trio_local.storage.rows import SessionRow
 
 
-def _session(request: Request) -> dict:
+def _session(request: Request) -> SessionRow:
     ident = request.path_params["session"]
     row = service(request).store.session(ident)
     if row is None:
@@ -30,9 +31,9 @@ async def create(request: Request) -> Response:
 async def close(request: Request) -> Response:
     body = await read_model(request, ServiceSessionCloseRequest)
     row = _session(request)
-    service(request).store.close_session(row["cuid"], body.status)
-    service(request).liveness.end_session(row["cuid"])  # the client is gone: free its slots
-    return reply({"service_session_cuid": row["cuid"], "status": body.status})
+    service(request).store.close_session(row.cuid, body.status)
+    service(request).liveness.end_session(row.cuid)  # the client is gone: free its slots
+    return reply({"service_session_cuid": row.cuid, "status": body.status})
 
 
 async def renew(request: Request) -> Response:
@@ -45,8 +46,8 @@ async def get(request: Request) -> Response:
     return reply(
         session(
             row,
-            store.session_run_ids(row["cuid"], "training_runs"),
-            store.session_run_ids(row["cuid"], "sampling_runs"),
+            store.session_run_ids(row.cuid, "training_runs"),
+            store.session_run_ids(row.cuid, "sampling_runs"),
         )
     )
 

@@ -26,9 +26,10 @@ from trio_local.protocol.control import (
     training_run_updated,
 )
 from trio_local.security import issue_actor_token
+from trio_local.storage.rows import CheckpointRow, TrainingRunRow
 
 
-def _run(request: Request) -> dict:
+def _run(request: Request) -> TrainingRunRow:
     ident = request.path_params["run"]
     row = service(request).store.training_run(ident)
     if row is None:
@@ -36,7 +37,7 @@ def _run(request: Request) -> dict:
     return row
 
 
-def _checkpoint_by_uri(request: Request, uri: str) -> dict:
+def _checkpoint_by_uri(request: Request, uri: str) -> CheckpointRow:
     row = service(request).store.checkpoint_by_uri(uri)
     if row is None:
         raise ApiError(
@@ -79,7 +80,7 @@ async def create(request: Request) -> Response:
         raise not_found("service session", session)
     body = await read_model(request, TrainingRunCreateRequest)
     if body.source_checkpoint_uri:
-        saved = _checkpoint_by_uri(request, body.source_checkpoint_uri)["model_id"]
+        saved = _checkpoint_by_uri(request, body.source_checkpoint_uri).model_id
         entry = catalogue.resolve(saved)  # the checkpoint's own model, whatever --models says
     else:
         entry = served_entry(request, body.base_model)
@@ -95,8 +96,8 @@ async def create(request: Request) -> Response:
     await tokenizer_ready(request, entry)
     state.liveness.admit()  # no await between the capacity check and the insert
     row = state.store.create_training_run(session, {**body.model_dump(), "model_id": model_id})
-    state.liveness.touch(row["cuid"])
-    access = _actor(request, row["cuid"])
+    state.liveness.touch(row.cuid)
+    access = _actor(request, row.cuid)
     return reply(training_run_created(row, model_id, access, state.config.trainer_limits))
 
 
@@ -105,11 +106,11 @@ async def update(request: Request) -> Response:
     body = await read_model(request, TrainingRunUpdateRequest)
     _checkpoint_by_uri(request, body.source_checkpoint_uri)
     service(request).store.update_training_run(
-        row["cuid"],
+        row.cuid,
         source_checkpoint_uri=body.source_checkpoint_uri,
         restore_optimizer=int(body.restore_optimizer),
     )
-    access = _actor(request, row["cuid"])
+    access = _actor(request, row.cuid)
     limits = service(request).config.trainer_limits
     return reply(
         training_run_updated(body.source_checkpoint_uri, body.restore_optimizer, access, limits)
@@ -121,15 +122,15 @@ async def by_checkpoint_uri(request: Request) -> Response:
     if not uri:
         raise ApiError(400, "invalid_query_params", "checkpoint_uri is required")
     ckpt = _checkpoint_by_uri(request, uri)
-    run = service(request).store.training_run(ckpt["run_cuid"])
+    run = service(request).store.training_run(ckpt.run_cuid)
     if run is None:
-        raise not_found("training run", ckpt["run_cuid"])
+        raise not_found("training run", ckpt.run_cuid)
     return reply(found_by_checkpoint(ckpt, run))
 
 
 async def renew(request: Request) -> Response:
     row = _run(request)
-    return reply(training_run_renewed(row, _actor(request, row["cuid"])))
+    return reply(training_run_renewed(row, _actor(request, row.cuid)))
 
 
 async def get(request: Request) -> Response:
@@ -152,7 +153,7 @@ async def list_checkpoints(request: Request) -> Response:
     limit, offset = paging(request, 200)
     state = service(request)
     state.sweep_expired()
-    page = state.store.checkpoints(row["cuid"], limit, offset)
+    page = state.store.checkpoints(row.cuid, limit, offset)
     return reply(
         {
             "checkpoints": [checkpoint(item) for item in page.rows],
