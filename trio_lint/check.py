@@ -84,8 +84,8 @@ class _Memo(dict):
         return value
 
 
-# How the dispatch finds the hooks of a node beyond its class's (`Rule.attribute_names`,
-# `Rule.subscript_keys`, `Rule.call_methods` / `Rule.call_symbols`).
+# How the dispatch finds the hooks of a node beyond its class's (`Rule.looks_at`: its
+# `attributes`, `keys`, `calls` / `sdk_calls`).
 _BY_ATTRIBUTE, _BY_KEY, _BY_CALLEE = 1, 2, 3
 
 
@@ -106,18 +106,18 @@ class _Layout:
 
     visit: dict[type[ast.AST], tuple[_Slot, ...]]
     leave: dict[type[ast.AST], tuple[_Slot, ...]]
-    by_method: dict[str, tuple[_Slot, ...]]  # `Rule.call_methods`: callee name -> visit_Call
-    by_symbol: dict[str, tuple[_Slot, ...]]  # `Rule.call_symbols`: SDK symbol -> visit_Call
-    # `Rule.attribute_names`: `.attr` -> the class's hooks and that name's, in rule order
+    by_method: dict[str, tuple[_Slot, ...]]  # `LooksAt.calls`: callee name -> visit_Call
+    by_symbol: dict[str, tuple[_Slot, ...]]  # `LooksAt.sdk_calls`: SDK symbol -> visit_Call
+    # `LooksAt.attributes`: `.attr` -> the class's hooks and that name's, in rule order
     by_attribute: dict[str, tuple[_Slot, ...]]
-    # `Rule.subscript_keys`: key -> the class's hooks, the every-string-key ones and the key's
+    # `LooksAt.keys`: key -> the class's hooks, the every-string-key ones and the key's
     by_key: dict[str, tuple[_Slot, ...]]
     string_key: tuple[_Slot, ...]  # for any other string key
     keyed_items: bool  # some rule looks at string keys alone
-    sdk_values: dict[str, SdkValues]  # rule code -> its `Rule.sdk_values`
-    valued: frozenset[type[ast.AST]]  # Attribute / Subscript, when a hook of it has sdk_values
+    sdk_values: dict[str, SdkValues]  # rule code -> its `LooksAt.receivers`
+    valued: frozenset[type[ast.AST]]  # Attribute / Subscript, when a hook of it declares receivers
     dispatch: dict[type[ast.AST], int]  # node class -> `_BY_*`
-    # The last names of the `call_symbols`: `x.m(...)` can only name one of them when `m` is one
+    # The last names of the `sdk_calls`: `x.m(...)` can only name one of them when `m` is one
     # (a qualified name ends with the attribute), so other method calls skip the symbol lookup.
     symbol_tails: frozenset[str]
 
@@ -141,25 +141,26 @@ def _layout(rules: tuple[type[Rule], ...]) -> _Layout:
                     continue  # the group's first rule serves this hook (`Rule.hook_group`)
                 grouped.add(key)
             slot = (index, attr, rule.code)
-            if rule.sdk_values is not None:
-                sdk_values[rule.code] = rule.sdk_values
+            looks = rule.looks_at
+            if looks.receivers is not None:
+                sdk_values[rule.code] = looks.receivers
             if leaving:
                 leave.setdefault(node_class, []).append(slot)
             elif node_class is ast.Call and (
-                rule.call_methods is not None or rule.call_symbols is not None
+                looks.calls is not None or looks.sdk_calls is not None
             ):
-                for method in rule.call_methods or ():
+                for method in looks.calls or ():
                     by_method.setdefault(method, []).append(slot)
-                for symbol in rule.call_symbols or ():
+                for symbol in looks.sdk_calls or ():
                     by_symbol.setdefault(symbol, []).append(slot)
-            elif node_class is ast.Attribute and rule.attribute_names is not None:
-                for name in rule.attribute_names:
+            elif node_class is ast.Attribute and looks.attributes is not None:
+                for name in looks.attributes:
                     by_attribute.setdefault(name, []).append(slot)
-            elif node_class is ast.Subscript and rule.subscript_keys is not None:
-                if rule.subscript_keys is STRING_KEYS:
+            elif node_class is ast.Subscript and looks.keys is not None:
+                if looks.keys is STRING_KEYS:
                     string_key.append(slot)
                 else:
-                    for text in rule.subscript_keys:
+                    for text in looks.keys:
                         by_key.setdefault(text, []).append(slot)
             else:
                 visit.setdefault(node_class, []).append(slot)
@@ -400,7 +401,7 @@ def check_tree(
 
 
 def _admits(values: SdkValues | None, symbol: bool, kind: Kind | None) -> bool:
-    """Whether a rule with these `Rule.sdk_values` may report on a name that names an SDK
+    """Whether a rule with these `LooksAt.receivers` may report on a name that names an SDK
     symbol (`symbol`) or that the model types as `kind`."""
     if values is None:
         return True
@@ -416,7 +417,7 @@ def _filtered_call_handlers(
     symbol_tails: frozenset[str],
     sdk_symbol: Callable[[ast.expr], str | None],
 ) -> list[Handler] | None:
-    """The `call_methods` / `call_symbols` rules a call with callee `func` is for, each once."""
+    """The rules whose `LooksAt.calls` / `sdk_calls` take a call of `func`, each once."""
     func_class = func.__class__
     if func_class is ast.Attribute:
         name = func.attr

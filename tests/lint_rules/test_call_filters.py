@@ -1,5 +1,5 @@
-"""`Rule.call_methods` / `Rule.call_symbols` / `Rule.attribute_names` / `Rule.subscript_keys` /
-`Rule.sdk_values` only save work: a rule called for every call, attribute and item finds exactly
+"""`Rule.looks_at` (what a checker looks at: `LooksAt.calls`, `sdk_calls`, `attributes`, `keys`,
+`receivers`) only saves work: a rule called for every call, attribute and item finds exactly
 what it finds when the walk calls it for its declared calls, attribute names and string keys alone,
 and for the attributes and items of the names the model knows as it declares.
 
@@ -20,15 +20,12 @@ from trio_lint.check import run_rules
 from trio_lint.config import config_from_mapping
 from trio_lint.parse import SourceError, parse
 from trio_lint.rules import all_rules
+from trio_lint.rules.base import EVERYTHING
 
 ROOT = Path(__file__).resolve().parents[2]
-# Each is off when None.
-FILTERS = ("call_methods", "call_symbols", "attribute_names", "subscript_keys", "sdk_values")
-FILTERED = [
-    pytest.param(rule, id=rule.code)
-    for rule in all_rules()
-    if any(getattr(rule, name) is not None for name in FILTERS)
-]
+# The fields of a `LooksAt`; each narrows nothing when None.
+FILTERS = ("calls", "sdk_calls", "attributes", "keys", "receivers")
+FILTERED = [pytest.param(rule, id=rule.code) for rule in all_rules() if rule.looks_at != EVERYTHING]
 
 
 def _corpus() -> list[tuple[str, str, dict]]:
@@ -61,12 +58,12 @@ def _findings(rule, source: str, config) -> list[tuple]:
 def test_the_corpus_exercises_the_filters() -> None:
     assert len(CORPUS) > 400
     for name in FILTERS:
-        assert any(getattr(rule, name) is not None for rule in all_rules()), name
+        assert any(getattr(rule.looks_at, name) is not None for rule in all_rules()), name
 
 
 @pytest.mark.parametrize("rule", FILTERED)
 def test_a_filtered_rule_finds_what_it_finds_unfiltered(rule) -> None:
-    unfiltered = type(rule.__name__, (rule,), dict.fromkeys(FILTERS))
+    unfiltered = type(rule.__name__, (rule,), {"looks_at": EVERYTHING})
     found_any = False
     for target in ("0.2.9", "0.1.12"):
         for name, source, keys in CORPUS:

@@ -33,7 +33,7 @@ from pytrio_facts.api_model import (
     renamed,
 )
 from trio_lint.rules import _futures as futures
-from trio_lint.rules.base import ANY_SDK_VALUE, Rule
+from trio_lint.rules.base import ANY_SDK_VALUE, LooksAt, Rule
 
 if TYPE_CHECKING:
     from trio_lint.semantics.context import LintContext
@@ -553,7 +553,7 @@ class ConformanceNameRule(ConformanceRule):
     """A conformance rule whose issues also include names: methods and attributes read or
     written, and `from pytrio import X` (only these rules visit attributes and imports)."""
 
-    sdk_values = ANY_SDK_VALUE
+    looks_at = LooksAt(receivers=ANY_SDK_VALUE)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if id(node) in self.state.called:

@@ -6,7 +6,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from trio_lint.diagnostics import Applicability, Severity
-from trio_lint.rules.base import Invalid, Rule, Valid, edit, limited, safe_fix
+from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid, edit, limited, safe_fix
 from trio_lint.semantics.receivers import FUTURE_KINDS, Kind
 
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ def _drop_result_call(node: cst.CSTNode) -> cst.CSTNode:
 
 class AwaitedValue(Rule):
     code = "PTR104"
-    call_methods = frozenset({"result"})  # its visit_Call looks at nothing else
+    looks_at = LooksAt(calls=frozenset({"result"}))
     name = "awaited-value"
     message = "`{expr}` is already a `{kind}`, not a future: {fix}"
     severity = Severity.ERROR

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ALL_SDKS",
     "ANY_SDK_VALUE",
+    "EVERYTHING",
     "PYTRIO",
     "REACH_ROUTES",
     "STRING_KEYS",
@@ -34,6 +35,7 @@ __all__ = [
     "Finding",
     "Fix",
     "Invalid",
+    "LooksAt",
     "NodeEdit",
     "Reach",
     "Rule",
@@ -149,7 +151,7 @@ def limited(*routes: str, **not_applicable: str) -> Reach:
 
 
 class AnyStringKey:
-    """The `Rule.subscript_keys` of a rule that looks at every string-constant key."""
+    """The `LooksAt.keys` of a rule that looks at every string-constant key."""
 
     def __contains__(self, key: object) -> bool:
         return isinstance(key, str)
@@ -162,7 +164,7 @@ STRING_KEYS = AnyStringKey()
 
 
 class SdkValues(NamedTuple):
-    """The `Rule.sdk_values` of a rule: the plain names whose attributes and items it may report
+    """The `LooksAt.receivers` of a rule: the plain names whose attributes and items it may report
     on."""
 
     symbols: bool  # a name of an SDK symbol (`trio` of `trio.Datum`)
@@ -170,6 +172,45 @@ class SdkValues(NamedTuple):
 
 
 ANY_SDK_VALUE = SdkValues(symbols=True, kinds=None)
+
+
+@dataclass(frozen=True)
+class LooksAt:
+    """What a checker's hooks look at, in one declaration (`Rule.looks_at = LooksAt(...)`): the
+    walk calls a hook only for the nodes declared here, so a unit's many `print(...)`,
+    `self.x` and `args["k"]` cost nothing. A field left None narrows nothing: the hook sees
+    every node of its class. `tests/lint_rules/test_call_filters.py` proves, over every example
+    and script, that a rule finds the same declaring `EVERYTHING`.
+
+    - `calls`: `visit_Call` sees `x.m(...)` / `m(...)` for `m` in this set ...
+    - `sdk_calls`: ... and the calls of these SDK symbols however imported (`"Datum"` for
+      `trio.Datum(...)`, `Datum(...)`, `types.Datum(...)`; `"ModelInput.from_ints"`). Either
+      set alone narrows `visit_Call` to it.
+    - `attributes`: `visit_Attribute` sees `x.a` for `a` in this set.
+    - `keys`: `visit_Subscript` sees `x["k"]` for a string constant `k` in this set (or any
+      string key with `STRING_KEYS`).
+    - `receivers`: `visit_Attribute` and `visit_Subscript` see `x.a` / `x[k]` with `x` a plain
+      name only when the model knows `x` as these `SdkValues` say (whatever `pytrio_only`).
+    """
+
+    calls: frozenset[str] | None = None
+    sdk_calls: frozenset[str] | None = None
+    attributes: frozenset[str] | None = None
+    keys: frozenset[str] | AnyStringKey | None = None
+    receivers: SdkValues | None = None
+
+    def __post_init__(self) -> None:
+        # Any iterable of names is taken (`calls={"sample"}`, a tuple, a dict's keys).
+        for name in ("calls", "sdk_calls", "attributes", "keys"):
+            value = getattr(self, name)
+            if value is not None and value is not STRING_KEYS and not isinstance(value, frozenset):
+                if isinstance(value, str):
+                    raise TypeError(f"LooksAt.{name}: a collection of names, not one string")
+                object.__setattr__(self, name, frozenset(value))
+
+
+# A checker without a declaration: every node of every class it hooks.
+EVERYTHING = LooksAt()
 
 
 # The SDKs a rule's premise can hold for (`Rule.sdks`): a unit is PyTRIO code unless it imports
@@ -215,24 +256,9 @@ class Rule:
     # first selected rule of a group has its hooks called, and it reports for the whole group,
     # so each node is dispatched once rather than once per rule.
     hook_group: ClassVar[str | None] = None
-    # A rule whose `visit_Call` only looks at calls named `m` in this set, `x.m(...)` or `m(...)`:
-    # the walk calls it for those alone (most calls of a unit are `print`, `len`, `range`...).
-    call_methods: ClassVar[frozenset[str] | None] = None
-    # A rule whose `visit_Call` only looks at calls of these SDK symbols, however imported
-    # ("Datum" for `trio.Datum(...)`, `Datum(...)`, `types.Datum(...)`; "ModelInput.from_ints"),
-    # besides the calls of `call_methods`: the walk calls it for those alone.
-    call_symbols: ClassVar[frozenset[str] | None] = None
-    # A rule whose `visit_Attribute` only reports on `x.a` for `a` in this set: the walk calls it
-    # for those alone (most attributes of a unit are `self.x`, `np.array`, `args.lr`...).
-    attribute_names: ClassVar[frozenset[str] | None] = None
-    # A rule whose `visit_Attribute` and `visit_Subscript` report on `x.a` and `x[k]`, with `x` a
-    # plain name, only when the model knows `x` as these `SdkValues` say (whatever `pytrio_only`):
-    # the walk skips it for the other names (`self.x`, `np.array`, `args.lr`, and a client's
-    # methods for a rule about futures: most attributes and items of a unit).
-    sdk_values: ClassVar[SdkValues | None] = None
-    # A rule whose `visit_Subscript` only looks at items read with a string constant (`x["key"]`):
-    # the keys in this set, or every string key with `STRING_KEYS`; the walk calls it for those.
-    subscript_keys: ClassVar[frozenset[str] | AnyStringKey | None] = None
+    # What the hooks look at beyond the node classes they name (`LooksAt`): the walk calls them
+    # for those nodes alone. Default: every node of each hooked class.
+    looks_at: ClassVar[LooksAt] = EVERYTHING
     # ruff-style documentation: What it does / Why is this bad? / Fix safety / References (public:
     # "pytrio 0.2.9: pytrio.X" or a URL). Example and "Use instead" are rendered from INVALID[0] and
     # VALID[0] (`trio_lint.explain.rule_doc`).

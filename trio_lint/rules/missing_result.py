@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules import _conformance as conformance
 from trio_lint.rules import _futures as futures
-from trio_lint.rules.base import Invalid, Rule, SdkValues, Valid, edit, limited, safe_fix
+from trio_lint.rules.base import Invalid, LooksAt, Rule, SdkValues, Valid, edit, limited, safe_fix
 from trio_lint.semantics.receivers import FUTURE_KINDS
 
 if TYPE_CHECKING:
@@ -56,11 +56,10 @@ def _append_result(node: cst.CSTNode) -> cst.CSTNode:
 class MissingResult(Rule):
     code = "PTR101"
     name = "missing-result"
-    call_methods = _CONSUMERS
+    looks_at = LooksAt(calls=_CONSUMERS, receivers=SdkValues(symbols=False, kinds=FUTURE_KINDS))
     # {future} and {wait} follow the receiver (`_futures.noun`, `_futures.wait_advice`).
     message = "`{method}(...)` returns {future}: {wait} before reading {use}"
     severity = Severity.ERROR
-    sdk_values = SdkValues(symbols=False, kinds=FUTURE_KINDS)
     fix_safety = Applicability.SAFE
     _callee_ids: set[int] | None = None  # per unit, like the instance (`_callees`)
     doc = """

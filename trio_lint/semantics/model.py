@@ -230,7 +230,7 @@ class SemanticModel(TypeInference, ValueQueries):
 
     def call_symbol(self, func: ast.expr) -> str | None:
         """`Datum` / `ModelInput.from_ints` when a callee names that SDK symbol (the key of
-        `Rule.call_symbols`; `is_sdk(func, key)` holds for it whatever the rule's view)."""
+        `LooksAt.sdk_calls`; `is_sdk(func, key)` holds for it whatever the rule's view)."""
         qualname = self.qualified_name(func)
         if qualname is None:
             return None
