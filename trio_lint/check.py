@@ -27,7 +27,7 @@ from trio_lint.semantics.names import Binding
 from trio_lint.semantics.receivers import Kind
 
 if TYPE_CHECKING:
-    from trio_lint.rules.base import Rule
+    from trio_lint.rules.base import Checker, Rule
 
 
 @cache
@@ -40,8 +40,8 @@ def _node_classes() -> dict[str, type[ast.AST]]:
 
 
 @cache
-def rule_hooks(rule: type[Rule]) -> tuple[tuple[type[ast.AST], str, bool], ...]:
-    """(ast class, method name, is_leave) for every `visit_X`/`leave_X` the rule defines."""
+def rule_hooks(rule: type[Checker]) -> tuple[tuple[type[ast.AST], str, bool], ...]:
+    """(ast class, method name, is_leave) for every `visit_X`/`leave_X` the checker defines."""
     hooks = []
     classes = _node_classes()
     for attr in dir(rule):
@@ -89,19 +89,19 @@ class _Memo(dict):
 _BY_ATTRIBUTE, _BY_KEY, _BY_CALLEE = 1, 2, 3
 
 
-Handler = tuple[Callable[[ast.AST], None], str]
+Handler = tuple[Callable[[ast.AST], None], int]  # (bound hook, the checker's place)
 # (hooks of the class, `_BY_*` dispatch or 0, is a function)
 _Plan = tuple[list[Handler] | None, int, bool]
 
 
-# A hook of a unit's rules: (the rule's place in the unit's rules, method name, rule code).
-_Slot = tuple[int, str, str]
+# A hook of a unit's checkers: (the checker's place in the unit's checkers, method name).
+_Slot = tuple[int, str]
 
 
 @dataclass(frozen=True)
 class _Layout:
-    """Which hooks serve which nodes, for one sequence of rules: the same for every unit that
-    wants those rules, so worked out once (a unit then binds the methods of its own rule
+    """Which hooks serve which nodes, for one sequence of checkers: the same for every unit that
+    wants those checkers, so worked out once (a unit then binds the methods of its own checker
     instances)."""
 
     visit: dict[type[ast.AST], tuple[_Slot, ...]]
@@ -114,7 +114,7 @@ class _Layout:
     by_key: dict[str, tuple[_Slot, ...]]
     string_key: tuple[_Slot, ...]  # for any other string key
     keyed_items: bool  # some rule looks at string keys alone
-    sdk_values: dict[str, SdkValues]  # rule code -> its `LooksAt.receivers`
+    sdk_values: dict[int, SdkValues]  # checker place -> its `LooksAt.receivers`
     valued: frozenset[type[ast.AST]]  # Attribute / Subscript, when a hook of it declares receivers
     dispatch: dict[type[ast.AST], int]  # node class -> `_BY_*`
     # The last names of the `sdk_calls`: `x.m(...)` can only name one of them when `m` is one
@@ -123,7 +123,7 @@ class _Layout:
 
 
 @lru_cache(maxsize=64)
-def _layout(rules: tuple[type[Rule], ...]) -> _Layout:
+def _layout(rules: tuple[type[Checker], ...]) -> _Layout:
     visit: dict[type[ast.AST], list[_Slot]] = {}
     leave: dict[type[ast.AST], list[_Slot]] = {}
     by_method: dict[str, list[_Slot]] = {}
@@ -131,19 +131,13 @@ def _layout(rules: tuple[type[Rule], ...]) -> _Layout:
     by_attribute: dict[str, list[_Slot]] = {}
     by_key: dict[str, list[_Slot]] = {}
     string_key: list[_Slot] = []
-    sdk_values: dict[str, SdkValues] = {}
-    grouped: set[tuple[str, type[ast.AST], str]] = set()
+    sdk_values: dict[int, SdkValues] = {}
     for index, rule in enumerate(rules):
         for node_class, attr, leaving in rule_hooks(rule):
-            if rule.hook_group is not None:
-                key = (rule.hook_group, node_class, attr)
-                if key in grouped:
-                    continue  # the group's first rule serves this hook (`Rule.hook_group`)
-                grouped.add(key)
-            slot = (index, attr, rule.code)
+            slot = (index, attr)
             looks = rule.looks_at
             if looks.receivers is not None:
-                sdk_values[rule.code] = looks.receivers
+                sdk_values[index] = looks.receivers
             if leaving:
                 leave.setdefault(node_class, []).append(slot)
             elif node_class is ast.Call and (
@@ -172,7 +166,7 @@ def _layout(rules: tuple[type[Rule], ...]) -> _Layout:
     valued = frozenset(
         node_class
         for node_class, slots in ((ast.Attribute, attributes), (ast.Subscript, items))
-        if any(code in sdk_values for _, _, code in slots)
+        if any(index in sdk_values for index, _ in slots)
     )
     dispatch = {
         node_class: kind
@@ -200,9 +194,9 @@ def _layout(rules: tuple[type[Rule], ...]) -> _Layout:
 
 
 @lru_cache(maxsize=64)
-def _events_for(rules: tuple[type[Rule], ...]) -> dict[type, int]:
+def _events_for(rules: tuple[type[Checker], ...]) -> dict[type, int]:
     """The node classes the model's pass records for `rules` (`build_model(events_for=...)`):
-    every class a rule hooks, with its end for `leave_X` hooks and for functions (which the
+    every class a checker hooks, with its end for `leave_X` hooks and for functions (which the
     function stack follows)."""
     marks = dict.fromkeys(_FUNCTION_CLASSES, ENTER_AND_LEAVE)
     for rule in rules:
@@ -219,7 +213,7 @@ def _frozen(table: dict[Any, list[_Slot]]) -> dict[Any, tuple[_Slot, ...]]:
 
 
 def _sorted(slots: list[_Slot]) -> tuple[_Slot, ...]:
-    return tuple(sorted(slots))  # by the rule's place: the order hooks run in
+    return tuple(sorted(slots))  # by the checker's place: the order hooks run in
 
 
 def run_rules(
@@ -246,7 +240,7 @@ def check_tree(
         config.sdk_modules,
         config.target_version,
         seed_bindings,
-        events_for=_events_for(tuple(rules)),
+        events_for=_events_for(tuple(dict.fromkeys(rule.checker for rule in rules))),
     )
     events, model.events = model.events, []  # dispatched once; the model outlives the check
     ctx = LintContext(config, source, model)
@@ -256,21 +250,27 @@ def check_tree(
     # configured SDK only those that hold for every SDK.
     sdk = model.sdk
     known = sdk in SDK_NAMES
-    wanted = tuple(
-        rule
-        for rule in rules
-        if (sdk in rule.sdks if known else rule.sdks == ALL_SDKS) and rule.wanted(model)
-    )
-    layout = _layout(wanted)
+    # One checker per unit for all its selected codes (`Rule.checker`), in the order of its
+    # first selected code.
+    selected: dict[type[Checker], list[type[Rule]]] = {}
+    for rule in rules:
+        if (sdk in rule.sdks if known else rule.sdks == ALL_SDKS) and rule.checker.wanted(model):
+            selected.setdefault(rule.checker, []).append(rule)
+    layout = _layout(tuple(selected))
     tinker_unit = model.other_sdk_only
-    instances = [rule(contexts[rule.pytrio_only and not tinker_unit]) for rule in wanted]
+    # A rule that is its own checker is made with the context alone (`Rule.__init__(ctx)`).
+    instances = [
+        checker(context) if codes == [checker] else checker(context, codes)
+        for checker, codes in selected.items()
+        for context in (contexts[checker.pytrio_only and not tinker_unit],)
+    ]
+    # The code an internal error of a checker is reported under: its first selected one.
+    names = [codes[0].code for codes in selected.values()]
     sdk_values = layout.sdk_values
-    crashed: set[str] = set()
+    crashed: set[int] = set()
 
     def bind(slots: Sequence[_Slot]) -> list[Handler]:
-        return [
-            (getattr(instances[i], attr), code) for i, attr, code in slots if code not in crashed
-        ]
+        return [(getattr(instances[i], attr), i) for i, attr in slots if i not in crashed]
 
     # Every table is bound on first use: a unit meets a fraction of the classes, names and keys
     # the rules declare, and binding them all cost a small unit more than walking it.
@@ -298,10 +298,10 @@ def check_tree(
     # Per unit a handful of keys: most names are typed alike.
     by_value = _Memo(for_value)
 
-    def crash(code: str, node: ast.AST, exc: Exception) -> None:
-        """A rule bug must not cost the other rules or the file: report it, drop the rule."""
-        crashed.add(code)
-        ctx.add_finding(_internal_error(code, node, exc))
+    def crash(index: int, node: ast.AST, exc: Exception) -> None:
+        """A checker bug must not cost the others or the file: report it, drop the checker."""
+        crashed.add(index)
+        ctx.add_finding(_internal_error(names[index], node, exc))
         for table in (leave, by_attribute, by_key, by_method, by_symbol, plans, by_value):
             table.clear()  # they hold hook lists: rebound without the rule on next use
 
@@ -332,11 +332,11 @@ def check_tree(
             node_class = node.__class__
             if node_class in _FUNCTION_CLASSES:
                 function_stack.pop()
-            for handler, code in leave[node_class]:
+            for handler, index in leave[node_class]:
                 try:
                     handler(node)
                 except Exception as exc:
-                    crash(code, node, exc)
+                    crash(index, node, exc)
             continue
         node = event
         handlers, kind, is_function = plans[node_class]
@@ -383,20 +383,20 @@ def check_tree(
                 if more:
                     handlers = [*handlers, *more] if handlers else more
         if handlers:
-            for handler, code in handlers:
+            for handler, index in handlers:
                 try:
                     handler(node)
                 except Exception as exc:
-                    crash(code, node, exc)
+                    crash(index, node, exc)
         if is_function:
             function_stack.append(node)
-    for instance in instances:
-        if instance.code in crashed:
+    for index, instance in enumerate(instances):
+        if index in crashed:
             continue
         try:
             instance.finish()
         except Exception as exc:
-            ctx.add_finding(_internal_error(instance.code, tree, exc))
+            ctx.add_finding(_internal_error(names[index], tree, exc))
     return ctx.findings, model
 
 

@@ -31,6 +31,7 @@ __all__ = [
     "REACH_ROUTES",
     "STRING_KEYS",
     "VALUE_ROUTES",
+    "Checker",
     "CstTransform",
     "Finding",
     "Fix",
@@ -224,8 +225,82 @@ def _version_tuple(text: str) -> tuple[int, ...]:
     return tuple(int(part) for part in text.split(".") if part.isdigit())
 
 
-class Rule:
-    """Base class of every rule. Subclasses set the metadata below and define hooks:
+class Checker:
+    """What walks a unit and reports: `visit_<AstType>` / `leave_<AstType>` hooks, `finish`, and
+    the codes it may report (`codes`). Every `Rule` is a checker of its own one code. A checker
+    that finds the issues of several codes in one analysis (the conformance family: a call's
+    keywords, positional count and callee are one lookup) is a class of its own (in a `_`
+    module), declares `codes`, and reports each finding with its code,
+    `self.report(node, message, code="PTR004", fix=...)`; each of those codes keeps its rule
+    module for its metadata (doc, VALID/INVALID, fix safety, former names) and names the checker
+    (`checker = ConformanceChecker`). The dispatch makes one checker per unit for all its
+    selected codes and walks it once; a finding of a code that is not selected is dropped.
+
+    `looks_at` says which nodes of the hooked classes the hooks look at (`LooksAt`);
+    `pytrio_only` which names the model answers for (`Rule.pytrio_only`). A new instance is made
+    for every module, so per-file state lives on `self`.
+    """
+
+    codes: ClassVar[tuple[str, ...]] = ()
+    # What the hooks look at beyond the node classes they name (`LooksAt`): the walk calls them
+    # for those nodes alone. Default: every node of each hooked class.
+    looks_at: ClassVar[LooksAt] = EVERYTHING
+    # True: in PyTRIO code, names bound by another SDK module (tinker) are not the checker's.
+    pytrio_only: ClassVar[bool] = False
+
+    def __init__(self, ctx: LintContext, rules: Sequence[type[Rule]] = ()) -> None:
+        self.ctx = ctx
+        # The unit's semantic model, answering with this checker's `pytrio_only`
+        # (`trio_lint/semantics/model.py` lists the queries). In Tinker code (which only meets
+        # rules naming "tinker" in `sdks`) nothing is PyTRIO's to hide.
+        self.model: ModelView = ctx.for_rule(self.pytrio_only and not ctx.model.other_sdk_only).view
+        # The selected codes' rules (metadata: message, severity, name), by code.
+        self.rules: dict[str, type[Rule]] = {rule.code: rule for rule in rules}
+
+    @classmethod
+    def wanted(cls, model: SemanticModel) -> bool:
+        """False when the unit cannot hold a finding of this checker whatever the walk meets (it
+        is then neither made nor walked): a cheap, exact test on the model's pass."""
+        return True
+
+    def report(
+        self,
+        node: ast.AST,
+        message: str | None = None,
+        *,
+        code: str | None = None,
+        fix: Fix | None = None,
+        severity: Severity | None = None,
+    ) -> None:
+        """A finding at `node` of `code` (a checker of one code may leave it out); `message`
+        and `severity` default to the code's rule's."""
+        if code is None:
+            if len(self.codes) != 1:
+                raise TypeError(f"{type(self).__name__} reports {self.codes}: name the code")
+            code = self.codes[0]
+        rule = self.rules.get(code)
+        if rule is None:
+            if code not in self.codes:
+                raise ValueError(f"{type(self).__name__} declares {self.codes}, not {code}")
+            return  # declared, not selected
+        self.ctx.add_finding(
+            Finding(
+                code=code,
+                span=Span.of(node),
+                message=message or rule.message,
+                severity=severity or rule.severity,
+                fix=fix,
+                name=rule.name,
+            )
+        )
+
+    def finish(self) -> None:
+        """Called once after the walk; override for whole-module checks."""
+
+
+class Rule(Checker):
+    """Base class of every rule: the metadata of one code, and (unless it names another
+    `checker`) the checker of that code. Subclasses set the metadata below and define hooks:
 
     - `visit_<AstType>(self, node)` / `leave_<AstType>(self, node)` for `ast` node classes (not
       operators or contexts), run in the order the model's pass met the nodes (`rules/README.md`);
@@ -242,7 +317,8 @@ class Rule:
     default_enabled: ClassVar[bool] = True
     # The most permissive applicability any of this rule's fixes can have (documentation + rule --all).
     fix_safety: ClassVar[Applicability] = Applicability.NONE
-    # True: in PyTRIO code, names bound by another SDK module (tinker) are not the rule's.
+    # True: in PyTRIO code, names bound by another SDK module (tinker) are not the rule's (a rule
+    # of another checker says the same as its checker).
     pytrio_only: ClassVar[bool] = False
     # The SDKs whose code the rule checks: its premise, and every fact it reads, hold for them
     # (a Tinker module meets only the rules naming "tinker"). Unset: PYTRIO for a `pytrio_only`
@@ -252,13 +328,9 @@ class Rule:
     # SDK versions the rule applies to: min_sdk <= target-version < max_sdk (None: unbounded).
     min_sdk: ClassVar[str | None] = None
     max_sdk: ClassVar[str | None] = None
-    # Rules that report the findings of one shared analysis (the conformance rules): only the
-    # first selected rule of a group has its hooks called, and it reports for the whole group,
-    # so each node is dispatched once rather than once per rule.
-    hook_group: ClassVar[str | None] = None
-    # What the hooks look at beyond the node classes they name (`LooksAt`): the walk calls them
-    # for those nodes alone. Default: every node of each hooked class.
-    looks_at: ClassVar[LooksAt] = EVERYTHING
+    # The checker that finds and reports this code (`Checker`); unset: the rule itself, whose
+    # hooks (and `looks_at`, `wanted`) are then its own.
+    checker: ClassVar[type[Checker]]
     # ruff-style documentation: What it does / Why is this bad? / Fix safety / References (public:
     # "pytrio 0.2.9: pytrio.X" or a URL). Example and "Use instead" are rendered from INVALID[0] and
     # VALID[0] (`trio_lint.explain.rule_doc`).
@@ -272,6 +344,7 @@ class Rule:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        _bind_checker(cls)
         # `sdks` set by the class or an ancestor wins; otherwise it follows `pytrio_only`.
         declared = next(
             (
@@ -301,12 +374,8 @@ class Rule:
             head, sep, tail = text.partition("## References")
             cls.doc = f"{head}{section}\n{sep}{tail}" if sep else f"{text}\n{section}"
 
-    def __init__(self, ctx: LintContext) -> None:
-        self.ctx = ctx
-        # The unit's semantic model, answering with this rule's `pytrio_only`
-        # (`trio_lint/semantics/model.py` lists the queries). In Tinker code (which only meets
-        # rules naming "tinker" in `sdks`) nothing is PyTRIO's to hide.
-        self.model: ModelView = ctx.for_rule(self.pytrio_only and not ctx.model.other_sdk_only).view
+    def __init__(self, ctx: LintContext, rules: Sequence[type[Rule]] = ()) -> None:
+        super().__init__(ctx, rules or (type(self),))
 
     @classmethod
     def applies_to(cls, sdk_version: str) -> bool:
@@ -315,33 +384,32 @@ class Rule:
             return False
         return not (cls.max_sdk is not None and version >= _version_tuple(cls.max_sdk))
 
-    @classmethod
-    def wanted(cls, model: SemanticModel) -> bool:
-        """False when the unit cannot hold a finding of this rule whatever the walk meets (the
-        rule is then neither made nor walked): a cheap, exact test on the model's pass."""
-        return True
 
-    def report(
-        self,
-        node: ast.AST,
-        message: str | None = None,
-        *,
-        fix: Fix | None = None,
-        severity: Severity | None = None,
-    ) -> None:
-        self.ctx.add_finding(
-            Finding(
-                code=self.code,
-                span=Span.of(node),
-                message=message or self.message,
-                severity=severity or self.severity,
-                fix=fix,
-                name=self.name,
-            )
-        )
-
-    def finish(self) -> None:
-        """Called once after the walk; override for whole-module checks."""
+def _bind_checker(rule: type[Rule]) -> None:
+    """Set `rule.codes` and `rule.checker`, and refuse what the dispatch could not serve: a rule
+    of another checker with hooks of its own, or whose code its checker does not declare."""
+    if "code" in rule.__dict__:
+        rule.codes = (rule.code,)
+    declared = rule.__dict__.get("checker")
+    inherited = getattr(rule, "checker", None)
+    if declared is None and (inherited is None or issubclass(rule, inherited)):
+        rule.checker = rule  # its own checker (also a subclass of a rule that is)
+        return
+    checker = rule.checker
+    hooks = [
+        attr
+        for klass in rule.__mro__
+        if klass not in (Rule, Checker, object) and not issubclass(checker, klass)
+        for attr in klass.__dict__
+        if attr.startswith(("visit_", "leave_")) or attr in ("finish", "looks_at", "wanted")
+    ]
+    if hooks:
+        raise TypeError(f"{rule.__name__}: its checker {checker.__name__} walks; remove {hooks}")
+    if "code" in rule.__dict__:
+        if rule.code not in checker.codes:
+            raise TypeError(f"{checker.__name__}.codes does not declare {rule.code}")
+        if rule.pytrio_only != checker.pytrio_only:
+            raise TypeError(f"{rule.__name__}.pytrio_only differs from {checker.__name__}'s")
 
 
 # --- fix helpers shared by rules -------------------------------------------------------------

@@ -49,9 +49,8 @@ Values (where the value of an expression was bound; all flow-sensitive inside a 
 
 Unknown never matches: every query answers None / empty rather than guess.
 
-Shared derived state: `memo` holds what several rules derive from the model for this unit (one
-entry per deriving module, e.g. `rules/_conformance.py`'s per-node issues), so it is computed once
-per unit whichever rule asks first.
+The model keeps no rule's state: an analysis several codes share is one checker
+(`rules/base.py` `Checker`) reporting each code.
 """
 
 from __future__ import annotations
@@ -120,9 +119,6 @@ class SemanticModel(TypeInference, ValueQueries):
         self._client_calls: dict[int, tuple[Kind, str] | None] = {}
         self._finals: dict[tuple[int, str], NameBinding | None] = {}  # (id(scope), name)
         self._built_from: dict[tuple[int, int], list[ast.expr]] = {}  # origins: (id(expr), limit)
-        # Analyses derived from the model that several rules share, keyed by the module that
-        # derives them (the conformance rules' issues): per unit, like the model.
-        self.memo: dict[str, Any] = {}
         # `build_model(events_for=...)`: the nodes of those classes, and `Leave`s, in the order
         # the pass met them (the rules' dispatch order).
         self.events: list[Any] = []
