@@ -317,8 +317,8 @@ class Rule(Checker):
     default_enabled: ClassVar[bool] = True
     # The most permissive applicability any of this rule's fixes can have (documentation + rule --all).
     fix_safety: ClassVar[Applicability] = Applicability.NONE
-    # True: in PyTRIO code, names bound by another SDK module (tinker) are not the rule's (a rule
-    # of another checker says the same as its checker).
+    # True: in PyTRIO code, names bound by another SDK module (tinker) are not the rule's (the
+    # checker of a rule of several codes asks the model accordingly for this code).
     pytrio_only: ClassVar[bool] = False
     # The SDKs whose code the rule checks: its premise, and every fact it reads, hold for them
     # (a Tinker module meets only the rules naming "tinker"). Unset: PYTRIO for a `pytrio_only`
@@ -405,11 +405,8 @@ def _bind_checker(rule: type[Rule]) -> None:
     ]
     if hooks:
         raise TypeError(f"{rule.__name__}: its checker {checker.__name__} walks; remove {hooks}")
-    if "code" in rule.__dict__:
-        if rule.code not in checker.codes:
-            raise TypeError(f"{checker.__name__}.codes does not declare {rule.code}")
-        if rule.pytrio_only != checker.pytrio_only:
-            raise TypeError(f"{rule.__name__}.pytrio_only differs from {checker.__name__}'s")
+    if "code" in rule.__dict__ and rule.code not in checker.codes:
+        raise TypeError(f"{checker.__name__}.codes does not declare {rule.code}")
 
 
 # --- fix helpers shared by rules -------------------------------------------------------------
