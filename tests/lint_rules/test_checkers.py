@@ -11,7 +11,7 @@ import pytest
 from trio_lint import lint_source
 from trio_lint.check import check_tree, run_rules
 from trio_lint.config import config_from_mapping
-from trio_lint.rules import all_rules, rules_by_code
+from trio_lint.rules import _conformance, all_rules, rules_by_code
 from trio_lint.rules._conformance import ConformanceChecker, ConformanceRule
 from trio_lint.rules._futures_checker import FuturesChecker
 from trio_lint.rules.base import Checker, Invalid, Rule
@@ -146,3 +146,39 @@ def test_a_rule_is_the_checker_of_its_own_code() -> None:
     sub = type("Sub", (rule,), {})
     assert sub.checker is sub  # a subclass walks as itself
     assert isinstance(Invalid("x"), Invalid) and issubclass(rule, Rule)
+
+
+@pytest.mark.parametrize(
+    ("source", "owner"),
+    [
+        (
+            "import pytrio as trio\n"
+            "def f(sc: trio.SamplingClient, p, sp):\n"
+            "    return sc.sample(prompt=p, num_samples=1, sampling_params=sp).result().samples\n",
+            "PTR211",
+        ),
+        (
+            "import pytrio as trio\nsp = trio.SamplingParams(max_tokens=8, max_new_tokens=8)\n",
+            "PTR201",
+        ),
+        ("import pytrio as trio\nopt = trio.AdamParams(lr=1e-4)\n", "PTR202"),
+        ("import pytrio as trio\nsvc = trio.ServiceClient()\nsvc.close()\n", "PTR404"),
+    ],
+)
+def test_a_member_another_rule_supersedes_gets_that_rule_s_finding_alone(source, owner) -> None:
+    """`Rule.supersedes`: the conformance checker leaves the member to its owner, whose message
+    and fix are the better ones; without the owner's declaration it would report it too."""
+    assert _codes(source) == [owner]
+    declared = rules_by_code()[owner].supersedes
+    assert declared
+    _conformance._superseded.cache_clear()
+    _conformance._typed_member.cache_clear()
+    _conformance._call_plan.cache_clear()
+    try:
+        rules_by_code()[owner].supersedes = frozenset()
+        assert set(_codes(source)) - {owner}, "the conformance checker reports it too"
+    finally:
+        rules_by_code()[owner].supersedes = declared
+        _conformance._superseded.cache_clear()
+        _conformance._typed_member.cache_clear()
+        _conformance._call_plan.cache_clear()

@@ -34,6 +34,7 @@ from pytrio_facts.api_model import (
     renamed,
 )
 from trio_lint.rules import _futures as futures
+from trio_lint.rules import all_rules
 from trio_lint.rules.base import ANY_SDK_VALUE, Checker, LooksAt, Rule
 
 if TYPE_CHECKING:
@@ -44,18 +45,23 @@ if TYPE_CHECKING:
 Category = Literal["removed", "added", "unknown", "positional"]
 What = Literal["name", "method", "attribute", "keyword"]
 
-# Names other rules own, with their own message and fix (no second finding here):
-# PTR211 wrong-sample-attribute, PTR308 wrong-metric-key, PTR404 client-close, PTR201
-# hf-max-new-tokens, PTR202 hf-lr.
-_OWNED_ATTRIBUTES = {
-    "pytrio.types.SampleResponse": frozenset({"samples", "outputs", "generations", "completions"}),
-    "pytrio.types.ForwardBackwardOutput": frozenset({"loss"}),
-    **{
-        f"pytrio.{client}": frozenset({"close", "aclose", "shutdown", "disconnect"})
-        for client in ("ServiceClient", "TrainingClient", "SamplingClient", "RestClient")
-    },
-}
-_OWNED_KEYWORDS = {("pytrio.SamplingParams", "max_new_tokens"), ("pytrio.AdamParams", "lr")}
+
+@cache
+def _superseded() -> tuple[dict[str, frozenset[str]], frozenset[tuple[str, str]]]:
+    """The members other rules report with their own message and fix (`Rule.supersedes`, e.g.
+    PTR211 wrong-sample-attribute's `SampleResponse.samples`, PTR201 hf-max-new-tokens's
+    `SamplingParams(max_new_tokens=)`): (class symbol -> attribute names, {(symbol, keyword)})."""
+    attributes: dict[str, set[str]] = {}
+    keywords: set[tuple[str, str]] = set()
+    for rule in all_rules():
+        for member in rule.supersedes:
+            if member.endswith("=)"):
+                symbol, _, keyword = member[:-2].partition("(")
+                keywords.add((symbol, keyword))
+            else:
+                symbol, _, name = member.rpartition(".")
+                attributes.setdefault(symbol, set()).add(name)
+    return {k: frozenset(v) for k, v in attributes.items()}, frozenset(keywords)
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,8 +196,8 @@ def _typed_member(symbol: str, name: str, release: str, called: bool) -> _Templa
     found = data.symbol(symbol, release)
     if not isinstance(found, Class) or _class_has(found, name):
         return None
-    if name in _OWNED_ATTRIBUTES.get(symbol, ()):
-        return None
+    if name in _superseded()[0].get(symbol, ()):
+        return None  # another rule's, with its own message and fix
     seen = history(data.present(symbol, name), release)
     if not seen.known and not (found.closed and (called or found.pydantic)):
         # An instance attribute set outside __init__ is not listed: only calls of unknown
@@ -355,10 +361,11 @@ def _call_plan(found: Callee, release: str, keywords: tuple[str | None, ...]) ->
     if function is None:
         return None  # the callee itself is missing: the attribute check reports it
     accepted = function.keywords
+    superseded = _superseded()[1]
     rejected = tuple(
         index
         for index, name in enumerate(keywords)
-        if name is not None and name not in accepted and (found.symbol, name) not in _OWNED_KEYWORDS
+        if name is not None and name not in accepted and (found.symbol, name) not in superseded
     )
     return _CallPlan(function, not function.params, function.max_positional, rejected)
 

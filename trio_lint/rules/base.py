@@ -331,6 +331,11 @@ class Rule(Checker):
     # The checker that finds and reports this code (`Checker`); unset: the rule itself, whose
     # hooks (and `looks_at`, `wanted`) are then its own.
     checker: ClassVar[type[Checker]]
+    # SDK API members whose conformance finding (PTR003/PTR004/PTR213...) this rule reports
+    # instead, with its own message and fix, so one mistake gets one finding:
+    # "pytrio.types.SampleResponse.samples" (an attribute or method of a class),
+    # "pytrio.SamplingParams(max_new_tokens=)" (a keyword). Data symbols of `api_versions.json`.
+    supersedes: ClassVar[frozenset[str]] = frozenset()
     # ruff-style documentation: What it does / Why is this bad? / Fix safety / References (public:
     # "pytrio 0.2.9: pytrio.X" or a URL). Example and "Use instead" are rendered from INVALID[0] and
     # VALID[0] (`trio_lint.explain.rule_doc`).

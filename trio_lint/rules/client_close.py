@@ -13,6 +13,11 @@ _CLOSERS = ("close", "aclose", "shutdown", "disconnect")
 
 class ClientClose(Rule):
     code = "PTR404"
+    supersedes = frozenset(
+        f"pytrio.{client}.{name}"
+        for client in ("ServiceClient", "TrainingClient", "SamplingClient", "RestClient")
+        for name in _CLOSERS
+    )
     looks_at = LooksAt(calls=frozenset(_CLOSERS))
     name = "client-close"
     message = "`{kind}` has no `{what}`: clients are released with the process; remove it"

@@ -10,6 +10,7 @@ from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid, edit, rename_key
 
 class HfLr(Rule):
     code = "PTR202"
+    supersedes = frozenset({"pytrio.AdamParams(lr=)"})
     name = "hf-lr"
     looks_at = LooksAt(sdk_calls=frozenset({"AdamParams"}))
     message = "`AdamParams` has no `lr`; the PyTRIO name is `learning_rate`"

@@ -10,6 +10,7 @@ from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid, edit, rename_key
 
 class HfMaxNewTokens(Rule):
     code = "PTR201"
+    supersedes = frozenset({"pytrio.SamplingParams(max_new_tokens=)"})
     name = "hf-max-new-tokens"
     looks_at = LooksAt(sdk_calls=frozenset({"SamplingParams"}))
     message = "`SamplingParams` has no `max_new_tokens`; the PyTRIO name is `max_tokens`"

@@ -30,6 +30,7 @@ _KEYS = frozenset(_RENAMES) | frozenset(_SUGGESTIONS)
 
 class WrongMetricKey(Rule):
     code = "PTR308"
+    supersedes = frozenset({f"pytrio.types.ForwardBackwardOutput.{_LOSS_ATTRIBUTE}"})
     looks_at = LooksAt(
         calls=frozenset({"get"}),
         attributes=frozenset({_LOSS_ATTRIBUTE}),

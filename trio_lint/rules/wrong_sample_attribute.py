@@ -25,6 +25,7 @@ def _rename(node: cst.CSTNode) -> cst.CSTNode:
 
 class WrongSampleAttribute(Rule):
     code = "PTR211"
+    supersedes = frozenset(f"pytrio.types.SampleResponse.{name}" for name in _WRONG)
     sdks = PYTRIO  # its facts are PyTRIO's `SampleResponse` fields
     name = "wrong-sample-attribute"
     message = "`SampleResponse` has no `.{attr}`: the generated sequences are `.sequences`"
