@@ -76,6 +76,8 @@ from trio_lint.semantics.receivers import (
 from trio_lint.semantics.scopes import (
     NOT_YET,
     FreeRef,
+    FunctionBinding,
+    ImportBinding,
     NameBinding,
     Scope,
 )
@@ -165,7 +167,7 @@ class SemanticModel(TypeInference, ValueQueries):
         its metrics), however bound: by this unit or by the seed of an earlier one."""
         typed: dict[str, SdkType] = {}
         for name, binding in self.module_scope.current.items():
-            if binding.qualname is not None or binding.function is not None:
+            if isinstance(binding, ImportBinding | FunctionBinding):
                 continue
             typ = self._binding_type(binding)
             if typ is not None:
