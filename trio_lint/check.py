@@ -114,7 +114,7 @@ class _Layout:
     by_key: dict[str, tuple[_Slot, ...]]
     string_key: tuple[_Slot, ...]  # for any other string key
     keyed_items: bool  # some rule looks at string keys alone
-    sdk_values: dict[int, SdkValues]  # checker place -> its `LooksAt.receivers`
+    receivers: dict[int, SdkValues]  # checker place -> its `LooksAt.receivers`
     valued: frozenset[type[ast.AST]]  # Attribute / Subscript, when a hook of it declares receivers
     dispatch: dict[type[ast.AST], int]  # node class -> `_BY_*`
     # The last names of the `sdk_calls`: `x.m(...)` can only name one of them when `m` is one
@@ -131,13 +131,13 @@ def _layout(rules: tuple[type[Checker], ...]) -> _Layout:
     by_attribute: dict[str, list[_Slot]] = {}
     by_key: dict[str, list[_Slot]] = {}
     string_key: list[_Slot] = []
-    sdk_values: dict[int, SdkValues] = {}
+    receivers: dict[int, SdkValues] = {}
     for index, rule in enumerate(rules):
         for node_class, attr, leaving in rule_hooks(rule):
             slot = (index, attr)
             looks = rule.looks_at
             if looks.receivers is not None:
-                sdk_values[index] = looks.receivers
+                receivers[index] = looks.receivers
             if leaving:
                 leave.setdefault(node_class, []).append(slot)
             elif node_class is ast.Call and (
@@ -166,7 +166,7 @@ def _layout(rules: tuple[type[Checker], ...]) -> _Layout:
     valued = frozenset(
         node_class
         for node_class, slots in ((ast.Attribute, attributes), (ast.Subscript, items))
-        if any(index in sdk_values for index, _ in slots)
+        if any(index in receivers for index, _ in slots)
     )
     dispatch = {
         node_class: kind
@@ -186,7 +186,7 @@ def _layout(rules: tuple[type[Checker], ...]) -> _Layout:
         by_key={text: _sorted([*items, *string_key, *s]) for text, s in by_key.items()},
         string_key=_sorted([*items, *string_key]) if keyed_items else (),
         keyed_items=keyed_items,
-        sdk_values=sdk_values,
+        receivers=receivers,
         valued=valued,
         dispatch=dispatch,
         symbol_tails=frozenset(symbol.rpartition(".")[2] for symbol in by_symbol),
@@ -266,7 +266,7 @@ def check_tree(
     ]
     # The code an internal error of a checker is reported under: its first selected one.
     names = [codes[0].code for codes in selected.values()]
-    sdk_values = layout.sdk_values
+    receivers = layout.receivers
     crashed: set[int] = set()
 
     def bind(slots: Sequence[_Slot]) -> list[Handler]:
@@ -279,7 +279,7 @@ def check_tree(
     by_key = _Memo(lambda text: bind(layout.by_key[text] if text else layout.string_key))
     by_method = _Memo(lambda name: bind(layout.by_method.get(name, ())))
     by_symbol = _Memo(lambda symbol: bind(layout.by_symbol.get(symbol, ())))
-    attribute_names, item_keys = layout.by_attribute, layout.by_key
+    hooked_attributes, item_keys = layout.by_attribute, layout.by_key
     keyed_items = layout.keyed_items
 
     def for_value(key: tuple[type[ast.AST], str | None, bool, Kind | None]) -> list[Handler]:
@@ -293,7 +293,7 @@ def check_tree(
             handlers = by_attribute[name]
         else:
             handlers = by_key[name]
-        return [h for h in handlers if _admits(sdk_values.get(h[1]), symbol, kind)]
+        return [h for h in handlers if _admits(receivers.get(h[1]), symbol, kind)]
 
     # Per unit a handful of keys: most names are typed alike.
     by_value = _Memo(for_value)
@@ -323,7 +323,7 @@ def check_tree(
     sdk_symbol = model.call_symbol
     qualified_name, type_of = model.qualified_name, model.type_of
     symbol_tails = layout.symbol_tails
-    call_symbols = by_symbol if layout.by_symbol else None  # None: no rule declares one
+    sdk_call_hooks = by_symbol if layout.by_symbol else None  # None: no rule declares one
     leave_marker = Leave
     for event in events:
         node_class = event.__class__
@@ -343,7 +343,7 @@ def check_tree(
         if kind:
             if kind == _BY_ATTRIBUTE:
                 name = node.attr
-                if name not in attribute_names:
+                if name not in hooked_attributes:
                     name = None
                 value = node.value
                 if attributes_valued and value.__class__ is ast.Name:
@@ -376,7 +376,7 @@ def check_tree(
                 more = _filtered_call_handlers(
                     node.func,
                     by_method,
-                    call_symbols,
+                    sdk_call_hooks,
                     symbol_tails,
                     sdk_symbol,
                 )
