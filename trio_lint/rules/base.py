@@ -242,6 +242,7 @@ class Checker:
     """
 
     codes: ClassVar[tuple[str, ...]] = ()
+    _own_rules: ClassVar[Mapping[str, type[Rule]]] = {}
     # What the hooks look at beyond the node classes they name (`LooksAt`): the walk calls them
     # for those nodes alone. Default: every node of each hooked class.
     looks_at: ClassVar[LooksAt] = EVERYTHING
@@ -255,7 +256,7 @@ class Checker:
         # rules naming "tinker" in `sdks`) nothing is PyTRIO's to hide.
         self.model: ModelView = ctx.for_rule(self.pytrio_only and not ctx.model.other_sdk_only).view
         # The selected codes' rules (metadata: message, severity, name), by code.
-        self.rules: dict[str, type[Rule]] = {rule.code: rule for rule in rules}
+        self.rules: Mapping[str, type[Rule]] = {rule.code: rule for rule in rules}
 
     @classmethod
     def wanted(cls, model: SemanticModel) -> bool:
@@ -380,7 +381,9 @@ class Rule(Checker):
             cls.doc = f"{head}{section}\n{sep}{tail}" if sep else f"{text}\n{section}"
 
     def __init__(self, ctx: LintContext, rules: Sequence[type[Rule]] = ()) -> None:
-        super().__init__(ctx, rules or (type(self),))
+        super().__init__(ctx, rules)
+        if not rules:  # its own checker: its own code (one table per class, not per unit)
+            self.rules = type(self)._own_rules
 
     @classmethod
     def applies_to(cls, sdk_version: str) -> bool:
@@ -399,6 +402,8 @@ def _bind_checker(rule: type[Rule]) -> None:
     inherited = getattr(rule, "checker", None)
     if declared is None and (inherited is None or issubclass(rule, inherited)):
         rule.checker = rule  # its own checker (also a subclass of a rule that is)
+        if "code" in rule.__dict__ or "_own_rules" not in rule.__dict__:
+            rule._own_rules = {rule.code: rule} if hasattr(rule, "code") else {}
         return
     checker = rule.checker
     hooks = [
