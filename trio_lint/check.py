@@ -27,7 +27,7 @@ from trio_lint.semantics.names import Binding
 from trio_lint.semantics.receivers import Kind
 
 if TYPE_CHECKING:
-    from trio_lint.rules.base import Rule
+    from trio_lint.rules.base import Checker, Rule
 
 
 @cache
@@ -40,8 +40,8 @@ def _node_classes() -> dict[str, type[ast.AST]]:
 
 
 @cache
-def rule_hooks(rule: type[Rule]) -> tuple[tuple[type[ast.AST], str, bool], ...]:
-    """(ast class, method name, is_leave) for every `visit_X`/`leave_X` the rule defines."""
+def rule_hooks(rule: type[Checker]) -> tuple[tuple[type[ast.AST], str, bool], ...]:
+    """(ast class, method name, is_leave) for every `visit_X`/`leave_X` the checker defines."""
     hooks = []
     classes = _node_classes()
     for attr in dir(rule):
@@ -84,46 +84,46 @@ class _Memo(dict):
         return value
 
 
-# How the dispatch finds the hooks of a node beyond its class's (`Rule.attribute_names`,
-# `Rule.subscript_keys`, `Rule.call_methods` / `Rule.call_symbols`).
+# How the dispatch finds the hooks of a node beyond its class's (`Rule.looks_at`: its
+# `attributes`, `keys`, `calls` / `sdk_calls`).
 _BY_ATTRIBUTE, _BY_KEY, _BY_CALLEE = 1, 2, 3
 
 
-Handler = tuple[Callable[[ast.AST], None], str]
+Handler = tuple[Callable[[ast.AST], None], int]  # (bound hook, the checker's place)
 # (hooks of the class, `_BY_*` dispatch or 0, is a function)
 _Plan = tuple[list[Handler] | None, int, bool]
 
 
-# A hook of a unit's rules: (the rule's place in the unit's rules, method name, rule code).
-_Slot = tuple[int, str, str]
+# A hook of a unit's checkers: (the checker's place in the unit's checkers, method name).
+_Slot = tuple[int, str]
 
 
 @dataclass(frozen=True)
 class _Layout:
-    """Which hooks serve which nodes, for one sequence of rules: the same for every unit that
-    wants those rules, so worked out once (a unit then binds the methods of its own rule
+    """Which hooks serve which nodes, for one sequence of checkers: the same for every unit that
+    wants those checkers, so worked out once (a unit then binds the methods of its own checker
     instances)."""
 
     visit: dict[type[ast.AST], tuple[_Slot, ...]]
     leave: dict[type[ast.AST], tuple[_Slot, ...]]
-    by_method: dict[str, tuple[_Slot, ...]]  # `Rule.call_methods`: callee name -> visit_Call
-    by_symbol: dict[str, tuple[_Slot, ...]]  # `Rule.call_symbols`: SDK symbol -> visit_Call
-    # `Rule.attribute_names`: `.attr` -> the class's hooks and that name's, in rule order
+    by_method: dict[str, tuple[_Slot, ...]]  # `LooksAt.calls`: callee name -> visit_Call
+    by_symbol: dict[str, tuple[_Slot, ...]]  # `LooksAt.sdk_calls`: SDK symbol -> visit_Call
+    # `LooksAt.attributes`: `.attr` -> the class's hooks and that name's, in rule order
     by_attribute: dict[str, tuple[_Slot, ...]]
-    # `Rule.subscript_keys`: key -> the class's hooks, the every-string-key ones and the key's
+    # `LooksAt.keys`: key -> the class's hooks, the every-string-key ones and the key's
     by_key: dict[str, tuple[_Slot, ...]]
     string_key: tuple[_Slot, ...]  # for any other string key
     keyed_items: bool  # some rule looks at string keys alone
-    sdk_values: dict[str, SdkValues]  # rule code -> its `Rule.sdk_values`
-    valued: frozenset[type[ast.AST]]  # Attribute / Subscript, when a hook of it has sdk_values
+    receivers: dict[int, SdkValues]  # checker place -> its `LooksAt.receivers`
+    valued: frozenset[type[ast.AST]]  # Attribute / Subscript, when a hook of it declares receivers
     dispatch: dict[type[ast.AST], int]  # node class -> `_BY_*`
-    # The last names of the `call_symbols`: `x.m(...)` can only name one of them when `m` is one
+    # The last names of the `sdk_calls`: `x.m(...)` can only name one of them when `m` is one
     # (a qualified name ends with the attribute), so other method calls skip the symbol lookup.
     symbol_tails: frozenset[str]
 
 
 @lru_cache(maxsize=64)
-def _layout(rules: tuple[type[Rule], ...]) -> _Layout:
+def _layout(rules: tuple[type[Checker], ...]) -> _Layout:
     visit: dict[type[ast.AST], list[_Slot]] = {}
     leave: dict[type[ast.AST], list[_Slot]] = {}
     by_method: dict[str, list[_Slot]] = {}
@@ -131,35 +131,30 @@ def _layout(rules: tuple[type[Rule], ...]) -> _Layout:
     by_attribute: dict[str, list[_Slot]] = {}
     by_key: dict[str, list[_Slot]] = {}
     string_key: list[_Slot] = []
-    sdk_values: dict[str, SdkValues] = {}
-    grouped: set[tuple[str, type[ast.AST], str]] = set()
+    receivers: dict[int, SdkValues] = {}
     for index, rule in enumerate(rules):
         for node_class, attr, leaving in rule_hooks(rule):
-            if rule.hook_group is not None:
-                key = (rule.hook_group, node_class, attr)
-                if key in grouped:
-                    continue  # the group's first rule serves this hook (`Rule.hook_group`)
-                grouped.add(key)
-            slot = (index, attr, rule.code)
-            if rule.sdk_values is not None:
-                sdk_values[rule.code] = rule.sdk_values
+            slot = (index, attr)
+            looks = rule.looks_at
+            if looks.receivers is not None:
+                receivers[index] = looks.receivers
             if leaving:
                 leave.setdefault(node_class, []).append(slot)
             elif node_class is ast.Call and (
-                rule.call_methods is not None or rule.call_symbols is not None
+                looks.calls is not None or looks.sdk_calls is not None
             ):
-                for method in rule.call_methods or ():
+                for method in looks.calls or ():
                     by_method.setdefault(method, []).append(slot)
-                for symbol in rule.call_symbols or ():
+                for symbol in looks.sdk_calls or ():
                     by_symbol.setdefault(symbol, []).append(slot)
-            elif node_class is ast.Attribute and rule.attribute_names is not None:
-                for name in rule.attribute_names:
+            elif node_class is ast.Attribute and looks.attributes is not None:
+                for name in looks.attributes:
                     by_attribute.setdefault(name, []).append(slot)
-            elif node_class is ast.Subscript and rule.subscript_keys is not None:
-                if rule.subscript_keys is STRING_KEYS:
+            elif node_class is ast.Subscript and looks.keys is not None:
+                if looks.keys is STRING_KEYS:
                     string_key.append(slot)
                 else:
-                    for text in rule.subscript_keys:
+                    for text in looks.keys:
                         by_key.setdefault(text, []).append(slot)
             else:
                 visit.setdefault(node_class, []).append(slot)
@@ -171,7 +166,7 @@ def _layout(rules: tuple[type[Rule], ...]) -> _Layout:
     valued = frozenset(
         node_class
         for node_class, slots in ((ast.Attribute, attributes), (ast.Subscript, items))
-        if any(code in sdk_values for _, _, code in slots)
+        if any(index in receivers for index, _ in slots)
     )
     dispatch = {
         node_class: kind
@@ -191,7 +186,7 @@ def _layout(rules: tuple[type[Rule], ...]) -> _Layout:
         by_key={text: _sorted([*items, *string_key, *s]) for text, s in by_key.items()},
         string_key=_sorted([*items, *string_key]) if keyed_items else (),
         keyed_items=keyed_items,
-        sdk_values=sdk_values,
+        receivers=receivers,
         valued=valued,
         dispatch=dispatch,
         symbol_tails=frozenset(symbol.rpartition(".")[2] for symbol in by_symbol),
@@ -199,9 +194,9 @@ def _layout(rules: tuple[type[Rule], ...]) -> _Layout:
 
 
 @lru_cache(maxsize=64)
-def _events_for(rules: tuple[type[Rule], ...]) -> dict[type, int]:
+def _events_for(rules: tuple[type[Checker], ...]) -> dict[type, int]:
     """The node classes the model's pass records for `rules` (`build_model(events_for=...)`):
-    every class a rule hooks, with its end for `leave_X` hooks and for functions (which the
+    every class a checker hooks, with its end for `leave_X` hooks and for functions (which the
     function stack follows)."""
     marks = dict.fromkeys(_FUNCTION_CLASSES, ENTER_AND_LEAVE)
     for rule in rules:
@@ -218,7 +213,7 @@ def _frozen(table: dict[Any, list[_Slot]]) -> dict[Any, tuple[_Slot, ...]]:
 
 
 def _sorted(slots: list[_Slot]) -> tuple[_Slot, ...]:
-    return tuple(sorted(slots))  # by the rule's place: the order hooks run in
+    return tuple(sorted(slots))  # by the checker's place: the order hooks run in
 
 
 def run_rules(
@@ -245,7 +240,7 @@ def check_tree(
         config.sdk_modules,
         config.target_version,
         seed_bindings,
-        events_for=_events_for(tuple(rules)),
+        events_for=_events_for(tuple(dict.fromkeys(rule.checker for rule in rules))),
     )
     events, model.events = model.events, []  # dispatched once; the model outlives the check
     ctx = LintContext(config, source, model)
@@ -255,21 +250,27 @@ def check_tree(
     # configured SDK only those that hold for every SDK.
     sdk = model.sdk
     known = sdk in SDK_NAMES
-    wanted = tuple(
-        rule
-        for rule in rules
-        if (sdk in rule.sdks if known else rule.sdks == ALL_SDKS) and rule.wanted(model)
-    )
-    layout = _layout(wanted)
+    # One checker per unit for all its selected codes (`Rule.checker`), in the order of its
+    # first selected code.
+    selected: dict[type[Checker], list[type[Rule]]] = {}
+    for rule in rules:
+        if (sdk in rule.sdks if known else rule.sdks == ALL_SDKS) and rule.checker.wanted(model):
+            selected.setdefault(rule.checker, []).append(rule)
+    layout = _layout(tuple(selected))
     tinker_unit = model.other_sdk_only
-    instances = [rule(contexts[rule.pytrio_only and not tinker_unit]) for rule in wanted]
-    sdk_values = layout.sdk_values
-    crashed: set[str] = set()
+    # A rule that is its own checker is made with the context alone (`Rule.__init__(ctx)`).
+    instances = [
+        checker(context) if codes == [checker] else checker(context, codes)
+        for checker, codes in selected.items()
+        for context in (contexts[checker.pytrio_only and not tinker_unit],)
+    ]
+    # The code an internal error of a checker is reported under: its first selected one.
+    names = [codes[0].code for codes in selected.values()]
+    receivers = layout.receivers
+    crashed: set[int] = set()
 
     def bind(slots: Sequence[_Slot]) -> list[Handler]:
-        return [
-            (getattr(instances[i], attr), code) for i, attr, code in slots if code not in crashed
-        ]
+        return [(getattr(instances[i], attr), i) for i, attr in slots if i not in crashed]
 
     # Every table is bound on first use: a unit meets a fraction of the classes, names and keys
     # the rules declare, and binding them all cost a small unit more than walking it.
@@ -278,7 +279,7 @@ def check_tree(
     by_key = _Memo(lambda text: bind(layout.by_key[text] if text else layout.string_key))
     by_method = _Memo(lambda name: bind(layout.by_method.get(name, ())))
     by_symbol = _Memo(lambda symbol: bind(layout.by_symbol.get(symbol, ())))
-    attribute_names, item_keys = layout.by_attribute, layout.by_key
+    hooked_attributes, item_keys = layout.by_attribute, layout.by_key
     keyed_items = layout.keyed_items
 
     def for_value(key: tuple[type[ast.AST], str | None, bool, Kind | None]) -> list[Handler]:
@@ -292,15 +293,15 @@ def check_tree(
             handlers = by_attribute[name]
         else:
             handlers = by_key[name]
-        return [h for h in handlers if _admits(sdk_values.get(h[1]), symbol, kind)]
+        return [h for h in handlers if _admits(receivers.get(h[1]), symbol, kind)]
 
     # Per unit a handful of keys: most names are typed alike.
     by_value = _Memo(for_value)
 
-    def crash(code: str, node: ast.AST, exc: Exception) -> None:
-        """A rule bug must not cost the other rules or the file: report it, drop the rule."""
-        crashed.add(code)
-        ctx.add_finding(_internal_error(code, node, exc))
+    def crash(index: int, node: ast.AST, exc: Exception) -> None:
+        """A checker bug must not cost the others or the file: report it, drop the checker."""
+        crashed.add(index)
+        ctx.add_finding(_internal_error(names[index], node, exc))
         for table in (leave, by_attribute, by_key, by_method, by_symbol, plans, by_value):
             table.clear()  # they hold hook lists: rebound without the rule on next use
 
@@ -322,7 +323,7 @@ def check_tree(
     sdk_symbol = model.call_symbol
     qualified_name, type_of = model.qualified_name, model.type_of
     symbol_tails = layout.symbol_tails
-    call_symbols = by_symbol if layout.by_symbol else None  # None: no rule declares one
+    sdk_call_hooks = by_symbol if layout.by_symbol else None  # None: no rule declares one
     leave_marker = Leave
     for event in events:
         node_class = event.__class__
@@ -331,18 +332,18 @@ def check_tree(
             node_class = node.__class__
             if node_class in _FUNCTION_CLASSES:
                 function_stack.pop()
-            for handler, code in leave[node_class]:
+            for handler, index in leave[node_class]:
                 try:
                     handler(node)
                 except Exception as exc:
-                    crash(code, node, exc)
+                    crash(index, node, exc)
             continue
         node = event
         handlers, kind, is_function = plans[node_class]
         if kind:
             if kind == _BY_ATTRIBUTE:
                 name = node.attr
-                if name not in attribute_names:
+                if name not in hooked_attributes:
                     name = None
                 value = node.value
                 if attributes_valued and value.__class__ is ast.Name:
@@ -375,32 +376,32 @@ def check_tree(
                 more = _filtered_call_handlers(
                     node.func,
                     by_method,
-                    call_symbols,
+                    sdk_call_hooks,
                     symbol_tails,
                     sdk_symbol,
                 )
                 if more:
                     handlers = [*handlers, *more] if handlers else more
         if handlers:
-            for handler, code in handlers:
+            for handler, index in handlers:
                 try:
                     handler(node)
                 except Exception as exc:
-                    crash(code, node, exc)
+                    crash(index, node, exc)
         if is_function:
             function_stack.append(node)
-    for instance in instances:
-        if instance.code in crashed:
+    for index, instance in enumerate(instances):
+        if index in crashed:
             continue
         try:
             instance.finish()
         except Exception as exc:
-            ctx.add_finding(_internal_error(instance.code, tree, exc))
+            ctx.add_finding(_internal_error(names[index], tree, exc))
     return ctx.findings, model
 
 
 def _admits(values: SdkValues | None, symbol: bool, kind: Kind | None) -> bool:
-    """Whether a rule with these `Rule.sdk_values` may report on a name that names an SDK
+    """Whether a rule with these `LooksAt.receivers` may report on a name that names an SDK
     symbol (`symbol`) or that the model types as `kind`."""
     if values is None:
         return True
@@ -416,7 +417,7 @@ def _filtered_call_handlers(
     symbol_tails: frozenset[str],
     sdk_symbol: Callable[[ast.expr], str | None],
 ) -> list[Handler] | None:
-    """The `call_methods` / `call_symbols` rules a call with callee `func` is for, each once."""
+    """The rules whose `LooksAt.calls` / `sdk_calls` take a call of `func`, each once."""
     func_class = func.__class__
     if func_class is ast.Attribute:
         name = func.attr

@@ -1,9 +1,10 @@
 """Conformance of calls and attributes to the API of the target pytrio release.
 
-Shared by the rules that report what it finds, subclasses of `ConformanceRule` and
-`ConformanceNameRule` below (not a rule module: the registry skips `_` names): PTR003
-removed-api, PTR004 removed-keyword, PTR005 changed-signature, PTR006 removed-result-attribute,
-PTR007 newer-api, PTR203 unknown-type-field, PTR212 unknown-keyword, PTR213 unknown-attribute.
+One checker (`ConformanceChecker` below; not a rule module: the registry skips `_` names) finds
+the issues and reports each with its code; the rule module of each code (a `ConformanceRule`)
+keeps its metadata and says how its issues are worded: PTR003 removed-api, PTR004
+removed-keyword, PTR005 changed-signature, PTR006 removed-result-attribute, PTR007 newer-api,
+PTR203 unknown-type-field, PTR212 unknown-keyword, PTR213 unknown-attribute.
 Every answer comes from `pytrio_facts/api_versions.json`, the API of
 every released pytrio read from its wheel, so "removed in X / added in Y / renamed in Z" names
 the release.
@@ -17,8 +18,8 @@ futures or result objects. Anything else is unknown and never reported.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import cache, partial
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
@@ -33,7 +34,8 @@ from pytrio_facts.api_model import (
     renamed,
 )
 from trio_lint.rules import _futures as futures
-from trio_lint.rules.base import ANY_SDK_VALUE, Rule
+from trio_lint.rules import all_rules
+from trio_lint.rules.base import ANY_SDK_VALUE, Checker, LooksAt, Rule
 
 if TYPE_CHECKING:
     from trio_lint.semantics.context import LintContext
@@ -43,18 +45,23 @@ if TYPE_CHECKING:
 Category = Literal["removed", "added", "unknown", "positional"]
 What = Literal["name", "method", "attribute", "keyword"]
 
-# Names other rules own, with their own message and fix (no second finding here):
-# PTR211 wrong-sample-attribute, PTR308 wrong-metric-key, PTR404 client-close, PTR201
-# hf-max-new-tokens, PTR202 hf-lr.
-_OWNED_ATTRIBUTES = {
-    "pytrio.types.SampleResponse": frozenset({"samples", "outputs", "generations", "completions"}),
-    "pytrio.types.ForwardBackwardOutput": frozenset({"loss"}),
-    **{
-        f"pytrio.{client}": frozenset({"close", "aclose", "shutdown", "disconnect"})
-        for client in ("ServiceClient", "TrainingClient", "SamplingClient", "RestClient")
-    },
-}
-_OWNED_KEYWORDS = {("pytrio.SamplingParams", "max_new_tokens"), ("pytrio.AdamParams", "lr")}
+
+@cache
+def _superseded() -> tuple[dict[str, frozenset[str]], frozenset[tuple[str, str]]]:
+    """The members other rules report with their own message and fix (`Rule.supersedes`, e.g.
+    PTR211 wrong-sample-attribute's `SampleResponse.samples`, PTR201 hf-max-new-tokens's
+    `SamplingParams(max_new_tokens=)`): (class symbol -> attribute names, {(symbol, keyword)})."""
+    attributes: dict[str, set[str]] = {}
+    keywords: set[tuple[str, str]] = set()
+    for rule in all_rules():
+        for member in rule.supersedes:
+            if member.endswith("=)"):
+                symbol, _, keyword = member[:-2].partition("(")
+                keywords.add((symbol, keyword))
+            else:
+                symbol, _, name = member.rpartition(".")
+                attributes.setdefault(symbol, set()).add(name)
+    return {k: frozenset(v) for k, v in attributes.items()}, frozenset(keywords)
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,8 +196,8 @@ def _typed_member(symbol: str, name: str, release: str, called: bool) -> _Templa
     found = data.symbol(symbol, release)
     if not isinstance(found, Class) or _class_has(found, name):
         return None
-    if name in _OWNED_ATTRIBUTES.get(symbol, ()):
-        return None
+    if name in _superseded()[0].get(symbol, ()):
+        return None  # another rule's, with its own message and fix
     seen = history(data.present(symbol, name), release)
     if not seen.known and not (found.closed and (called or found.pydantic)):
         # An instance attribute set outside __init__ is not listed: only calls of unknown
@@ -354,10 +361,11 @@ def _call_plan(found: Callee, release: str, keywords: tuple[str | None, ...]) ->
     if function is None:
         return None  # the callee itself is missing: the attribute check reports it
     accepted = function.keywords
+    superseded = _superseded()[1]
     rejected = tuple(
         index
         for index, name in enumerate(keywords)
-        if name is not None and name not in accepted and (found.symbol, name) not in _OWNED_KEYWORDS
+        if name is not None and name not in accepted and (found.symbol, name) not in superseded
     )
     return _CallPlan(function, not function.params, function.max_positional, rejected)
 
@@ -463,39 +471,25 @@ def plural(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
-# ---- per-unit state: the group's first rule visits each node once and reports for all ---------
+# ---- the checker: one analysis, eight codes ----------------------------------------------------
+
+# The codes of issues of names (methods and attributes read or written, `from pytrio import X`):
+# only these make the checker look at attributes and imports.
+NAME_CODES = frozenset({"PTR003", "PTR006", "PTR007", "PTR213"})
 
 
-@dataclass
-class _State:
-    release: str  # the target release (`target(ctx)`), asked by every call and attribute
-    called: set[int] = field(default_factory=set)  # ids of `Attribute` nodes that are callees
-    # The selected conformance rules of the unit by code: the one whose hooks are called reports
-    # each issue through the rule that owns its code.
-    rules: dict[str, ConformanceRule] = field(default_factory=dict)
-
-
-def state_of(ctx: LintContext) -> _State:
-    """The unit's shared state, on its model (which every rule's context shares and which lives
-    as long as the unit)."""
-    memo = ctx.model.memo
-    state: _State | None = memo.get(__name__)
-    if state is None:
-        state = memo[__name__] = _State(target(ctx))
-    return state
-
-
-def issues_of_call(state: _State, ctx: LintContext, node: ast.Call) -> list[Issue]:
+def issues_of_call(checker: ConformanceChecker, node: ast.Call) -> list[Issue]:
     """A call's issues: its method (missing on the target), keywords and positional count.
     Each model query is asked once: the receiver's name and type answer both whether the call
     may be the SDK's (most calls of a unit are not) and what it calls."""
     func = node.func
-    model = ctx.model
+    model = checker.ctx.model
+    release = checker.release
     if not isinstance(func, ast.Attribute):
         qualname = model.qualified_name(func, pytrio_only=True)
         found = _named_callee(qualname) if qualname is not None else None
-        return _callee_issues(node, found, state.release) if found is not None else []
-    state.called.add(id(func))
+        return _callee_issues(node, found, release) if found is not None else []
+    checker.called.add(id(func))
     receiver = func.value
     parent = model.qualified_name(receiver, pytrio_only=True)
     typ: SdkType | None = None
@@ -503,7 +497,6 @@ def issues_of_call(state: _State, ctx: LintContext, node: ast.Call) -> list[Issu
         typ = model.type_of(receiver, pytrio_only=True)
         if typ is None and model.client_call(node, pytrio_only=True) is None:
             return []  # neither an SDK name, a typed SDK object nor a method only the SDK has
-    release = state.release
     method = _member_issue(func, parent, typ, release, called=True)
     # `r.m` names an SDK symbol only when `r` does (a qualified name is its receiver's plus `.m`)
     qualname = model.qualified_name(func, pytrio_only=True) if parent is not None else None
@@ -512,64 +505,64 @@ def issues_of_call(state: _State, ctx: LintContext, node: ast.Call) -> list[Issu
     else:
         if parent is not None:  # a named receiver names its members: not reached, kept exact
             typ = model.type_of(receiver, pytrio_only=True)
-        found = _typed_callee(ctx, node, func, typ)
+        found = _typed_callee(checker.ctx, node, func, typ)
     issues = _callee_issues(node, found, release) if found is not None else []
     return [method, *issues] if method is not None else issues
 
 
-class ConformanceRule(Rule):
-    """A rule reporting the issues of calls (keywords, positional counts) that `code_of` gives its
-    code. The analysis is shared: the eight rules are one hook group (`Rule.hook_group`), so the
-    first selected one visits each node once and hands every issue to the rule owning its code. Subclasses say how one issue is reported (message, advice,
-    fix) in `report_issue`."""
+class ConformanceChecker(Checker):
+    """Finds where calls, attributes and imports disagree with the target release's API, and
+    reports each issue with the code `code_of` gives it: one walk and one model query per node
+    for the eight codes. How an issue of a code is worded (message, advice, fix) is that code's
+    rule's `report_issue`."""
 
-    hook_group = __name__
+    codes = ("PTR003", "PTR004", "PTR005", "PTR006", "PTR007", "PTR203", "PTR212", "PTR213")
+    # Facts of PyTRIO's own SDK, not Tinker's.
+    pytrio_only = True
+    # Attributes of a plain name only when the name is an SDK symbol or a typed SDK value.
+    looks_at = LooksAt(receivers=ANY_SDK_VALUE)
 
-    def __init__(self, ctx: LintContext) -> None:
-        super().__init__(ctx)
-        self.state = state_of(ctx)  # a rule instance lives for one unit, like the state
-        self.state.rules[self.code] = self
+    def __init__(self, ctx: LintContext, rules: Sequence[type[Rule]] = ()) -> None:
+        super().__init__(ctx, rules)
+        self.release = target(ctx)  # asked by every call and attribute
+        self.called: set[int] = set()  # ids of `Attribute` nodes that are callees
+        self.names = not NAME_CODES.isdisjoint(self.rules)  # attribute and import issues wanted
 
     def visit_Call(self, node: ast.Call) -> None:
-        rules = self.state.rules
-        for issue in issues_of_call(self.state, self.ctx, node):
-            rule = rules.get(code_of(issue))
-            if rule is not None:
-                rule.report_issue(issue, node)
-
-    def report_issue(self, issue: Issue, node: ast.AST) -> None:
-        """Report one of this rule's issues; `node` is the visited node (the `ast.Call` for
-        keyword and positional issues)."""
-        raise NotImplementedError
-
-    def finish(self) -> None:
-        # The walk is over and nothing reports through the group any more. The state (on the
-        # model) and the rules (holding the model) refer to each other: letting go here frees
-        # the unit when the check returns, not at the next garbage collection.
-        self.state.rules.clear()
-
-
-class ConformanceNameRule(ConformanceRule):
-    """A conformance rule whose issues also include names: methods and attributes read or
-    written, and `from pytrio import X` (only these rules visit attributes and imports)."""
-
-    sdk_values = ANY_SDK_VALUE
+        for issue in issues_of_call(self, node):
+            self._report(issue, node)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        if id(node) in self.state.called:
+        if not self.names or id(node) in self.called:
             return  # a call's callee: the call's issues include it
-        issue = _attribute_issue(self.ctx.model, node, self.state.release, called=False)
+        issue = _attribute_issue(self.ctx.model, node, self.release, called=False)
         if issue is not None:
-            rule = self.state.rules.get(code_of(issue))
-            if rule is not None:
-                rule.report_issue(issue, node)
+            self._report(issue, node)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        rules = self.state.rules
-        for issue in import_issues(self.ctx, node):
-            rule = rules.get(code_of(issue))
-            if rule is not None:
-                rule.report_issue(issue, node)
+        if self.names:
+            for issue in import_issues(self.ctx, node):
+                self._report(issue, node)
+
+    def _report(self, issue: Issue, node: ast.AST) -> None:
+        rule = self.rules.get(code_of(issue))
+        if rule is not None:  # selected: worded by its rule
+            assert issubclass(rule, ConformanceRule)
+            rule.report_issue(self, issue, node)
+
+
+class ConformanceRule(Rule):
+    """The rule of one of `ConformanceChecker`'s codes: its metadata, and how one of its issues
+    is reported (`report_issue`)."""
+
+    checker = ConformanceChecker
+    pytrio_only = True
+
+    @classmethod
+    def report_issue(cls, checker: ConformanceChecker, issue: Issue, node: ast.AST) -> None:
+        """Report one issue of this code through `checker` (`checker.report(..., code=cls.code)`);
+        `node` is the visited node (the `ast.Call` for keyword and positional issues)."""
+        raise NotImplementedError
 
 
 def code_of(issue: Issue) -> str:

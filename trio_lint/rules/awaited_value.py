@@ -2,41 +2,15 @@
 
 from __future__ import annotations
 
-import ast
-from typing import TYPE_CHECKING
-
 from trio_lint.diagnostics import Applicability, Severity
-from trio_lint.rules.base import Invalid, Rule, Valid, edit, limited, safe_fix
-from trio_lint.semantics.receivers import FUTURE_KINDS, Kind
-
-if TYPE_CHECKING:
-    import libcst as cst
-
-_AWAITABLE = FUTURE_KINDS | {Kind.COROUTINE}
-
-
-def _unwrap_await(node: cst.CSTNode) -> cst.CSTNode:
-    import libcst as cst
-
-    assert isinstance(node, cst.Await)
-    inner = node.expression
-    if isinstance(node.expression, cst.Await):
-        inner = node.expression.with_changes(lpar=node.lpar, rpar=node.rpar)
-    elif isinstance(inner, cst.Name | cst.Attribute | cst.Call | cst.Subscript):
-        inner = inner.with_changes(lpar=node.lpar, rpar=node.rpar)
-    return inner
-
-
-def _drop_result_call(node: cst.CSTNode) -> cst.CSTNode:
-    import libcst as cst
-
-    assert isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
-    return node.func.value
+from trio_lint.rules._futures_checker import FuturesChecker
+from trio_lint.rules.base import Invalid, Rule, Valid, limited
 
 
 class AwaitedValue(Rule):
     code = "PTR104"
-    call_methods = frozenset({"result"})  # its visit_Call looks at nothing else
+    # Found and reported by the futures checker, with PTR101 and PTR102.
+    checker = FuturesChecker
     name = "awaited-value"
     message = "`{expr}` is already a `{kind}`, not a future: {fix}"
     severity = Severity.ERROR
@@ -142,40 +116,3 @@ double await is the correct form.
         "config-dict",
         "loop-variable",
     )
-
-    def visit_Await(self, node: ast.Await) -> None:
-        typ = self.model.type_of(node.value)
-        if typ is None or typ.kind in _AWAITABLE:
-            return
-        self.report(
-            node,
-            self.message.format(
-                expr=ast.unparse(node.value), kind=typ.kind, fix="remove the extra `await`"
-            ),
-            fix=safe_fix("Remove the extra `await`", edit(node, "Await", _unwrap_await)),
-        )
-
-    def visit_Call(self, node: ast.Call) -> None:
-        func = node.func
-        if not (isinstance(func, ast.Attribute) and func.attr == "result") or node.args:
-            return
-        typ = self.model.type_of(func.value)
-        if typ is None or typ.kind in _AWAITABLE or typ.is_client:
-            return
-        # Only values that came out of an await: a sync call's result is checked elsewhere.
-        if not self._from_await(func.value):
-            return
-        self.report(
-            node,
-            self.message.format(
-                expr=ast.unparse(func.value), kind=typ.kind, fix="drop `.result()`"
-            ),
-            fix=safe_fix("Drop `.result()`", edit(node, "Call", _drop_result_call)),
-        )
-
-    def _from_await(self, expr: ast.expr) -> bool:
-        if isinstance(expr, ast.Await):
-            return True
-        if not isinstance(expr, ast.Name):
-            return False
-        return isinstance(self.model.bound_expression(expr), ast.Await)

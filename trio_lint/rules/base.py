@@ -26,14 +26,17 @@ if TYPE_CHECKING:
 __all__ = [
     "ALL_SDKS",
     "ANY_SDK_VALUE",
+    "EVERYTHING",
     "PYTRIO",
     "REACH_ROUTES",
     "STRING_KEYS",
     "VALUE_ROUTES",
+    "Checker",
     "CstTransform",
     "Finding",
     "Fix",
     "Invalid",
+    "LooksAt",
     "NodeEdit",
     "Reach",
     "Rule",
@@ -149,7 +152,7 @@ def limited(*routes: str, **not_applicable: str) -> Reach:
 
 
 class AnyStringKey:
-    """The `Rule.subscript_keys` of a rule that looks at every string-constant key."""
+    """The `LooksAt.keys` of a rule that looks at every string-constant key."""
 
     def __contains__(self, key: object) -> bool:
         return isinstance(key, str)
@@ -162,7 +165,7 @@ STRING_KEYS = AnyStringKey()
 
 
 class SdkValues(NamedTuple):
-    """The `Rule.sdk_values` of a rule: the plain names whose attributes and items it may report
+    """The `LooksAt.receivers` of a rule: the plain names whose attributes and items it may report
     on."""
 
     symbols: bool  # a name of an SDK symbol (`trio` of `trio.Datum`)
@@ -170,6 +173,45 @@ class SdkValues(NamedTuple):
 
 
 ANY_SDK_VALUE = SdkValues(symbols=True, kinds=None)
+
+
+@dataclass(frozen=True)
+class LooksAt:
+    """What a checker's hooks look at, in one declaration (`Rule.looks_at = LooksAt(...)`): the
+    walk calls a hook only for the nodes declared here, so a unit's many `print(...)`,
+    `self.x` and `args["k"]` cost nothing. A field left None narrows nothing: the hook sees
+    every node of its class. `tests/lint_rules/test_call_filters.py` proves, over every example
+    and script, that a rule finds the same declaring `EVERYTHING`.
+
+    - `calls`: `visit_Call` sees `x.m(...)` / `m(...)` for `m` in this set ...
+    - `sdk_calls`: ... and the calls of these SDK symbols however imported (`"Datum"` for
+      `trio.Datum(...)`, `Datum(...)`, `types.Datum(...)`; `"ModelInput.from_ints"`). Either
+      set alone narrows `visit_Call` to it.
+    - `attributes`: `visit_Attribute` sees `x.a` for `a` in this set.
+    - `keys`: `visit_Subscript` sees `x["k"]` for a string constant `k` in this set (or any
+      string key with `STRING_KEYS`).
+    - `receivers`: `visit_Attribute` and `visit_Subscript` see `x.a` / `x[k]` with `x` a plain
+      name only when the model knows `x` as these `SdkValues` say (whatever `pytrio_only`).
+    """
+
+    calls: frozenset[str] | None = None
+    sdk_calls: frozenset[str] | None = None
+    attributes: frozenset[str] | None = None
+    keys: frozenset[str] | AnyStringKey | None = None
+    receivers: SdkValues | None = None
+
+    def __post_init__(self) -> None:
+        # Any iterable of names is taken (`calls={"sample"}`, a tuple, a dict's keys).
+        for name in ("calls", "sdk_calls", "attributes", "keys"):
+            value = getattr(self, name)
+            if value is not None and value is not STRING_KEYS and not isinstance(value, frozenset):
+                if isinstance(value, str):
+                    raise TypeError(f"LooksAt.{name}: a collection of names, not one string")
+                object.__setattr__(self, name, frozenset(value))
+
+
+# A checker without a declaration: every node of every class it hooks.
+EVERYTHING = LooksAt()
 
 
 # The SDKs a rule's premise can hold for (`Rule.sdks`): a unit is PyTRIO code unless it imports
@@ -183,8 +225,83 @@ def _version_tuple(text: str) -> tuple[int, ...]:
     return tuple(int(part) for part in text.split(".") if part.isdigit())
 
 
-class Rule:
-    """Base class of every rule. Subclasses set the metadata below and define hooks:
+class Checker:
+    """What walks a unit and reports: `visit_<AstType>` / `leave_<AstType>` hooks, `finish`, and
+    the codes it may report (`codes`). Every `Rule` is a checker of its own one code. A checker
+    that finds the issues of several codes in one analysis (the conformance family: a call's
+    keywords, positional count and callee are one lookup) is a class of its own (in a `_`
+    module), declares `codes`, and reports each finding with its code,
+    `self.report(node, message, code="PTR004", fix=...)`; each of those codes keeps its rule
+    module for its metadata (doc, VALID/INVALID, fix safety, former names) and names the checker
+    (`checker = ConformanceChecker`). The dispatch makes one checker per unit for all its
+    selected codes and walks it once; a finding of a code that is not selected is dropped.
+
+    `looks_at` says which nodes of the hooked classes the hooks look at (`LooksAt`);
+    `pytrio_only` which names the model answers for (`Rule.pytrio_only`). A new instance is made
+    for every module, so per-file state lives on `self`.
+    """
+
+    codes: ClassVar[tuple[str, ...]] = ()
+    _own_rules: ClassVar[Mapping[str, type[Rule]]] = {}
+    # What the hooks look at beyond the node classes they name (`LooksAt`): the walk calls them
+    # for those nodes alone. Default: every node of each hooked class.
+    looks_at: ClassVar[LooksAt] = EVERYTHING
+    # True: in PyTRIO code, names bound by another SDK module (tinker) are not the checker's.
+    pytrio_only: ClassVar[bool] = False
+
+    def __init__(self, ctx: LintContext, rules: Sequence[type[Rule]] = ()) -> None:
+        self.ctx = ctx
+        # The unit's semantic model, answering with this checker's `pytrio_only`
+        # (`trio_lint/semantics/model.py` lists the queries). In Tinker code (which only meets
+        # rules naming "tinker" in `sdks`) nothing is PyTRIO's to hide.
+        self.model: ModelView = ctx.for_rule(self.pytrio_only and not ctx.model.other_sdk_only).view
+        # The selected codes' rules (metadata: message, severity, name), by code.
+        self.rules: Mapping[str, type[Rule]] = {rule.code: rule for rule in rules}
+
+    @classmethod
+    def wanted(cls, model: SemanticModel) -> bool:
+        """False when the unit cannot hold a finding of this checker whatever the walk meets (it
+        is then neither made nor walked): a cheap, exact test on the model's pass."""
+        return True
+
+    def report(
+        self,
+        node: ast.AST,
+        message: str | None = None,
+        *,
+        code: str | None = None,
+        fix: Fix | None = None,
+        severity: Severity | None = None,
+    ) -> None:
+        """A finding at `node` of `code` (a checker of one code may leave it out); `message`
+        and `severity` default to the code's rule's."""
+        if code is None:
+            if len(self.codes) != 1:
+                raise TypeError(f"{type(self).__name__} reports {self.codes}: name the code")
+            code = self.codes[0]
+        rule = self.rules.get(code)
+        if rule is None:
+            if code not in self.codes:
+                raise ValueError(f"{type(self).__name__} declares {self.codes}, not {code}")
+            return  # declared, not selected
+        self.ctx.add_finding(
+            Finding(
+                code=code,
+                span=Span.of(node),
+                message=message or rule.message,
+                severity=severity or rule.severity,
+                fix=fix,
+                name=rule.name,
+            )
+        )
+
+    def finish(self) -> None:
+        """Called once after the walk; override for whole-module checks."""
+
+
+class Rule(Checker):
+    """Base class of every rule: the metadata of one code, and (unless it names another
+    `checker`) the checker of that code. Subclasses set the metadata below and define hooks:
 
     - `visit_<AstType>(self, node)` / `leave_<AstType>(self, node)` for `ast` node classes (not
       operators or contexts), run in the order the model's pass met the nodes (`rules/README.md`);
@@ -201,7 +318,8 @@ class Rule:
     default_enabled: ClassVar[bool] = True
     # The most permissive applicability any of this rule's fixes can have (documentation + rule --all).
     fix_safety: ClassVar[Applicability] = Applicability.NONE
-    # True: in PyTRIO code, names bound by another SDK module (tinker) are not the rule's.
+    # True: in PyTRIO code, names bound by another SDK module (tinker) are not the rule's (the
+    # checker of a rule of several codes asks the model accordingly for this code).
     pytrio_only: ClassVar[bool] = False
     # The SDKs whose code the rule checks: its premise, and every fact it reads, hold for them
     # (a Tinker module meets only the rules naming "tinker"). Unset: PYTRIO for a `pytrio_only`
@@ -211,28 +329,14 @@ class Rule:
     # SDK versions the rule applies to: min_sdk <= target-version < max_sdk (None: unbounded).
     min_sdk: ClassVar[str | None] = None
     max_sdk: ClassVar[str | None] = None
-    # Rules that report the findings of one shared analysis (the conformance rules): only the
-    # first selected rule of a group has its hooks called, and it reports for the whole group,
-    # so each node is dispatched once rather than once per rule.
-    hook_group: ClassVar[str | None] = None
-    # A rule whose `visit_Call` only looks at calls named `m` in this set, `x.m(...)` or `m(...)`:
-    # the walk calls it for those alone (most calls of a unit are `print`, `len`, `range`...).
-    call_methods: ClassVar[frozenset[str] | None] = None
-    # A rule whose `visit_Call` only looks at calls of these SDK symbols, however imported
-    # ("Datum" for `trio.Datum(...)`, `Datum(...)`, `types.Datum(...)`; "ModelInput.from_ints"),
-    # besides the calls of `call_methods`: the walk calls it for those alone.
-    call_symbols: ClassVar[frozenset[str] | None] = None
-    # A rule whose `visit_Attribute` only reports on `x.a` for `a` in this set: the walk calls it
-    # for those alone (most attributes of a unit are `self.x`, `np.array`, `args.lr`...).
-    attribute_names: ClassVar[frozenset[str] | None] = None
-    # A rule whose `visit_Attribute` and `visit_Subscript` report on `x.a` and `x[k]`, with `x` a
-    # plain name, only when the model knows `x` as these `SdkValues` say (whatever `pytrio_only`):
-    # the walk skips it for the other names (`self.x`, `np.array`, `args.lr`, and a client's
-    # methods for a rule about futures: most attributes and items of a unit).
-    sdk_values: ClassVar[SdkValues | None] = None
-    # A rule whose `visit_Subscript` only looks at items read with a string constant (`x["key"]`):
-    # the keys in this set, or every string key with `STRING_KEYS`; the walk calls it for those.
-    subscript_keys: ClassVar[frozenset[str] | AnyStringKey | None] = None
+    # The checker that finds and reports this code (`Checker`); unset: the rule itself, whose
+    # hooks (and `looks_at`, `wanted`) are then its own.
+    checker: ClassVar[type[Checker]]
+    # SDK API members whose conformance finding (PTR003/PTR004/PTR213...) this rule reports
+    # instead, with its own message and fix, so one mistake gets one finding:
+    # "pytrio.types.SampleResponse.samples" (an attribute or method of a class),
+    # "pytrio.SamplingParams(max_new_tokens=)" (a keyword). Data symbols of `api_versions.json`.
+    supersedes: ClassVar[frozenset[str]] = frozenset()
     # ruff-style documentation: What it does / Why is this bad? / Fix safety / References (public:
     # "pytrio 0.2.9: pytrio.X" or a URL). Example and "Use instead" are rendered from INVALID[0] and
     # VALID[0] (`trio_lint.explain.rule_doc`).
@@ -246,6 +350,7 @@ class Rule:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        _bind_checker(cls)
         # `sdks` set by the class or an ancestor wins; otherwise it follows `pytrio_only`.
         declared = next(
             (
@@ -275,12 +380,10 @@ class Rule:
             head, sep, tail = text.partition("## References")
             cls.doc = f"{head}{section}\n{sep}{tail}" if sep else f"{text}\n{section}"
 
-    def __init__(self, ctx: LintContext) -> None:
-        self.ctx = ctx
-        # The unit's semantic model, answering with this rule's `pytrio_only`
-        # (`trio_lint/semantics/model.py` lists the queries). In Tinker code (which only meets
-        # rules naming "tinker" in `sdks`) nothing is PyTRIO's to hide.
-        self.model: ModelView = ctx.for_rule(self.pytrio_only and not ctx.model.other_sdk_only).view
+    def __init__(self, ctx: LintContext, rules: Sequence[type[Rule]] = ()) -> None:
+        super().__init__(ctx, rules)
+        if not rules:  # its own checker: its own code (one table per class, not per unit)
+            self.rules = type(self)._own_rules
 
     @classmethod
     def applies_to(cls, sdk_version: str) -> bool:
@@ -289,33 +392,31 @@ class Rule:
             return False
         return not (cls.max_sdk is not None and version >= _version_tuple(cls.max_sdk))
 
-    @classmethod
-    def wanted(cls, model: SemanticModel) -> bool:
-        """False when the unit cannot hold a finding of this rule whatever the walk meets (the
-        rule is then neither made nor walked): a cheap, exact test on the model's pass."""
-        return True
 
-    def report(
-        self,
-        node: ast.AST,
-        message: str | None = None,
-        *,
-        fix: Fix | None = None,
-        severity: Severity | None = None,
-    ) -> None:
-        self.ctx.add_finding(
-            Finding(
-                code=self.code,
-                span=Span.of(node),
-                message=message or self.message,
-                severity=severity or self.severity,
-                fix=fix,
-                name=self.name,
-            )
-        )
-
-    def finish(self) -> None:
-        """Called once after the walk; override for whole-module checks."""
+def _bind_checker(rule: type[Rule]) -> None:
+    """Set `rule.codes` and `rule.checker`, and refuse what the dispatch could not serve: a rule
+    of another checker with hooks of its own, or whose code its checker does not declare."""
+    if "code" in rule.__dict__:
+        rule.codes = (rule.code,)
+    declared = rule.__dict__.get("checker")
+    inherited = getattr(rule, "checker", None)
+    if declared is None and (inherited is None or issubclass(rule, inherited)):
+        rule.checker = rule  # its own checker (also a subclass of a rule that is)
+        if "code" in rule.__dict__ or "_own_rules" not in rule.__dict__:
+            rule._own_rules = {rule.code: rule} if hasattr(rule, "code") else {}
+        return
+    checker = rule.checker
+    hooks = [
+        attr
+        for klass in rule.__mro__
+        if klass not in (Rule, Checker, object) and not issubclass(checker, klass)
+        for attr in klass.__dict__
+        if attr.startswith(("visit_", "leave_")) or attr in ("finish", "looks_at", "wanted")
+    ]
+    if hooks:
+        raise TypeError(f"{rule.__name__}: its checker {checker.__name__} walks; remove {hooks}")
+    if "code" in rule.__dict__ and rule.code not in checker.codes:
+        raise TypeError(f"{checker.__name__}.codes does not declare {rule.code}")
 
 
 # --- fix helpers shared by rules -------------------------------------------------------------

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules._common import sdk_line, walk
-from trio_lint.rules.base import Fix, Invalid, Rule, Valid, edit, limited, safe_fix
+from trio_lint.rules.base import Fix, Invalid, LooksAt, Rule, Valid, edit, limited, safe_fix
 from trio_lint.semantics.receivers import TWINNED_METHODS, Kind
 
 if TYPE_CHECKING:
@@ -89,7 +89,7 @@ class BlockingCallInAsync(Rule):
     severity = Severity.WARNING
     fix_safety = Applicability.SAFE
     # Its visit_Call looks at task spawners, `.result()` and client methods with an async twin.
-    call_methods = _SPAWNERS | TWINNED_METHODS | {"result"}
+    looks_at = LooksAt(calls=_SPAWNERS | TWINNED_METHODS | {"result"})
     doc = """
 ## What it does
 Inside `async def`, flags a sync PyTRIO method that has an `_async` twin

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
 
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules import _conformance as conformance
 from trio_lint.rules._common import drop_positional, walk
 from trio_lint.rules.base import Fix, Invalid, Valid, edit, safe_fix
+
+if TYPE_CHECKING:
+    from trio_lint.semantics.context import LintContext
 
 # Reviewed by hand: 0.1's (training_run_id, checkpoint_id) became (checkpoint_id) in 0.2.0, which
 # keys archives by checkpoint id only, so dropping the first argument keeps the meaning.
@@ -128,19 +132,11 @@ only. Other calls have no fix.
         ),
     )
 
-    def _in_compat_shim(self, call: ast.Call, allowed: int) -> bool:
-        """Inside `try:` whose `except TypeError:` calls the current signature: a shim for
-        both releases. Only looked for when a finding is due (the enclosing function's `try`
-        statements, walked once per finding)."""
-        scope = self.ctx.function_stack[-1] if self.ctx.function_stack else self.ctx.tree
-        if scope is None:
-            return False
-        return any(
-            isinstance(node, ast.Try) and _compat_shim(node, call, allowed) for node in walk(scope)
-        )
-
-    def report_issue(self, issue: conformance.Issue, node: ast.AST) -> None:
-        if isinstance(node, ast.Call) and self._in_compat_shim(node, issue.allowed):
+    @classmethod
+    def report_issue(
+        cls, checker: conformance.ConformanceChecker, issue: conformance.Issue, node: ast.AST
+    ) -> None:
+        if isinstance(node, ast.Call) and _in_compat_shim(checker.ctx, node, issue.allowed):
             return
         earlier = ""
         if issue.earlier is not None:
@@ -152,9 +148,9 @@ only. Other calls have no fix.
         if issue.owner in _DROP_FIRST and issue.given == 2 and issue.allowed == 1:
             fix = safe_fix("Drop the run id", edit(node, "Call", drop_positional(0)))
             advice = "drop the run id: 0.2 keys archives by checkpoint id"
-        self.report(
+        checker.report(
             node,
-            self.message.format(
+            cls.message.format(
                 owner=issue.owner,
                 allowed=_allowed(issue),
                 target=issue.target,
@@ -163,7 +159,20 @@ only. Other calls have no fix.
                 advice=f"; {advice}" if advice else "",
             ),
             fix=fix,
+            code=cls.code,
         )
+
+
+def _in_compat_shim(ctx: LintContext, call: ast.Call, allowed: int) -> bool:
+    """Inside `try:` whose `except TypeError:` calls the current signature: a shim for
+    both releases. Only looked for when a finding is due (the enclosing function's `try`
+    statements, walked once per finding)."""
+    scope = ctx.function_stack[-1] if ctx.function_stack else ctx.tree
+    if scope is None:
+        return False
+    return any(
+        isinstance(node, ast.Try) and _compat_shim(node, call, allowed) for node in walk(scope)
+    )
 
 
 def _callee(call: ast.Call) -> str | None:

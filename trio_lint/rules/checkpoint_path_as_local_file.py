@@ -6,7 +6,7 @@ import ast
 
 from trio_lint.diagnostics import Severity
 from trio_lint.rules._common import sdk_line
-from trio_lint.rules.base import PYTRIO, Invalid, Rule, Valid
+from trio_lint.rules.base import PYTRIO, Invalid, LooksAt, Rule, Valid
 from trio_lint.semantics.receivers import Kind
 
 # Callables that read a local file or directory from their first argument (dotted name suffixes).
@@ -79,9 +79,11 @@ class CheckpointPathAsLocalFile(Rule):
     code = "PTR401"
     sdks = PYTRIO  # its facts are PyTRIO's checkpoint URIs
     name = "checkpoint-path-as-local-file"
-    call_methods = frozenset(
-        {*(name.rsplit(".", 1)[-1] for name in _LOCAL_FILE_CALLS), *_OS_PATH_FS}
-        | {"from_pretrained", "load_file", "safe_open"}
+    looks_at = LooksAt(
+        calls=frozenset(
+            {*(name.rsplit(".", 1)[-1] for name in _LOCAL_FILE_CALLS), *_OS_PATH_FS}
+            | {"from_pretrained", "load_file", "safe_open"}
+        )
     )
     message = "`{expr}` is a remote checkpoint URI, not a local file: {remedy}"
     severity = Severity.ERROR

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from trio_lint.diagnostics import Severity
-from trio_lint.rules.base import Invalid, Rule, Valid
+from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid
 from trio_lint.semantics.receivers import CLIENT_KINDS
 
 _CLOSERS = ("close", "aclose", "shutdown", "disconnect")
@@ -13,7 +13,12 @@ _CLOSERS = ("close", "aclose", "shutdown", "disconnect")
 
 class ClientClose(Rule):
     code = "PTR404"
-    call_methods = frozenset(_CLOSERS)  # its visit_Call looks at nothing else
+    supersedes = frozenset(
+        f"pytrio.{client}.{name}"
+        for client in ("ServiceClient", "TrainingClient", "SamplingClient", "RestClient")
+        for name in _CLOSERS
+    )
+    looks_at = LooksAt(calls=frozenset(_CLOSERS))
     name = "client-close"
     message = "`{kind}` has no `{what}`: clients are released with the process; remove it"
     severity = Severity.ERROR

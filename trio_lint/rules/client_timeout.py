@@ -7,7 +7,7 @@ import ast
 from pytrio_facts.sdk import LIMITS
 from trio_lint.diagnostics import Severity
 from trio_lint.rules._common import argument
-from trio_lint.rules.base import PYTRIO, Invalid, Rule, Valid
+from trio_lint.rules.base import PYTRIO, Invalid, LooksAt, Rule, Valid
 from trio_lint.semantics.receivers import FUTURE_KINDS, Kind
 
 _WINDOW = LIMITS.retry_window_seconds
@@ -47,7 +47,7 @@ class ClientTimeout(Rule):
     code = "PTR109"
     sdks = PYTRIO  # its facts are PyTRIO's client limits
     name = "client-timeout"
-    call_methods = frozenset({"result", "wait_for"})
+    looks_at = LooksAt(calls=frozenset({"result", "wait_for"}))
     message = (
         "A {seconds:g} s client-side timeout around `{what}`: the SDK already retries for up to "
         f"{_WINDOW // 60} minutes and the request keeps running after the timeout; wait without "

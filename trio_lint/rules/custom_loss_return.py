@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules._common import argument
-from trio_lint.rules.base import PYTRIO, Invalid, Rule, Valid, edit, limited, safe_fix
+from trio_lint.rules.base import PYTRIO, Invalid, LooksAt, Rule, Valid, edit, limited, safe_fix
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -67,7 +67,7 @@ def _called_here(model, expr: ast.expr | None) -> bool:
 class CustomLossReturn(Rule):
     code = "PTR307"
     sdks = PYTRIO  # its facts are PyTRIO's `forward_backward_custom` contract
-    call_methods = frozenset(_METHODS)  # its visit_Call looks at nothing else
+    looks_at = LooksAt(calls=frozenset(_METHODS))
     name = "custom-loss-return"
     message = (
         "A `forward_backward_custom` loss must return `(loss, metrics)`: return `{value}, {{}}`"

@@ -2,23 +2,9 @@
 
 from __future__ import annotations
 
-import ast
-from typing import TYPE_CHECKING
-
 from trio_lint.diagnostics import Applicability, Severity
-from trio_lint.rules._common import append_result_call
-from trio_lint.rules.base import Invalid, Rule, Valid, edit, unsafe_fix
-
-if TYPE_CHECKING:
-    import libcst as cst
-
-
-def _double_await(node: cst.CSTNode) -> cst.CSTNode:
-    import libcst as cst
-
-    assert isinstance(node, cst.Await)
-    inner = node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-    return cst.Await(expression=inner)
+from trio_lint.rules._futures_checker import FuturesChecker
+from trio_lint.rules.base import Invalid, Rule, Valid
 
 
 class DroppedFuture(Rule):
@@ -27,6 +13,8 @@ class DroppedFuture(Rule):
     message = "Future of `{call}` is dropped: its errors are never seen; call `.result()`"
     severity = Severity.ERROR
     fix_safety = Applicability.UNSAFE
+    # Found and reported by the futures checker, with PTR101 and PTR104.
+    checker = FuturesChecker
     doc = """
 ## What it does
 Flags a PyTRIO call that returns a future (`APIFuture` or, on the RestClient,
@@ -121,26 +109,3 @@ pipelining of a forward-backward with the next optimizer step.
             unsafe=True,
         ),
     )
-
-    def visit_Expr(self, node: ast.Expr) -> None:
-        value = node.value
-        if isinstance(value, ast.Call):
-            # client_call first: it answers None at once for `print(...)` and the like.
-            typ = self.model.type_of(value) if self.model.client_call(value) else None
-            if typ is not None and typ.is_future:
-                name = value.func.attr  # type: ignore[union-attr]
-                self.report(
-                    value,
-                    self.message.format(call=name),
-                    fix=unsafe_fix("Append `.result()`", edit(value, "Call", append_result_call)),
-                )
-        elif isinstance(value, ast.Await) and isinstance(value.value, ast.Call):
-            typ = self.model.type_of(value) if self.model.client_call(value.value) else None
-            if typ is not None and typ.is_future:
-                name = value.value.func.attr  # type: ignore[union-attr]
-                self.report(
-                    value,
-                    f"Future of `await {name}(...)` is dropped: the first await only enqueues; "
-                    "add a second `await` to see the result and its errors",
-                    fix=unsafe_fix("Await the future", edit(value, "Await", _double_await)),
-                )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from trio_lint.diagnostics import Severity
-from trio_lint.rules.base import Invalid, Rule, Valid, limited
+from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid, limited
 
 _FB = ("forward_backward_async", "forward_backward_custom_async", "forward_async")
 # The training requests whose order matters when each of several tasks submits both.
@@ -59,7 +59,7 @@ class GatherTrainingOrder(Rule):
         "`optim_step_async`: submit them with sequential `await`s"
     )
     severity = Severity.WARNING
-    call_methods = frozenset({"gather", *_STARTERS})  # its visit_Call looks at nothing else
+    looks_at = LooksAt(calls=frozenset({"gather", *_STARTERS}))
     doc = """
 ## What it does
 Flags `asyncio.gather(...)` whose arguments include both a forward-backward submission

@@ -6,7 +6,7 @@ import ast
 
 from trio_lint.diagnostics import Severity
 from trio_lint.rules._common import argument
-from trio_lint.rules.base import Invalid, Rule, Valid
+from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid
 
 _HF_KEYS = ("labels", "target_ids", "targets", "input_ids", "label_ids")
 
@@ -14,7 +14,7 @@ _HF_KEYS = ("labels", "target_ids", "targets", "input_ids", "label_ids")
 class HfLabelKeys(Rule):
     code = "PTR302"
     name = "hf-label-keys"
-    call_symbols = frozenset({"Datum"})
+    looks_at = LooksAt(sdk_calls=frozenset({"Datum"}))
     message = (
         "`loss_fn_inputs` has {key!r} but no 'target_tokens': PyTRIO reads only 'target_tokens' "
         "(the next token at each input position)"

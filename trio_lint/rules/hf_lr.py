@@ -5,13 +5,14 @@ from __future__ import annotations
 import ast
 
 from trio_lint.diagnostics import Applicability, Severity
-from trio_lint.rules.base import Invalid, Rule, Valid, edit, rename_keyword, safe_fix
+from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid, edit, rename_keyword, safe_fix
 
 
 class HfLr(Rule):
     code = "PTR202"
+    supersedes = frozenset({"pytrio.AdamParams(lr=)"})
     name = "hf-lr"
-    call_symbols = frozenset({"AdamParams"})
+    looks_at = LooksAt(sdk_calls=frozenset({"AdamParams"}))
     message = "`AdamParams` has no `lr`; the PyTRIO name is `learning_rate`"
     severity = Severity.ERROR
     fix_safety = Applicability.SAFE

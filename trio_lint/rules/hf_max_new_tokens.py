@@ -5,13 +5,14 @@ from __future__ import annotations
 import ast
 
 from trio_lint.diagnostics import Applicability, Severity
-from trio_lint.rules.base import Invalid, Rule, Valid, edit, rename_keyword, safe_fix
+from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid, edit, rename_keyword, safe_fix
 
 
 class HfMaxNewTokens(Rule):
     code = "PTR201"
+    supersedes = frozenset({"pytrio.SamplingParams(max_new_tokens=)"})
     name = "hf-max-new-tokens"
-    call_symbols = frozenset({"SamplingParams"})
+    looks_at = LooksAt(sdk_calls=frozenset({"SamplingParams"}))
     message = "`SamplingParams` has no `max_new_tokens`; the PyTRIO name is `max_tokens`"
     severity = Severity.ERROR
     fix_safety = Applicability.SAFE

@@ -12,7 +12,7 @@ from pytrio_facts.api import public_names, removed_top_level
 from pytrio_facts.versions import RENAMED_TOP_LEVEL
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules._common import sdk_line
-from trio_lint.rules.base import Invalid, Rule, SdkValues, Valid, edit, safe_fix
+from trio_lint.rules.base import Invalid, LooksAt, Rule, SdkValues, Valid, edit, safe_fix
 from trio_lint.target_version import installed_version
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ class InternalImport(Rule):
     name = "internal-import"
     message = "`{module}` is not public PyTRIO API{detail}"
     severity = Severity.ERROR
-    sdk_values = SdkValues(symbols=True, kinds=frozenset())
+    looks_at = LooksAt(receivers=SdkValues(symbols=True, kinds=frozenset()))
     pytrio_only = True
     fix_safety = Applicability.SAFE
     doc = """

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from pytrio_facts.sdk import LIMITS
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules._common import argument
-from trio_lint.rules.base import Invalid, Rule, Valid, edit, safe_fix
+from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid, edit, safe_fix
 from trio_lint.semantics.receivers import Kind
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ def _dash_spaces(node: cst.CSTNode) -> cst.CSTNode:
 
 class InvalidCheckpointName(Rule):
     code = "PTR208"
-    call_methods = frozenset(_METHODS)  # its visit_Call looks at nothing else
+    looks_at = LooksAt(calls=frozenset(_METHODS))
     name = "invalid-checkpoint-name"
     message = "Checkpoint name {name!r} {problem}"
     severity = Severity.ERROR

@@ -6,7 +6,7 @@ import ast
 
 from trio_lint.diagnostics import Severity
 from trio_lint.rules._common import source_text
-from trio_lint.rules.base import Invalid, Rule, Valid
+from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid
 from trio_lint.semantics.receivers import Kind
 
 _STATEFUL = frozenset(
@@ -33,7 +33,7 @@ _LOADS = frozenset(
 
 class LoadStateAfterTraining(Rule):
     code = "PTR403"
-    call_methods = _STATEFUL | _LOADS  # its visit_Call looks at nothing else
+    looks_at = LooksAt(calls=_STATEFUL | _LOADS)
     name = "load-state-after-training"
     message = (
         "`{recv}.{method}` after `{recv}.{first}`: 0.2 loads state only into a fresh client; "

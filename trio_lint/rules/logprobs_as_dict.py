@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from trio_lint.diagnostics import Severity
-from trio_lint.rules.base import STRING_KEYS, Invalid, Rule, Valid
+from trio_lint.rules.base import STRING_KEYS, Invalid, LooksAt, Rule, Valid
 from trio_lint.semantics.receivers import Kind
 
 # What 0.1-era code reads from the dict `compute_logprobs` returned there.
@@ -23,8 +23,7 @@ class LogprobsAsDict(Rule):
     )
     severity = Severity.ERROR
     min_sdk = "0.2"
-    attribute_names = _DICT_NAMES  # its visit_Attribute looks at nothing else
-    subscript_keys = STRING_KEYS  # and its visit_Subscript at string keys alone
+    looks_at = LooksAt(attributes=_DICT_NAMES, keys=STRING_KEYS)
     doc = """
 ## What it does
 On 0.2: flags a `compute_logprobs(...)` result (`.result()` of the sync call, or

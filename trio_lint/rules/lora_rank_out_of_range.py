@@ -7,7 +7,7 @@ import ast
 from pytrio_facts.sdk import LIMITS
 from trio_lint.diagnostics import Severity
 from trio_lint.rules._common import argument, int_literal
-from trio_lint.rules.base import Invalid, Rule, Valid
+from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid
 from trio_lint.semantics.receivers import Kind
 
 _LOW, _HIGH = LIMITS.lora_rank_min, LIMITS.lora_rank_max
@@ -16,7 +16,7 @@ _METHODS = ("create_lora_training_client", "create_lora_training_client_async")
 
 class LoraRankOutOfRange(Rule):
     code = "PTR207"
-    call_methods = frozenset(_METHODS)  # its visit_Call looks at nothing else
+    looks_at = LooksAt(calls=frozenset(_METHODS))
     name = "lora-rank-out-of-range"
     message = (
         f"LoRA `rank={{rank}}` is outside {_LOW}..{_HIGH}: the SDK rejects it before any request"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from trio_lint.diagnostics import Severity
-from trio_lint.rules.base import Invalid, Rule, Valid, limited
+from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid, limited
 
 # The first pytrio release whose client skips `-100` target ids (ignore label).
 _IGNORE_LABEL_SINCE = (0, 2, 4)
@@ -38,7 +38,7 @@ def _inside(node: ast.AST, outer: ast.AST) -> bool:
 class Minus100Mask(Rule):
     code = "PTR301"
     name = "minus-100-mask"
-    call_symbols = frozenset({"Datum", "ModelInput.from_ints"})
+    looks_at = LooksAt(sdk_calls=frozenset({"Datum", "ModelInput.from_ints"}))
     message = "`-100` in `model_input`: PyTRIO rejects it as an out-of-vocabulary token"
     severity = Severity.ERROR
     doc = """

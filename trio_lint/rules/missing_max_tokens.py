@@ -14,7 +14,7 @@ from trio_lint.rules._common import (
     sdk_line,
     source_text,
 )
-from trio_lint.rules.base import Invalid, Rule, Valid
+from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid
 from trio_lint.semantics.receivers import Kind
 
 _SAMPLE = ("sample", "sample_async")
@@ -23,8 +23,7 @@ _SAMPLE = ("sample", "sample_async")
 class MissingMaxTokens(Rule):
     code = "PTR206"
     name = "missing-max-tokens"
-    call_symbols = frozenset({"SamplingParams"})
-    call_methods = frozenset(_SAMPLE)
+    looks_at = LooksAt(sdk_calls=frozenset({"SamplingParams"}), calls=frozenset(_SAMPLE))
     message = "Sampling needs `max_tokens > 0`: {detail}"
     severity = Severity.ERROR
     # Facts of PyTRIO's own SDK (not Tinker's): see the doc's References.

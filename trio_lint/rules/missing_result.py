@@ -2,67 +2,20 @@
 
 from __future__ import annotations
 
-import ast
-import functools
-from typing import TYPE_CHECKING
-
 from trio_lint.diagnostics import Applicability, Severity
-from trio_lint.rules import _conformance as conformance
-from trio_lint.rules import _futures as futures
-from trio_lint.rules.base import Invalid, Rule, SdkValues, Valid, edit, limited, safe_fix
-from trio_lint.semantics.receivers import FUTURE_KINDS
-
-if TYPE_CHECKING:
-    import libcst as cst
-
-    from trio_lint.semantics.receivers import Kind
-
-
-@functools.cache
-def _tinker_future_api() -> frozenset[str]:
-    """The members of Tinker's `APIFuture` (read from its wheel: `pytrio_facts/tinker_api.json`),
-    where the code is only Tinker's: `result_async()`, `coroutine()`, `future()` (pytrio's future
-    has none of them: PTR213 reports them there)."""
-    from pytrio_facts.porting import tinker_data, tinker_release
-
-    found = tinker_data().symbol("tinker.APIFuture", tinker_release())
-    return frozenset(getattr(found, "methods", {})) - {"result"}
-
-
-# Builtins that consume an iterable: a future given to one of them is not its result.
-_CONSUMERS = frozenset({"sum", "len", "list", "tuple", "sorted", "max", "min", "enumerate", "zip"})
-
-
-def _reading(use: str | None, member: ast.Attribute | None) -> str:
-    """What a finding says is read: `use`, or the attribute `member` (`.metrics`)."""
-    return use if use is not None or member is None else f"`.{member.attr}`"
-
-
-def _await_again(node: cst.CSTNode) -> cst.CSTNode:
-    """`(await x.m_async(...))` -> `(await (await x.m_async(...)))`: the second await waits."""
-    import libcst as cst
-
-    assert isinstance(node, cst.Await)
-    inner = node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-    return cst.Await(expression=inner, lpar=node.lpar, rpar=node.rpar)
-
-
-def _append_result(node: cst.CSTNode) -> cst.CSTNode:
-    import libcst as cst
-
-    return cst.Call(func=cst.Attribute(value=node, attr=cst.Name("result")))  # type: ignore[arg-type]
+from trio_lint.rules._futures_checker import FuturesChecker
+from trio_lint.rules.base import Invalid, Rule, Valid, limited
 
 
 class MissingResult(Rule):
     code = "PTR101"
     name = "missing-result"
-    call_methods = _CONSUMERS
+    # Found and reported by the futures checker, with PTR102 and PTR104.
+    checker = FuturesChecker
     # {future} and {wait} follow the receiver (`_futures.noun`, `_futures.wait_advice`).
     message = "`{method}(...)` returns {future}: {wait} before reading {use}"
     severity = Severity.ERROR
-    sdk_values = SdkValues(symbols=False, kinds=FUTURE_KINDS)
     fix_safety = Applicability.SAFE
-    _callee_ids: set[int] | None = None  # per unit, like the instance (`_callees`)
     doc = """
 ## What it does
 Flags a result field read from the future that a PyTRIO call returns:
@@ -331,109 +284,3 @@ submitting the next request first is usually faster).
         "config-dict",
         "loop-variable",
     )
-
-    def visit_For(self, node: ast.For) -> None:
-        self._check(node.iter, node.iter, "its items (iterating)")
-
-    def visit_comprehension(self, node: ast.comprehension) -> None:
-        self._check(node.iter, node.iter, "its items (iterating)")
-
-    def visit_Call(self, node: ast.Call) -> None:
-        func = node.func
-        if (
-            isinstance(func, ast.Name)
-            and func.id in _CONSUMERS
-            and len(node.args) == 1
-            and self.model.bound_expression(func) is None
-            and self.model.qualified_name(func) is None
-        ):
-            self._check(node.args[0], node.args[0], f"its items (`{func.id}(...)`)")
-
-    def visit_Attribute(self, node: ast.Attribute) -> None:
-        if node.attr not in futures.FUTURE_API:
-            self._check(node, node.value, None, member=node)
-
-    def visit_Subscript(self, node: ast.Subscript) -> None:
-        self._check(node, node.value, "an item")
-
-    def _check(
-        self, node: ast.expr, value: ast.expr, use: str | None, member: ast.Attribute | None = None
-    ) -> None:
-        """`member`: the attribute read on `value` (None for items and iteration); `use` (None:
-        reading `member`) is only spelled out for a finding: most reads are of no future."""
-        if isinstance(value, ast.Await) and isinstance(value.value, ast.Call):
-            # One await of a two-await method gives the future, not the result.
-            func = value.value.func
-            if isinstance(func, ast.Attribute) and self._reads_response(value, member):
-                fix = safe_fix("Await the future too", edit(value, "Await", _await_again))
-                self.report(
-                    node,
-                    f"`await {func.attr}(...)` gives a future (the first await only enqueues): "
-                    f"await it again before reading {_reading(use, member)}",
-                    fix=fix,
-                )
-            return
-        if isinstance(value, ast.Call):
-            func = value.func
-            if not (isinstance(func, ast.Attribute) and func.attr in futures.FUTURE_METHODS):
-                return
-            kind = self._future_kind(value, member)
-            if kind is None:
-                return
-            fix = safe_fix("Insert `.result()`", edit(value, "Call", _append_result))
-            message = self.message.format(
-                method=func.attr,
-                future=futures.noun(kind),
-                wait=futures.wait_advice(kind, None, in_async=self.ctx.in_async_function),
-                use=_reading(use, member),
-            )
-            self.report(node, message, fix=fix)
-        elif futures.is_reference(value):
-            kind = self._future_kind(value, member)
-            if kind is None:
-                return
-            name = ast.unparse(value)
-            wait = futures.wait_advice(kind, name, in_async=self.ctx.in_async_function)
-            self.report(
-                node,
-                f"`{name}` holds {futures.noun(kind)}: {wait} before reading {_reading(use, member)}",
-            )
-
-    def _future_kind(self, future: ast.expr, member: ast.Attribute | None) -> Kind | None:
-        """The kind of future `future` holds when `member` is read as its response's."""
-        typ = self.model.type_of(future)
-        if typ is None or not typ.is_future:
-            return None  # most reads: tested here before `_reads_response` asks the same
-        return typ.kind if self._reads_response(future, member) else None
-
-    def _reads_response(self, future: ast.expr, member: ast.Attribute | None) -> bool:
-        """`future` holds a future, and `member` (when given) is read as the response's.
-
-        A member of the response (`fb.metrics`) is. A name that neither the future nor its
-        response has is a misnamed future method when the conformance rules report it on the
-        future (`fut.result_async()`: PTR213 alone names the mistake) or when another SDK's
-        future has it; anything else (`runs.get(...)`, `fb.loss`) is still read as the response.
-        """
-        typ = self.model.type_of(future)
-        if typ is None or not typ.is_future:
-            return False
-        if member is None:
-            return True
-        if conformance.response_has(typ, member.attr, conformance.target(self.ctx)):
-            return True
-        if self.model.other_sdk_only and member.attr in _tinker_future_api():
-            return False
-        called = id(member) in self._callees()
-        return conformance.attribute_issue(self.ctx, member, called=called) is None
-
-    def _callees(self) -> set[int]:
-        """Ids of the attributes called in the unit (`x.m` of `x.m(...)`), found on first use:
-        only a future's unknown member asks."""
-        if self._callee_ids is None:
-            tree = self.ctx.tree
-            self._callee_ids = (
-                {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
-                if tree is not None
-                else set()
-            )
-        return self._callee_ids

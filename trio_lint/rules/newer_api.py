@@ -13,7 +13,7 @@ from trio_lint.rules.base import Invalid, Valid
 _ADVICE = {f.name: f"use {f.replacement}" for f in ADDED_IN_0_2}
 
 
-class NewerApi(conformance.ConformanceNameRule):
+class NewerApi(conformance.ConformanceRule):
     code = "PTR007"
     name = "newer-api"
     # Its name until the API data replaced the hand-kept lists; still selects and ignores it.
@@ -94,14 +94,18 @@ No fix: the older release needs a different approach.
         ),
     )
 
-    def report_issue(self, issue: conformance.Issue, node: ast.AST) -> None:
+    @classmethod
+    def report_issue(
+        cls, checker: conformance.ConformanceChecker, issue: conformance.Issue, node: ast.AST
+    ) -> None:
         base = issue.name.removesuffix("_async")
         advice = _ADVICE.get(base) if issue.target.startswith("0.1") else None
         if advice is None and issue.target.startswith("0.1") and issue.owner == "RestClient":
             advice = "0.1's RestClient is synchronous" if issue.name.endswith("_async") else None
-        self.report(
+        checker.report(
             issue.node,
-            self.message.format(
+            cls.message.format(
                 what=conformance.describe(issue), advice=f"; {advice}" if advice else ""
             ),
+            code=cls.code,
         )

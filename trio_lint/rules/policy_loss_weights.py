@@ -7,7 +7,7 @@ import ast
 from pytrio_facts.sdk import LOSSES
 from trio_lint.diagnostics import Severity
 from trio_lint.rules._common import argument
-from trio_lint.rules.base import Invalid, Rule, Valid, limited
+from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid, limited
 from trio_lint.semantics.receivers import Kind
 
 # Policy losses drop `weights` on the client (029:client/builders/training.py:116-126).
@@ -27,8 +27,7 @@ def _inputs_keys(model, datum: ast.expr) -> list[str] | None:
 class PolicyLossWeights(Rule):
     code = "PTR304"
     name = "policy-loss-weights"
-    call_methods = frozenset(_METHODS)
-    call_symbols = frozenset({"Datum"})
+    looks_at = LooksAt(calls=frozenset(_METHODS), sdk_calls=frozenset({"Datum"}))
     message = (
         "`weights` are dropped for policy losses ({loss}): mask prompt tokens with "
         "`advantages` = 0 instead"

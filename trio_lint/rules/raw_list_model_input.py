@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules._common import argument, wrap_in_call
-from trio_lint.rules.base import Invalid, Rule, Valid, edit, safe_fix
+from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid, edit, safe_fix
 from trio_lint.semantics.receivers import Kind
 
 if TYPE_CHECKING:
@@ -39,8 +39,7 @@ def _listish(expr: ast.expr) -> bool:
 class RawListModelInput(Rule):
     code = "PTR204"
     name = "raw-list-model-input"
-    call_symbols = frozenset({"Datum"})
-    call_methods = frozenset(_PROMPT_METHODS)
+    looks_at = LooksAt(sdk_calls=frozenset({"Datum"}), calls=frozenset(_PROMPT_METHODS))
     message = (
         "`{param}` needs a `ModelInput`, not a list: wrap it as `{alias}.ModelInput.from_ints(...)`"
     )

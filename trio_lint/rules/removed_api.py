@@ -16,7 +16,7 @@ _ADVICE = {fact.name: f"use {fact.replacement}" for fact in REMOVED_METHODS} | d
 )
 
 
-class RemovedApi(conformance.ConformanceNameRule):
+class RemovedApi(conformance.ConformanceRule):
     code = "PTR003"
     name = "removed-api"
     # Its name until the API data replaced the hand-kept lists; still selects and ignores it.
@@ -97,13 +97,17 @@ No fix: the replacements take other arguments and return other shapes.
         ),
     )
 
-    def report_issue(self, issue: conformance.Issue, node: ast.AST) -> None:
+    @classmethod
+    def report_issue(
+        cls, checker: conformance.ConformanceChecker, issue: conformance.Issue, node: ast.AST
+    ) -> None:
         advice = _ADVICE.get(issue.name)
-        self.report(
+        checker.report(
             issue.node,
-            self.message.format(
+            cls.message.format(
                 what=conformance.describe(issue),
                 consequence=conformance.consequence(issue),
                 advice=f"; {advice}" if advice else "",
             ),
+            code=cls.code,
         )

@@ -137,7 +137,10 @@ what it asked for. Other removals have no fix.
         ),
     )
 
-    def report_issue(self, issue: conformance.Issue, node: ast.AST) -> None:
+    @classmethod
+    def report_issue(
+        cls, checker: conformance.ConformanceChecker, issue: conformance.Issue, node: ast.AST
+    ) -> None:
         assert isinstance(node, ast.Call)  # keyword issues are found on calls
         given = {kw.arg for kw in node.keywords}
         fix: Fix | None = None
@@ -156,12 +159,13 @@ what it asked for. Other removals have no fix.
             value = issue.node.value if isinstance(issue.node, ast.keyword) else None
             harmless = isinstance(value, ast.Constant) and value.value is False
             fix = (safe_fix if harmless else unsafe_fix)(f"Remove `{issue.name}=`", drop)
-        self.report(
+        checker.report(
             issue.node,
-            self.message.format(
+            cls.message.format(
                 what=conformance.describe(issue),
                 consequence=conformance.consequence(issue),
                 advice=advice,
             ),
             fix=fix,
+            code=cls.code,
         )

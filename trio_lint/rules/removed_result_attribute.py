@@ -11,7 +11,7 @@ from trio_lint.rules import _conformance as conformance
 from trio_lint.rules.base import Invalid, Valid, limited
 
 
-class RemovedResultAttribute(conformance.ConformanceNameRule):
+class RemovedResultAttribute(conformance.ConformanceRule):
     code = "PTR006"
     name = "removed-result-attribute"
     message = "{what}: {consequence}{advice}"
@@ -87,15 +87,19 @@ different shape.
         "call-site-method-parameter",
     )
 
-    def report_issue(self, issue: conformance.Issue, node: ast.AST) -> None:
+    @classmethod
+    def report_issue(
+        cls, checker: conformance.ConformanceChecker, issue: conformance.Issue, node: ast.AST
+    ) -> None:
         advice = REMOVED_RESULT_ATTRIBUTES.get(issue.name)
         if advice is None and issue.rename is not None:
             advice = f"read `.{issue.rename}`"
-        self.report(
+        checker.report(
             issue.node,
-            self.message.format(
+            cls.message.format(
                 what=conformance.describe(issue),
                 consequence=conformance.consequence(issue),
                 advice=f"; {advice}" if advice else "",
             ),
+            code=cls.code,
         )

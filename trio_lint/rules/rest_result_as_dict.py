@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from trio_lint.diagnostics import Severity
-from trio_lint.rules.base import Invalid, Rule, SdkValues, Valid
+from trio_lint.rules.base import Invalid, LooksAt, Rule, SdkValues, Valid
 from trio_lint.semantics.receivers import Kind
 
 _MODELS = frozenset({Kind.REST_RESULT, Kind.CHECKPOINTS_LIST_RESPONSE, Kind.TRAINING_RUNS_RESPONSE})
@@ -20,10 +20,9 @@ _KEYS = {
 
 class RestResultAsDict(Rule):
     code = "PTR108"
-    call_methods = frozenset({"get"})  # its visit_Call looks at nothing else
+    looks_at = LooksAt(calls=frozenset({"get"}), receivers=SdkValues(symbols=False, kinds=_MODELS))
     # `x[k]` on a plain name only when the model types `x` as a REST result (any key: a model is
     # not subscriptable, whatever the key; one bound elsewhere still names the field).
-    sdk_values = SdkValues(symbols=False, kinds=_MODELS)
     name = "rest-result-as-dict"
     message = "{what}"
     severity = Severity.ERROR

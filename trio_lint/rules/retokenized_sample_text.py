@@ -7,7 +7,7 @@ import ast
 
 from trio_lint.diagnostics import Severity
 from trio_lint.rules._common import argument
-from trio_lint.rules.base import Invalid, Rule, Valid, limited
+from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid, limited
 from trio_lint.semantics.receivers import Kind
 
 _ENCODERS = frozenset({"encode", "encode_plus", "__call__"})
@@ -16,11 +16,11 @@ _ENCODERS = frozenset({"encode", "encode_plus", "__call__"})
 class RetokenizedSampleText(Rule):
     code = "PTR310"
     name = "retokenized-sample-text"
-    call_symbols = frozenset({"Datum"})
+    looks_at = LooksAt(
+        sdk_calls=frozenset({"Datum"}), calls=_ENCODERS, keys=frozenset({"input_ids"})
+    )
     # The encoders' calls are collected too: a unit where none of them encodes a sampled text
     # (most units) cannot hold a finding, which settles it without tracing any Datum's tokens.
-    call_methods = _ENCODERS
-    subscript_keys = frozenset({"input_ids"})
     message = (
         "training tokens re-encoded from a sampled sequence's `.text`: use its `.tokens` "
         "(re-encoding can split the text differently, so the tokens no longer match the sampled "

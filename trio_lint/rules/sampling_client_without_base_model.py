@@ -6,7 +6,7 @@ import ast
 
 from trio_lint.diagnostics import Severity
 from trio_lint.rules._common import argument, has_splat
-from trio_lint.rules.base import Invalid, Rule, Valid
+from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid
 from trio_lint.semantics.receivers import Kind
 
 _METHODS = ("create_sampling_client", "create_sampling_client_async")
@@ -14,7 +14,7 @@ _METHODS = ("create_sampling_client", "create_sampling_client_async")
 
 class SamplingClientWithoutBaseModel(Rule):
     code = "PTR209"
-    call_methods = frozenset(_METHODS)  # its visit_Call looks at nothing else
+    looks_at = LooksAt(calls=frozenset(_METHODS))
     name = "sampling-client-without-base-model"
     message = (
         "`ServiceClient.{method}` needs `base_model`; for trained weights call "

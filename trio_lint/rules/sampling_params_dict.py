@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from pytrio_facts.sdk import SAMPLING_PARAMS
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules._common import argument
-from trio_lint.rules.base import PYTRIO, Invalid, Rule, Valid, edit, safe_fix
+from trio_lint.rules.base import PYTRIO, Invalid, LooksAt, Rule, Valid, edit, safe_fix
 from trio_lint.semantics.receivers import Kind
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ def _dict_to_params(alias: str):
 class SamplingParamsDict(Rule):
     code = "PTR205"
     sdks = PYTRIO  # its facts are PyTRIO's `SamplingParams` fields
-    call_methods = frozenset({"sample", "sample_async"})  # its visit_Call looks at nothing else
+    looks_at = LooksAt(calls=frozenset({"sample", "sample_async"}))
     name = "sampling-params-dict"
     message = (
         "`sampling_params` must be a `SamplingParams`, not a dict: `{alias}.SamplingParams(...)`"

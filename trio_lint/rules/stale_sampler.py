@@ -6,7 +6,7 @@ import ast
 
 from trio_lint.diagnostics import Severity
 from trio_lint.rules._common import source_text
-from trio_lint.rules.base import Invalid, Rule, Valid, limited
+from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid, limited
 from trio_lint.semantics.receivers import Kind
 
 _MAKERS = frozenset(
@@ -41,7 +41,7 @@ def _walk_body(nodes: list[ast.stmt]):
 
 
 class StaleSampler(Rule):
-    call_methods = _SAMPLES  # its visit_Call looks at nothing else
+    looks_at = LooksAt(calls=_SAMPLES)
     code = "PTR405"
     name = "stale-sampler"
     message = (

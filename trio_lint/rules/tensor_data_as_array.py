@@ -7,7 +7,17 @@ import ast
 from typing import TYPE_CHECKING
 
 from trio_lint.diagnostics import Applicability, Severity
-from trio_lint.rules.base import Fix, Invalid, NodeEdit, Rule, Valid, edit, limited, unsafe_fix
+from trio_lint.rules.base import (
+    Fix,
+    Invalid,
+    LooksAt,
+    NodeEdit,
+    Rule,
+    Valid,
+    edit,
+    limited,
+    unsafe_fix,
+)
 from trio_lint.semantics.names import dotted_name
 from trio_lint.semantics.receivers import Kind
 
@@ -58,8 +68,10 @@ def _short(expr: ast.expr) -> str:
 class TensorDataAsArray(Rule):
     code = "PTR311"
     name = "tensor-data-as-array"
-    call_methods = frozenset(
-        {*(name.rsplit(".", 1)[-1] for name in _CONVERSIONS), *_NUMPY_JOINS, *_TORCH_JOINS}
+    looks_at = LooksAt(
+        calls=frozenset(
+            {*(name.rsplit(".", 1)[-1] for name in _CONVERSIONS), *_NUMPY_JOINS, *_TORCH_JOINS}
+        )
     )
     message = (
         "`{expr}` is a pytrio `TensorData`, not an array or a list: {effect}; "

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules._common import has_splat, keyword
-from trio_lint.rules.base import Invalid, Rule, Valid, edit, unsafe_fix
+from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid, edit, unsafe_fix
 from trio_lint.semantics.receivers import Kind
 
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ def _add_train_unembed(node: cst.CSTNode) -> cst.CSTNode:
 
 class TrainUnembedDefault(Rule):
     code = "PTR210"
-    call_methods = frozenset(_METHODS)  # its visit_Call looks at nothing else
+    looks_at = LooksAt(calls=frozenset(_METHODS))
     name = "train-unembed-default"
     message = (
         "`train_unembed` defaults to False on 0.1 and True on 0.2: pass it explicitly so the run "

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules._common import walk
-from trio_lint.rules.base import Invalid, Rule, SdkValues, Valid, edit, limited, unsafe_fix
+from trio_lint.rules.base import Invalid, LooksAt, Rule, SdkValues, Valid, edit, limited, unsafe_fix
 from trio_lint.semantics.receivers import Kind
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ class UnawaitedAsyncCall(Rule):
     name = "unawaited-async-call"
     message = "`{call}` is a coroutine: without `await` it never runs and nothing is submitted"
     severity = Severity.ERROR
-    sdk_values = SdkValues(symbols=False, kinds=frozenset({Kind.COROUTINE}))
+    looks_at = LooksAt(receivers=SdkValues(symbols=False, kinds=frozenset({Kind.COROUTINE})))
     fix_safety = Applicability.UNSAFE
     doc = """
 ## What it does

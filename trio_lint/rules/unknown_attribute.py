@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 _FROM_NUMPY = {"torch": "torch.from_numpy"}
 
 
-class UnknownAttribute(conformance.ConformanceNameRule):
+class UnknownAttribute(conformance.ConformanceRule):
     code = "PTR213"
     name = "unknown-attribute"
     message = "{what}: {consequence}{hint}"
@@ -156,9 +156,12 @@ the release has, `torch.from_numpy(x.to_numpy())`.
         "config-dict",
     )
 
-    def report_issue(self, issue: conformance.Issue, node: ast.AST) -> None:
+    @classmethod
+    def report_issue(
+        cls, checker: conformance.ConformanceChecker, issue: conformance.Issue, node: ast.AST
+    ) -> None:
         found = api_data().symbol(issue.symbol, issue.target)
-        receiver = _instance_receiver(self.ctx, issue)
+        receiver = _instance_receiver(checker.ctx, issue)
         names = conformance.member_names(issue)
         if isinstance(found, Class):
             # A classmethod with another verb is not the near miss of a missing method:
@@ -177,27 +180,29 @@ the release has, `torch.from_numpy(x.to_numpy())`.
         hint = ""
         if conversion:
             hint = conversion
-        elif close and close[0] == "result" and self._on_api_future(issue):
-            hint = _wait_hint(issue, in_async=self.ctx.in_async_function)
+        elif close and close[0] == "result" and _on_api_future(checker, issue):
+            hint = _wait_hint(issue, in_async=checker.ctx.in_async_function)
         elif fields:  # results hold their data under these two
             hint = f"; it has {', '.join(f'`{n}`' for n in fields)}"
         elif close:
             hint = f"; did you mean `{close[0]}`?"
-        self.report(
+        checker.report(
             issue.node,
-            self.message.format(
+            cls.message.format(
                 what=conformance.describe(issue),
                 consequence=conformance.consequence(issue),
                 hint=hint,
             ),
+            code=cls.code,
         )
 
-    def _on_api_future(self, issue: conformance.Issue) -> bool:
-        node = issue.node
-        if not isinstance(node, ast.Attribute):
-            return False
-        typ = self.model.type_of(node.value, pytrio_only=True)
-        return typ is not None and typ.kind is Kind.API_FUTURE
+
+def _on_api_future(checker: conformance.ConformanceChecker, issue: conformance.Issue) -> bool:
+    node = issue.node
+    if not isinstance(node, ast.Attribute):
+        return False
+    typ = checker.model.type_of(node.value, pytrio_only=True)
+    return typ is not None and typ.kind is Kind.API_FUTURE
 
 
 def _wait_hint(issue: conformance.Issue, *, in_async: bool) -> str:

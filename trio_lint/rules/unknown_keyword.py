@@ -75,14 +75,18 @@ No fix: which parameter was meant is not known.
         "call-site-method-parameter",
     )
 
-    def report_issue(self, issue: conformance.Issue, node: ast.AST) -> None:
-        self.report(
+    @classmethod
+    def report_issue(
+        cls, checker: conformance.ConformanceChecker, issue: conformance.Issue, node: ast.AST
+    ) -> None:
+        checker.report(
             issue.node,
-            self.message.format(
+            cls.message.format(
                 what=conformance.describe(issue),
                 consequence=conformance.consequence(issue),
                 hint=_parameters(issue),
             ),
+            code=cls.code,
         )
 
 

@@ -9,7 +9,7 @@ import functools
 from pytrio_facts.versions import LOSS_NAMES_BY_LINE
 from trio_lint.diagnostics import Severity
 from trio_lint.rules._common import argument, sdk_line
-from trio_lint.rules.base import ALL_SDKS, Invalid, Rule, Valid
+from trio_lint.rules.base import ALL_SDKS, Invalid, LooksAt, Rule, Valid
 from trio_lint.semantics.receivers import Kind
 
 _METHODS = ("forward", "forward_async", "forward_backward", "forward_backward_async")
@@ -26,7 +26,7 @@ def _tinker_losses() -> tuple[tuple[str, ...], str]:
 
 class UnknownLossFn(Rule):
     code = "PTR303"
-    call_methods = frozenset(_METHODS)  # its visit_Call looks at nothing else
+    looks_at = LooksAt(calls=frozenset(_METHODS))
     name = "unknown-loss-fn"
     message = "Unknown `loss_fn` {name!r} on {sdk}: use one of {names}{hint}"
     severity = Severity.ERROR

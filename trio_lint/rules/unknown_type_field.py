@@ -119,7 +119,10 @@ renames of the same quantity. Other keywords have no fix.
         ),
     )
 
-    def report_issue(self, issue: conformance.Issue, node: ast.AST) -> None:
+    @classmethod
+    def report_issue(
+        cls, checker: conformance.ConformanceChecker, issue: conformance.Issue, node: ast.AST
+    ) -> None:
         if not isinstance(issue.node, ast.keyword):
             return
         assert isinstance(node, ast.Call)  # keyword issues are found on calls
@@ -143,4 +146,6 @@ renames of the same quantity. Other keywords have no fix.
                 fix = safe_fix("Split into `beta1`/`beta2`", edit(node, "Call", _betas_to_fields))
         else:
             hint = _HINTS.get(field, "remove it (the type forbids unknown fields)")
-        self.report(kw, self.message.format(type=type_name, field=field, hint=hint), fix=fix)
+        checker.report(
+            kw, cls.message.format(type=type_name, field=field, hint=hint), fix=fix, code=cls.code
+        )

@@ -6,13 +6,13 @@ import ast
 
 from trio_lint.diagnostics import Severity
 from trio_lint.rules._common import argument, keyword, same_tree
-from trio_lint.rules.base import Invalid, Rule, Valid
+from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid
 
 
 class UnshiftedTargets(Rule):
     code = "PTR305"
     name = "unshifted-targets"
-    call_symbols = frozenset({"Datum"})
+    looks_at = LooksAt(sdk_calls=frozenset({"Datum"}))
     message = (
         "`target_tokens` equals the input tokens: each position must predict the NEXT token; "
         "use `model_input=from_ints(tokens[:-1])` and `target_tokens=tokens[1:]`"

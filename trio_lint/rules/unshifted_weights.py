@@ -6,7 +6,7 @@ import ast
 
 from trio_lint.diagnostics import Severity
 from trio_lint.rules._common import argument, sdk_line
-from trio_lint.rules.base import Invalid, Rule, Valid, limited
+from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid, limited
 from trio_lint.semantics.values import converted_argument
 
 
@@ -48,7 +48,7 @@ def _full_length(expr: ast.expr, sequence: str | None) -> bool:
 class UnshiftedWeights(Rule):
     code = "PTR306"
     name = "unshifted-weights"
-    call_symbols = frozenset({"Datum"})
+    looks_at = LooksAt(sdk_calls=frozenset({"Datum"}))
     message = "`target_tokens` is shifted by one but `weights` is not: use `{name}[1:]`"
     severity = Severity.WARNING
     doc = """

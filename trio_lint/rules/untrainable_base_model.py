@@ -7,7 +7,7 @@ import ast
 
 from trio_lint.diagnostics import Severity
 from trio_lint.rules._common import argument
-from trio_lint.rules.base import Invalid, Rule, Valid
+from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid
 from trio_lint.semantics.receivers import Kind
 
 _MODELS = {"trainable-models": ["Qwen/Qwen3-4B-Instruct-2507", "Qwen/Qwen3-8B"]}
@@ -16,7 +16,7 @@ _METHODS = ("create_lora_training_client", "create_lora_training_client_async")
 
 class UntrainableBaseModel(Rule):
     code = "PTR402"
-    call_methods = frozenset(_METHODS)  # its visit_Call looks at nothing else
+    looks_at = LooksAt(calls=frozenset(_METHODS))
     name = "untrainable-base-model"
     message = (
         "{model!r} is not in your `trainable-models` list ({known}): check "

@@ -8,14 +8,7 @@ from typing import TYPE_CHECKING
 from pytrio_facts.sdk import METRIC_KEYS, WRONG_METRIC_KEYS
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules._common import replace_string_value, sdk_line
-from trio_lint.rules.base import (
-    Invalid,
-    Rule,
-    SdkValues,
-    Valid,
-    edit,
-    safe_fix,
-)
+from trio_lint.rules.base import Invalid, LooksAt, Rule, SdkValues, Valid, edit, safe_fix
 from trio_lint.semantics.receivers import Kind
 
 if TYPE_CHECKING:
@@ -37,13 +30,16 @@ _KEYS = frozenset(_RENAMES) | frozenset(_SUGGESTIONS)
 
 class WrongMetricKey(Rule):
     code = "PTR308"
-    call_methods = frozenset({"get"})  # its visit_Call looks at nothing else
-    attribute_names = frozenset({_LOSS_ATTRIBUTE})  # and its visit_Attribute at `.loss` alone
+    supersedes = frozenset({f"pytrio.types.ForwardBackwardOutput.{_LOSS_ATTRIBUTE}"})
+    looks_at = LooksAt(
+        calls=frozenset({"get"}),
+        attributes=frozenset({_LOSS_ATTRIBUTE}),
+        receivers=SdkValues(
+            symbols=False, kinds=frozenset({Kind.METRICS, Kind.FORWARD_BACKWARD_OUTPUT})
+        ),
+    )
     # `x.loss` and `x[key]` on a plain name only when the model types `x` as a result or its
     # metrics (the key may be bound elsewhere: `metrics[KEY]`, so every key is looked at).
-    sdk_values = SdkValues(
-        symbols=False, kinds=frozenset({Kind.METRICS, Kind.FORWARD_BACKWARD_OUTPUT})
-    )
     name = "wrong-metric-key"
     message = "`metrics[{key!r}]` does not exist on pytrio 0.2: use {replacement}"
     severity = Severity.ERROR

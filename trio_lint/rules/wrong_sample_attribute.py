@@ -6,7 +6,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from trio_lint.diagnostics import Applicability, Severity
-from trio_lint.rules.base import PYTRIO, Invalid, Rule, Valid, edit, safe_fix
+from trio_lint.rules.base import PYTRIO, Invalid, LooksAt, Rule, Valid, edit, safe_fix
 from trio_lint.semantics.receivers import Kind
 
 if TYPE_CHECKING:
@@ -25,12 +25,13 @@ def _rename(node: cst.CSTNode) -> cst.CSTNode:
 
 class WrongSampleAttribute(Rule):
     code = "PTR211"
+    supersedes = frozenset(f"pytrio.types.SampleResponse.{name}" for name in _WRONG)
     sdks = PYTRIO  # its facts are PyTRIO's `SampleResponse` fields
     name = "wrong-sample-attribute"
     message = "`SampleResponse` has no `.{attr}`: the generated sequences are `.sequences`"
     severity = Severity.ERROR
     fix_safety = Applicability.SAFE
-    attribute_names = frozenset(_WRONG)  # its visit_Attribute looks at nothing else
+    looks_at = LooksAt(attributes=frozenset(_WRONG))
     doc = """
 ## What it does
 Flags `.samples`, `.outputs`, `.generations` or `.completions` read from a sample result

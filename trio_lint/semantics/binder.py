@@ -18,9 +18,16 @@ from trio_lint.semantics.scopes import (
     ITEM_METHODS,
     ITEMS_METHODS,
     UNKNOWN,
+    AnnotationBinding,
+    AssignmentBinding,
     FreeRef,
+    FunctionBinding,
+    ImportBinding,
+    LoopBinding,
     NameBinding,
+    ParameterBinding,
     Scope,
+    TypedBinding,
     function_params,
     keyword_value,
 )
@@ -188,7 +195,7 @@ class _Pass(ast.NodeVisitor):
             and bool(node.args.args)
         )
         if not isinstance(node, ast.Lambda):
-            outer.bind(node.name, NameBinding(function=node))
+            outer.bind(node.name, FunctionBinding(node))
             if plain:
                 self.m._defs.setdefault(node.name, []).append(node)
             elif outer.kind == "class":
@@ -205,7 +212,7 @@ class _Pass(ast.NodeVisitor):
             self._record(arg)  # with its annotation; the defaults were visited above
             fixed = self.m.annotation_type(arg.annotation, outer)
             if fixed is not None:
-                self.scope.bind(arg.arg, NameBinding(fixed=fixed))
+                self.scope.bind(arg.arg, ParameterBinding(fixed=fixed))
             elif (
                 (plain or (method and arg is not node.args.args[0]))
                 and arg.annotation is None
@@ -213,9 +220,9 @@ class _Pass(ast.NodeVisitor):
             ):
                 index = positional.index(arg) if arg in positional else None
                 key = node.name if plain else "." + node.name  # type: ignore[union-attr]
-                self.scope.bind(arg.arg, NameBinding(param=(key, index, arg.arg)))
+                self.scope.bind(arg.arg, ParameterBinding(param=(key, index, arg.arg)))
             else:
-                self.scope.bind(arg.arg, NameBinding(annotation=arg.annotation))
+                self.scope.bind(arg.arg, ParameterBinding(annotation=arg.annotation))
         if isinstance(node, ast.Lambda):
             self.visit(node.body)
         else:
@@ -363,8 +370,8 @@ class _Pass(ast.NodeVisitor):
     # ---- bindings ------------------------------------------------------------------------------
 
     def _element_binding(self, iterable: ast.expr) -> NameBinding:
-        # Typed when a rule asks (`_binding_type`), not now: see `NameBinding.element_of`.
-        return NameBinding(element_of=iterable)
+        # Typed when a rule asks (`_binding_type`), not now: see `LoopBinding`.
+        return LoopBinding(iterable)
 
     def _unpacked(self, binding: NameBinding, count: int) -> list[NameBinding]:
         """`for d, out in zip(batch, fb.loss_fn_outputs)` / `for i, out in enumerate(...)`: each
@@ -379,9 +386,9 @@ class _Pass(ast.NodeVisitor):
             and all(kw.arg in ("strict", "start") for kw in walked.keywords)
         ):
             if walked.func.id == "zip" and len(walked.args) == count:
-                return [NameBinding(element_of=arg) for arg in walked.args]
+                return [LoopBinding(arg) for arg in walked.args]
             if walked.func.id == "enumerate" and walked.args and count == 2:
-                return [UNKNOWN, NameBinding(element_of=walked.args[0])]
+                return [UNKNOWN, LoopBinding(walked.args[0])]
         if (
             count == 2
             and isinstance(walked, ast.Call)
@@ -397,7 +404,7 @@ class _Pass(ast.NodeVisitor):
                 args=[],
                 keywords=[],
             )
-            return [UNKNOWN, NameBinding(element_of=values)]
+            return [UNKNOWN, LoopBinding(values)]
         return [UNKNOWN] * count
 
     def _bind(self, target: ast.expr, binding: NameBinding, value: ast.expr | None = None) -> None:
@@ -440,7 +447,7 @@ class _Pass(ast.NodeVisitor):
 
     def visit_Assign(self, node: ast.Assign) -> None:
         self.visit(node.value)
-        binding = NameBinding(expr=node.value)
+        binding = AssignmentBinding(node.value)
         for target in node.targets:
             self._bind(target, binding, node.value)
 
@@ -450,13 +457,18 @@ class _Pass(ast.NodeVisitor):
         self._record(node.annotation)
         fixed = self.m.annotation_type(node.annotation, self.scope)
         if fixed is not None:
-            self._bind(node.target, NameBinding(expr=node.value, fixed=fixed))
+            self._bind(
+                node.target,
+                AssignmentBinding(node.value, fixed=fixed)
+                if node.value is not None
+                else TypedBinding(fixed),
+            )
         elif node.value is not None:
             self._bind(
-                node.target, NameBinding(expr=node.value, annotation=node.annotation), node.value
+                node.target, AssignmentBinding(node.value, annotation=node.annotation), node.value
             )
         elif self.scope.kind != "class":
-            self._bind(node.target, NameBinding(annotation=node.annotation))
+            self._bind(node.target, AnnotationBinding(node.annotation))
         else:
             self._record(node.target)  # a class field declared, not bound
 
@@ -481,7 +493,7 @@ class _Pass(ast.NodeVisitor):
         scope = self.scope
         while scope.kind == "comprehension" and scope.parent is not None:
             scope = scope.parent  # the walrus binds in the enclosing function
-        scope.bind(node.target.id, NameBinding(expr=node.value))
+        scope.bind(node.target.id, AssignmentBinding(node.value))
 
     def _for(self, node: ast.For | ast.AsyncFor) -> None:
         self.visit(node.iter)
@@ -529,7 +541,7 @@ class _Pass(ast.NodeVisitor):
                 continue
             found = sdk.get(local)
             if found is not None:
-                self.scope.bind(local, NameBinding(qualname=found.qualname, origin=found.origin))
+                self.scope.bind(local, ImportBinding(found.qualname, found.origin))
                 if self.scope.kind == "module":
                     self.m._origins.add(found.origin)
                 # Which SDK the code is written for counts every import: a notebook exported
@@ -595,13 +607,13 @@ def build_model(
     inference = _Pass(model, events_for or _NOTHING)
     for name, given in (seed or {}).items():
         bound = Binding(given, given.partition(".")[0]) if isinstance(given, str) else given
-        model.module_scope.bind(name, NameBinding(qualname=bound.qualname, origin=bound.origin))
+        model.module_scope.bind(name, ImportBinding(bound.qualname, bound.origin))
         model._origins.add(bound.origin)
         model._all_origins.add(bound.origin)
     typed = getattr(seed, "typed", None)
     if typed is not None:
         for name, typ in typed().items():
-            model.module_scope.bind(name, NameBinding(fixed=typ))
+            model.module_scope.bind(name, TypedBinding(typ))
     # The pass recurses once or twice per AST level, and generated tables nest deeper than the
     # default 1,000 frames allow (sympy's resolvent_lookup.py: 568 levels). Python-to-Python
     # calls do not grow the C stack on 3.11+, so a higher limit is safe; it is only ever raised,

@@ -2,9 +2,8 @@
 walk is (enclosing functions).
 
 The model (`semantics/model.py`) is built once per unit before the hooks run; the context only
-adds the dispatch's position. The name and receiver methods below forward to the model and are kept
-for rules written before `Rule.model` existed; they answer with the `pytrio_only` of the rule the
-context was made for (`for_rule`).
+adds the dispatch's position. Rules ask the model through `Rule.model` (a `ModelView` answering
+with the rule's `pytrio_only`); the context forwards no queries.
 """
 
 from __future__ import annotations
@@ -65,34 +64,6 @@ class LintContext:
         return bool(self.function_stack) and isinstance(
             self.function_stack[-1], ast.AsyncFunctionDef
         )
-
-    # --- forwarding to the model (see the module docstring) ---------------------------------
-    def qualified_name(self, node: ast.AST) -> str | None:
-        return self.model.qualified_name(node, pytrio_only=self.pytrio_only)
-
-    def is_sdk(self, node: ast.AST, *names: str) -> bool:
-        return self.model.is_sdk(node, *names, pytrio_only=self.pytrio_only)
-
-    def lookup(self, name: str) -> Binding | None:
-        """The SDK import a module-level name is bound to (by name, not by position; prefer
-        `model.import_binding(name_node)`, which is flow-sensitive)."""
-        binding = self.model.module_scope.current.get(name)
-        if binding is None or binding.qualname is None:
-            return None
-        origin = binding.origin or "pytrio"
-        if self.pytrio_only and origin != "pytrio":
-            return None
-        return Binding(binding.qualname, origin)
-
-    def sdk_alias(self) -> str | None:
-        return self.model.sdk_alias()
-
-    @property
-    def imports_sdk(self) -> bool:
-        return self.model.imports_sdk
-
-    def receiver_kind(self, node: ast.AST) -> str | None:
-        return self.model.kind_of(node, pytrio_only=self.pytrio_only)
 
 
 __all__ = ["FUNCTION_NODES", "SCOPE_NODES", "Binding", "LintContext"]

@@ -22,6 +22,7 @@ from trio_lint.semantics.scopes import (
     SEQUENCE_ANNOTATIONS,
     FreeRef,
     NameBinding,
+    ParameterBinding,
     Scope,
     keyword_value,
     type_shape,
@@ -185,7 +186,7 @@ class TypeInference:
         module calls, decorates or refers to: that call site says nothing either way."""
         # The read's own binding, not `_resolve`: that may infer, and inference comes back here.
         binding = self._names.get(id(arg)) if isinstance(arg, ast.Name) else None
-        if not isinstance(binding, NameBinding) or binding.param is None:
+        if not isinstance(binding, ParameterBinding) or binding.param is None:
             return False
         function = binding.param[0]
         defs = self._defs.get(function, ())

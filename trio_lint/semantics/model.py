@@ -49,9 +49,8 @@ Values (where the value of an expression was bound; all flow-sensitive inside a 
 
 Unknown never matches: every query answers None / empty rather than guess.
 
-Shared derived state: `memo` holds what several rules derive from the model for this unit (one
-entry per deriving module, e.g. `rules/_conformance.py`'s per-node issues), so it is computed once
-per unit whichever rule asks first.
+The model keeps no rule's state: an analysis several codes share is one checker
+(`rules/base.py` `Checker`) reporting each code.
 """
 
 from __future__ import annotations
@@ -77,6 +76,8 @@ from trio_lint.semantics.receivers import (
 from trio_lint.semantics.scopes import (
     NOT_YET,
     FreeRef,
+    FunctionBinding,
+    ImportBinding,
     NameBinding,
     Scope,
 )
@@ -120,9 +121,6 @@ class SemanticModel(TypeInference, ValueQueries):
         self._client_calls: dict[int, tuple[Kind, str] | None] = {}
         self._finals: dict[tuple[int, str], NameBinding | None] = {}  # (id(scope), name)
         self._built_from: dict[tuple[int, int], list[ast.expr]] = {}  # origins: (id(expr), limit)
-        # Analyses derived from the model that several rules share, keyed by the module that
-        # derives them (the conformance rules' issues): per unit, like the model.
-        self.memo: dict[str, Any] = {}
         # `build_model(events_for=...)`: the nodes of those classes, and `Leave`s, in the order
         # the pass met them (the rules' dispatch order).
         self.events: list[Any] = []
@@ -169,7 +167,7 @@ class SemanticModel(TypeInference, ValueQueries):
         its metrics), however bound: by this unit or by the seed of an earlier one."""
         typed: dict[str, SdkType] = {}
         for name, binding in self.module_scope.current.items():
-            if binding.qualname is not None or binding.function is not None:
+            if isinstance(binding, ImportBinding | FunctionBinding):
                 continue
             typ = self._binding_type(binding)
             if typ is not None:
@@ -230,7 +228,7 @@ class SemanticModel(TypeInference, ValueQueries):
 
     def call_symbol(self, func: ast.expr) -> str | None:
         """`Datum` / `ModelInput.from_ints` when a callee names that SDK symbol (the key of
-        `Rule.call_symbols`; `is_sdk(func, key)` holds for it whatever the rule's view)."""
+        `LooksAt.sdk_calls`; `is_sdk(func, key)` holds for it whatever the rule's view)."""
         qualname = self.qualified_name(func)
         if qualname is None:
             return None

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from trio_lint.semantics.receivers import (
     SdkType,
@@ -25,9 +25,17 @@ __all__ = [
     "SEQUENCE_ANNOTATIONS",
     "UNKNOWN",
     "WRAPS",
+    "AnnotationBinding",
+    "AssignmentBinding",
     "FreeRef",
+    "FunctionBinding",
+    "ImportBinding",
+    "LoopBinding",
     "NameBinding",
+    "ParameterBinding",
     "Scope",
+    "TypedBinding",
+    "UnknownBinding",
     "function_params",
     "keyword_value",
     "type_shape",
@@ -52,29 +60,159 @@ ELEMENTS = frozenset({ast.List, ast.Tuple, ast.Set})
 WRAPS = frozenset({ast.Starred, ast.NamedExpr, ast.Await})
 
 
-@dataclass(slots=True)
 class NameBinding:
-    """One way a name got its value: an expression (typed lazily), a fixed type, an SDK import,
-    a parameter, or nothing known. `parts` collects later mutations of the bound object."""
+    """One way a name got its value (pyflakes-style: one class per way, each holding only its
+    own fields): `AssignmentBinding` (`x = v`, `x: T = v`, `x := v`), `ParameterBinding`,
+    `LoopBinding` (a loop or comprehension target), `FunctionBinding` (`def x`),
+    `ImportBinding` (an SDK import), `AnnotationBinding` (`x: T` without a value),
+    `TypedBinding` (an SDK type known without a value: `x: trio.X`, a name of an earlier block)
+    and `UnknownBinding` (`UNKNOWN`: nothing known).
 
-    expr: ast.expr | None = None
-    fixed: SdkType | None = None
-    qualname: str | None = None  # canonical `pytrio.X` for SDK imports
-    origin: str | None = None  # the SDK root module actually imported (pytrio, tinker)
-    # An unannotated parameter: (function name, positional index or None, parameter name), typed
-    # from the module's call sites of that function when they all pass the same kind (a call
-    # site forwarding a parameter of a function nothing in the module calls or reads is skipped).
-    param: tuple[str, int | None, str] | None = None
-    annotation: ast.expr | None = None
-    function: ast.FunctionDef | ast.AsyncFunctionDef | None = None  # `def name(...)`
-    # A loop or comprehension target: the iterable it walks, typed lazily like `expr` (the pass
-    # must not infer: reads of enclosing names are only resolved when their function ends, and
-    # an early answer would be cached).
-    element_of: ast.expr | None = None
-    parts: list[tuple[str, Any, ast.expr]] | None = None  # (how, key, value)
+    The class answers None for a field its kind does not carry, so a query reads
+    `binding.expr` (the bound value) whatever the kind, at the cost of one attribute lookup
+    (`values.origins` does it for every name it meets). `parts`, common to every kind but
+    `UNKNOWN`, collects later mutations of the bound object: (how, key, value)."""
+
+    __slots__ = ("parts",)
+
+    expr: ClassVar[None] = None
+    fixed: ClassVar[None] = None
+    qualname: ClassVar[None] = None
+    origin: ClassVar[None] = None
+    param: ClassVar[None] = None
+    annotation: ClassVar[None] = None
+    function: ClassVar[None] = None
+    element_of: ClassVar[None] = None
+
+    parts: list[tuple[str, Any, ast.expr]] | None
+
+    def __init__(self) -> None:
+        self.parts = None  # (each kind sets it itself: one call less per binding)
+
+    def __eq__(self, other: object) -> bool:
+        # Two bindings made the same way are equal (as when they were one dataclass).
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(
+            getattr(self, name) == getattr(other, name)
+            for klass in self.__class__.__mro__
+            for name in getattr(klass, "__slots__", ())
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        fields = ", ".join(
+            f"{name}={getattr(self, name)!r}"
+            for klass in reversed(self.__class__.__mro__)
+            for name in getattr(klass, "__slots__", ())
+            if getattr(self, name) is not None
+        )
+        return f"{self.__class__.__name__}({fields})"
 
 
-UNKNOWN = NameBinding()
+class UnknownBinding(NameBinding):
+    """Nothing known about the value (`UNKNOWN`): a starred target, an unpacked element."""
+
+    __slots__ = ()
+
+
+class AssignmentBinding(NameBinding):
+    """`x = v`, `x: T = v`, `x := v`: the value `expr` (typed lazily); `fixed`, the SDK type an
+    annotation gives; `annotation`, any other annotation (`cfg: Cfg = make()`)."""
+
+    __slots__ = ("annotation", "expr", "fixed")
+
+    def __init__(
+        self,
+        expr: ast.expr,
+        fixed: SdkType | None = None,
+        annotation: ast.expr | None = None,
+    ) -> None:
+        self.parts = None
+        self.expr = expr
+        self.fixed = fixed
+        self.annotation = annotation
+
+
+class ParameterBinding(NameBinding):
+    """A function parameter: `fixed`, the SDK type of its annotation; or `param`, an
+    unannotated parameter (function name, positional index or None, parameter name) typed from
+    the module's call sites of that function when they all pass the same kind (a call site
+    forwarding a parameter of a function nothing in the module calls or reads is skipped); or
+    `annotation`, any other annotation (None: none)."""
+
+    __slots__ = ("annotation", "fixed", "param")
+
+    def __init__(
+        self,
+        *,
+        fixed: SdkType | None = None,
+        param: tuple[str, int | None, str] | None = None,
+        annotation: ast.expr | None = None,
+    ) -> None:
+        self.parts = None
+        self.fixed = fixed
+        self.param = param
+        self.annotation = annotation
+
+
+class LoopBinding(NameBinding):
+    """A loop or comprehension target: `element_of`, the iterable it walks, typed lazily like a
+    value (the pass must not infer: reads of enclosing names are only resolved when their
+    function ends, and an early answer would be cached)."""
+
+    __slots__ = ("element_of",)
+
+    def __init__(self, element_of: ast.expr) -> None:
+        self.parts = None
+        self.element_of = element_of
+
+
+class FunctionBinding(NameBinding):
+    """`def name(...)`."""
+
+    __slots__ = ("function",)
+
+    def __init__(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self.parts = None
+        self.function = function
+
+
+class ImportBinding(NameBinding):
+    """A name an SDK import binds: canonical `qualname` (`pytrio.X`), and `origin`, the SDK
+    root module actually imported (pytrio, tinker)."""
+
+    __slots__ = ("origin", "qualname")
+
+    def __init__(self, qualname: str, origin: str | None) -> None:
+        self.parts = None
+        self.qualname = qualname
+        self.origin = origin
+
+
+class AnnotationBinding(NameBinding):
+    """`x: T` without a value (outside a class body), `T` not an SDK type."""
+
+    __slots__ = ("annotation",)
+
+    def __init__(self, annotation: ast.expr) -> None:
+        self.parts = None
+        self.annotation = annotation
+
+
+class TypedBinding(NameBinding):
+    """A name whose SDK type is known without a value: `x: trio.TrainingClient`, or a name an
+    earlier block of the document left typed."""
+
+    __slots__ = ("fixed",)
+
+    def __init__(self, fixed: SdkType) -> None:
+        self.parts = None
+        self.fixed = fixed
+
+
+UNKNOWN = UnknownBinding()
 NOT_YET = object()  # a cache miss (None is a cached answer)
 
 
