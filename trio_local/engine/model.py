@@ -29,6 +29,11 @@ BASE_ADAPTER = "_base"
 # Logits held at once when scoring a sequence: 32M floats (128 MB), ~210 positions of Qwen3's
 # vocabulary; the unembedding's matmul is as fast in such slices as in one piece.
 SLICE_ELEMENTS = 32 * 1024 * 1024
+# Logits a training pass may keep for its backward (256M floats, 1 GiB): slices up to this many
+# are kept as autograd saves them; the slices past it are recomputed in the backward pass
+# instead (one more unembedding matmul each), so a long batch's memory stays bounded while an
+# ordinary one (8 x 128 tokens of Qwen3: 155M) trains as fast as a plain torch loop.
+KEPT_LOGIT_ELEMENTS = 256 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -193,7 +198,8 @@ class ModelHost:
 
     def token_logprobs(self, hidden: Any, targets: Any, *, grad: bool) -> Any:
         """log p(targets[i] | hidden[i]) for rows of hidden [N, H] and targets [N], a slice of
-        rows at a time so that at most SLICE_ELEMENTS logits exist at once."""
+        rows at a time so that at most SLICE_ELEMENTS logits are computed at once; with a
+        gradient, slices past KEPT_LOGIT_ELEMENTS are recomputed in the backward pass."""
         import torch
         import torch.nn.functional as F
         from torch.utils.checkpoint import checkpoint
@@ -205,10 +211,12 @@ class ModelHost:
             return -F.cross_entropy(logits, labels, reduction="none")
 
         step = max(1, SLICE_ELEMENTS // self.spec.vocab_size)
+        keep = KEPT_LOGIT_ELEMENTS // self.spec.vocab_size  # rows whose logits may be kept
+        recompute = grad and torch.is_grad_enabled()
         parts = []
         for start in range(0, hidden.shape[0], step):
             rows, labels = hidden[start : start + step], targets[start : start + step]
-            if grad and torch.is_grad_enabled():
+            if recompute and start + rows.shape[0] > keep:
                 parts.append(checkpoint(piece, rows, labels, use_reentrant=False))
             else:
                 parts.append(piece(rows, labels))
