@@ -110,3 +110,17 @@ def run_main(*args: str, cwd: Path, stdin: str | bytes | None = None) -> Run:
                 signal.signal(number, handler)
         sys.setrecursionlimit(recursion_limit)
     return Run(code, _text(out), _text(err))
+
+
+def python_programs():  # -> hypothesis SearchStrategy[str]
+    """hypothesmith's programs from Python's grammar, built when first drawn: importing it and
+    building the grammar take seconds, which every pytest worker would otherwise pay while it
+    collects the modules that use it."""
+    from hypothesis import strategies as st
+
+    def build():
+        import hypothesmith
+
+        return hypothesmith.from_grammar()
+
+    return st.deferred(build)

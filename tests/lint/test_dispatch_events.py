@@ -11,9 +11,9 @@ import textwrap
 from collections import Counter
 from pathlib import Path
 
-import hypothesmith
 import pytest
 from hypothesis import HealthCheck, given, settings
+from lint_helpers import python_programs
 
 from trio_lint.check import rule_hooks
 from trio_lint.parse import SourceError, parse
@@ -101,7 +101,7 @@ def test_every_node_is_recorded_once_inside_its_parent(name: str, source: str) -
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(hypothesmith.from_grammar())
+@given(python_programs())
 def test_every_node_of_generated_code_is_recorded(source: str) -> None:
     try:
         tree = ast.parse(source)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import ast
 
-import hypothesmith
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from lint_helpers import python_programs
 
 from trio_lint import fix_source, lint_source
 
@@ -32,7 +32,7 @@ def _no_internal_errors(source: str) -> None:
 
 
 @SETTINGS
-@given(hypothesmith.from_grammar())
+@given(python_programs())
 def test_lint_never_raises_on_generated_code(source: str) -> None:
     _no_internal_errors("import pytrio as trio\n" + source)
     _no_internal_errors(source)
@@ -41,7 +41,7 @@ def test_lint_never_raises_on_generated_code(source: str) -> None:
 @pytest.mark.filterwarnings("ignore::SyntaxWarning")
 @SETTINGS
 @given(
-    hypothesmith.from_grammar(),
+    python_programs(),
     st.lists(st.sampled_from(PITFALLS), min_size=1, max_size=4),
 )
 def test_fixes_reparse_and_converge(source: str, pitfalls: list[str]) -> None:
