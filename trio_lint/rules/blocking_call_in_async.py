@@ -397,11 +397,7 @@ and RestClient calls have no fix (their async twins return the value, not a futu
         for arg in [*node.args, *(kw.value for kw in node.keywords)]:
             for inner in walk(arg):
                 if isinstance(inner, ast.Call):
-                    target = inner.func
-                    called = target.attr if isinstance(target, ast.Attribute) else None
-                    called = called or getattr(target, "id", None)
-                    if called:
-                        self._spawned.add(called)
+                    self._spawn(inner)
                 elif isinstance(inner, ast.Name | ast.Attribute) and arg is inner:
                     # `loop.create_task(coro)`, `gather(*coros)`: a coroutine made elsewhere
                     self._spawned.add(inner.id if isinstance(inner, ast.Name) else inner.attr)
@@ -415,11 +411,15 @@ and RestClient calls have no fix (their async twins return the value, not a futu
                 ]  # a parameter (the arguments its call sites pass), `self.x`, `CONFIG["k"]`
                 for origin in built:
                     if isinstance(origin, ast.Call):
-                        target = origin.func
-                        called = target.attr if isinstance(target, ast.Attribute) else None
-                        called = called or getattr(target, "id", None)
-                        if called:
-                            self._spawned.add(called)
+                        self._spawn(origin)
+
+    def _spawn(self, call: ast.Call) -> None:
+        """The function or method a call names runs as a task."""
+        target = call.func
+        called = target.attr if isinstance(target, ast.Attribute) else None
+        called = called or getattr(target, "id", None)
+        if called:
+            self._spawned.add(called)
 
     def visit_Await(self, node: ast.Await) -> None:
         function = self._function()
