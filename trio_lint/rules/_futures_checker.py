@@ -58,12 +58,6 @@ def _await_again(node: cst.CSTNode) -> cst.CSTNode:
     return cst.Await(expression=inner, lpar=node.lpar, rpar=node.rpar)
 
 
-def _append_result(node: cst.CSTNode) -> cst.CSTNode:
-    import libcst as cst
-
-    return cst.Call(func=cst.Attribute(value=node, attr=cst.Name("result")))  # type: ignore[arg-type]
-
-
 def _double_await(node: cst.CSTNode) -> cst.CSTNode:
     import libcst as cst
 
@@ -172,7 +166,7 @@ class FuturesChecker(Checker):
             kind = self._future_kind(value, member)
             if kind is None:
                 return
-            fix = safe_fix("Insert `.result()`", edit(value, "Call", _append_result))
+            fix = safe_fix("Insert `.result()`", edit(value, "Call", append_result_call))
             message = self.rules[MISSING_RESULT].message.format(
                 method=func.attr,
                 future=futures.noun(kind),
