@@ -19,6 +19,11 @@ import sys
 from collections.abc import Callable
 
 FORWARDED = (signal.SIGINT, signal.SIGTERM)
+# The kernel may hand a process-directed signal to any thread (the HTTP server's, torch's), and
+# Python runs the handler only when the main thread next runs Python code: a main thread blocked
+# without a timeout (an untimed Event.wait or waitpid) would never get to it. Waits that a
+# signal must end are therefore polled this often.
+SIGNAL_POLL_S = 0.25
 
 
 def exit_status(returncode: int) -> int:
@@ -70,6 +75,15 @@ def _foreground(fd: int | None, pgid: int):
         signal.signal(signal.SIGTTOU, previous)
 
 
+def wait_polled(process: subprocess.Popen) -> int:
+    """`process.wait()`, returning to Python every SIGNAL_POLL_S so signal handlers run."""
+    while True:
+        try:
+            return process.wait(timeout=SIGNAL_POLL_S)
+        except subprocess.TimeoutExpired:
+            continue
+
+
 def run_child(
     command: list[str], env: dict[str, str], received: list[int], after: Callable[[], None]
 ) -> int:
@@ -93,6 +107,6 @@ def run_child(
     for signum in received:  # arrived while the service was starting
         forward(signum)
     with _foreground(terminal, process.pid):
-        returncode = process.wait()
+        returncode = wait_polled(process)
     after()
     return exit_status(returncode)

@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 
 from trio_local import catalogue
-from trio_local.child import FORWARDED, run_child
+from trio_local.child import FORWARDED, SIGNAL_POLL_S, run_child
 from trio_local.config import ConfigError, ServeConfig, default_data_dir, warmup_default
 
 # Long enough that a client's next request, sent as soon as a result arrives, misses the next
@@ -178,7 +178,8 @@ def serve(args: argparse.Namespace) -> int:
         f"export MODELSCOPE_CACHE={service.environment(server.base_url)['MODELSCOPE_CACHE']}",
         flush=True,
     )
-    stop.wait()
+    while not stop.wait(SIGNAL_POLL_S):  # see SIGNAL_POLL_S: a timed wait lets the handler run
+        pass
     server.stop()
     _print_check_report(service)
     return 0

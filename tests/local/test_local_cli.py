@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import os
 import re
@@ -220,6 +221,52 @@ def test_sigint_to_the_group_is_one_sigint_for_the_child_and_leaves_no_temp_dir(
     assert "sigints 1" in out
     left = sorted(p.name for p in tmp_path.iterdir())
     assert left == ["data"], left
+
+
+def _signal_a_worker_thread(pid: int, signum: int) -> None:
+    """Deliver `signum` to a thread of `pid` other than its main one (tgkill), as the kernel may
+    do with any process-directed signal: Python runs the handler on the main thread only, and a
+    main thread blocked without a timeout never gets to it."""
+    tids = sorted(int(task.name) for task in Path(f"/proc/{pid}/task").iterdir())
+    tids = [tid for tid in tids if tid != pid]
+    assert tids, "the process has no thread besides its main one"
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.syscall(234, pid, tids[-1], int(signum)) != 0:  # SYS_tgkill on x86-64
+        raise OSError(ctypes.get_errno(), "tgkill failed")
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the tgkill syscall number is x86-64's")
+def test_sigterm_taken_by_a_worker_thread_still_stops_serve_and_writes_the_report(
+    tmp_path,
+) -> None:
+    report = tmp_path / "report.json"
+    command = [TRIO_LOCAL, "serve", "--port", "0", "--data-dir", str(tmp_path / "data")]
+    command += ["--check-report", str(report)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        assert "trio-local serving PyTRIO at" in process.stdout.readline()
+        _signal_a_worker_thread(process.pid, signal.SIGTERM)
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        process.kill()
+        process.wait(30)
+    assert process.returncode == 0, stderr
+    assert "no data mistakes found" in stderr
+    assert report.is_file()
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the tgkill syscall number is x86-64's")
+def test_sigterm_taken_by_a_worker_thread_of_run_still_reaches_the_child(tmp_path) -> None:
+    process = _run(tmp_path, "time.sleep(120)")
+    try:
+        child = int(process.stdout.readline())
+        _signal_a_worker_thread(process.pid, signal.SIGTERM)
+        assert process.wait(60) == 143  # the child died of the SIGTERM it was forwarded
+        assert not _alive(child)
+    finally:
+        process.kill()
+        process.wait(30)
 
 
 def test_a_killed_trio_local_takes_its_child_with_it(tmp_path) -> None:
