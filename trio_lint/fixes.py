@@ -9,7 +9,6 @@ A safe fix that would delete a comment is made unsafe (`keep_comments`) before i
 
 from __future__ import annotations
 
-import ast
 import difflib
 import re
 from collections import Counter
@@ -18,7 +17,7 @@ from dataclasses import dataclass, replace
 
 from trio_lint.diagnostics import Applicability
 from trio_lint.findings import CstTransform, Finding
-from trio_lint.parse import LineIndex
+from trio_lint.parse import LineIndex, parse_ast
 
 SpanKey = tuple[int, int, int, int]
 
@@ -281,7 +280,7 @@ def apply_fixes(code: str, findings: Iterable[Finding]) -> tuple[str, list[Findi
     if roundtrip != code:
         new_code = _transplant(code, roundtrip, new_code)
     try:
-        ast.parse(new_code)
+        parse_ast(new_code)
     except (SyntaxError, ValueError) as exc:
         raise FixError(f"the fixed code does not parse: {exc}") from None
     return new_code, applied

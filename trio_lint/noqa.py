@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import io
 import re
 import tokenize
@@ -10,7 +9,7 @@ from dataclasses import dataclass
 
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.findings import Finding, Fix, NodeEdit, Span
-from trio_lint.parse import LineIndex
+from trio_lint.parse import LineIndex, parse_ast
 
 UNUSED_NOQA = "PTR902"
 ENGINE_CODES = frozenset({"PTR900", "PTR901", UNUSED_NOQA, "PTR903"})
@@ -137,7 +136,7 @@ def add_to_lines(code: str, findings: list[Finding]) -> str:
             candidate = parts[:]
             candidate[position] = add_codes(parts[position], codes)
             try:
-                ast.parse("".join(candidate))
+                parse_ast("".join(candidate))
             except (SyntaxError, ValueError):
                 continue  # the line ends inside a string: a comment there would change the code
             parts = candidate

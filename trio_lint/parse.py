@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import io
 import re
+import threading
 import tokenize
 import warnings
 from dataclasses import dataclass
@@ -12,6 +13,13 @@ from dataclasses import dataclass
 from trio_lint.fileio import MAX_FILE_BYTES
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
+# CPython 3.11 keeps the depth counter of its AST constructor in interpreter-wide state, so two
+# threads parsing at once can fail with "SystemError: AST constructor recursion depth mismatch"
+# although both sources are fine (https://github.com/python/cpython/issues/106905). trio-lint's
+# own threads (the language server lints and fixes in two) take turns under this lock; a thread
+# of another library in the same process can still collide, so that error is retried.
+_AST_LOCK = threading.Lock()
+_AST_ATTEMPTS = 3
 
 
 @dataclass(frozen=True)
@@ -48,11 +56,25 @@ def decode(data: bytes) -> tuple[str, bool]:
     return text, bom
 
 
+def parse_ast(text: str, filename: str = "<unknown>", mode: str = "exec") -> ast.AST:
+    """`ast.parse`, safe to call from several threads at once (see _AST_LOCK)."""
+    for attempt in range(1, _AST_ATTEMPTS + 1):
+        try:
+            with _AST_LOCK:
+                return ast.parse(text, filename=filename, mode=mode)
+        except SystemError as exc:
+            if "recursion depth mismatch" not in str(exc) or attempt == _AST_ATTEMPTS:
+                raise
+    raise AssertionError("unreachable")
+
+
 def parse(text: str, filename: str = "<unknown>") -> ast.Module:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # invalid escape sequences etc. are not our findings
-            return ast.parse(text, filename=filename)
+            tree = parse_ast(text, filename)
+            assert isinstance(tree, ast.Module)
+            return tree
     except SyntaxError as exc:
         line = exc.lineno or 1
         column = exc.offset or 1

@@ -8,6 +8,7 @@ import ast
 from collections.abc import Iterable
 from typing import Any
 
+from trio_lint.parse import parse_ast
 from trio_lint.semantics.names import (
     dotted_name,
 )
@@ -298,10 +299,11 @@ class TypeInference:
             return None
         if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
             try:
-                parsed = ast.parse(annotation.value.strip(), mode="eval").body
-            except SyntaxError:
-                return None
-            return self.annotation_type(parsed, scope)
+                expression = parse_ast(annotation.value.strip(), mode="eval")
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                return None  # not an annotation Python can read: no type from it
+            assert isinstance(expression, ast.Expression)
+            return self.annotation_type(expression.body, scope)
         if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
             for side in (annotation.left, annotation.right):
                 if not (isinstance(side, ast.Constant) and side.value is None):

@@ -8,7 +8,6 @@ offered one by one under their own title and are never part of "fix all"."""
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -17,6 +16,7 @@ from lsprotocol import types
 
 from trio_lint import fix_source, noqa
 from trio_lint.diagnostics import Applicability, Diagnostic
+from trio_lint.parse import parse_ast
 from trio_lint.server.config_watch import Settings
 from trio_lint.server.documents import (
     Target,
@@ -128,7 +128,7 @@ def fix_all_edits(target: Target, settings: Settings, encoding: str, *, unsafe: 
 
 def _parses(text: str) -> bool:
     try:
-        ast.parse(text)
+        parse_ast(text)
     except (SyntaxError, ValueError):
         return False
     return True

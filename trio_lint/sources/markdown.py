@@ -5,11 +5,10 @@ call with a placeholder, a diff), not a broken script: it is skipped, never PTR9
 
 from __future__ import annotations
 
-import ast
 import re
 from dataclasses import dataclass, field
 
-from trio_lint.parse import SourceError, split_lines
+from trio_lint.parse import SourceError, parse_ast, split_lines
 from trio_lint.sources.base import Document, Unit
 
 _OPEN = re.compile(r"^(?P<indent>[ ]{0,3})(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^`\s]*)[^`]*$")
@@ -18,7 +17,7 @@ _PYTHON = {"python", "py", "python3", "py3", "pyi"}
 
 def _parses(code: str) -> bool:
     try:
-        ast.parse(code)
+        parse_ast(code)
     except (SyntaxError, ValueError):
         return False
     return True
