@@ -15,7 +15,8 @@ import string
 import time
 from pathlib import Path
 
-from itsdangerous import BadSignature, Signer, TimestampSigner
+from itsdangerous import BadData, BadSignature, Signer, TimestampSigner
+from itsdangerous.encoding import base64_decode, base64_encode
 
 from trio_local.config import MIN_API_KEY_LENGTH, ConfigError
 from trio_local.storage.files import write_bytes_atomic
@@ -107,8 +108,21 @@ def issue_actor_token(secret: bytes, run_id: str) -> tuple[str, float]:
     return token.decode(), issued.timestamp() + TOKEN_TTL_S
 
 
+def _written_as_signed(signature: str) -> bool:
+    """Whether a signature is spelled the one way the signer spells it. Base64's last character
+    carries spare bits that decoding ignores (a 32-byte HMAC is 43 characters, 2 bits spare), so
+    a token whose last character was changed within them would otherwise pass as the same token:
+    a string that was never issued would be accepted."""
+    try:
+        return base64_encode(base64_decode(signature)).decode("ascii") == signature
+    except (BadData, UnicodeError, ValueError):
+        return False
+
+
 def verify_actor_token(secret: bytes, token: str) -> str | None:
     """The run id the token was issued for, or None if it is forged or expired."""
+    if not _written_as_signed(token.rpartition(".")[2]):
+        return None
     try:
         run_id = _actor_signer(secret).unsign(token, max_age=TOKEN_TTL_S)
     except (BadSignature, UnicodeError, ValueError):  # SignatureExpired is a BadSignature
@@ -122,6 +136,8 @@ def sign_download(secret: bytes, checkpoint_id: str, expires: int) -> str:
 
 def verify_download(secret: bytes, checkpoint_id: str, expires: str, signature: str) -> bool:
     if not _is_number(expires) or int(expires) < time.time():
+        return False
+    if not _written_as_signed(signature):
         return False
     try:
         return _download_signer(secret).verify_signature(f"{checkpoint_id}:{expires}", signature)

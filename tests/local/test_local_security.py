@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import stat
+import time
 
 import httpx
 import msgpack
@@ -287,6 +288,33 @@ def test_actor_tokens_and_download_signatures_expire_and_never_cross(monkeypatch
     assert not security.verify_download(secret, "ck_1", str(expiry - 120), signature)
     # an actor token's signature never passes as a download signature (salts differ)
     assert not security.verify_download(secret, "tr_0123", token.split(".")[1], token.split(".")[2])
+
+
+def test_a_signature_spelled_with_other_spare_bits_is_refused() -> None:
+    """Base64 decoding ignores the spare low bits of a signature's last character: changing
+    them gives a string that was never issued but decodes to the same HMAC. It is refused, for
+    actor tokens and download signatures alike, whatever the signature's last character."""
+    from trio_local import security
+
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
+    def respelled(signature: str) -> str:  # the lowest of the 2 spare bits flipped
+        return signature[:-1] + alphabet[alphabet.index(signature[-1]) ^ 1]
+
+    last_characters = set()
+    for run in range(40):  # signatures ending in many of the 16 possible characters
+        secret = bytes([run]) * 32
+        token, _ = security.issue_actor_token(secret, f"tr_{run:04d}")
+        value, _, signature = token.rpartition(".")
+        last_characters.add(signature[-1])
+        assert security.verify_actor_token(secret, token) == f"tr_{run:04d}"
+        assert security.verify_actor_token(secret, f"{value}.{respelled(signature)}") is None
+        expiry = int(time.time()) + 60
+        download = security.sign_download(secret, "ck_1", expiry)
+        assert security.verify_download(secret, "ck_1", str(expiry), download)
+        assert not security.verify_download(secret, "ck_1", str(expiry), respelled(download))
+        assert not security.verify_download(secret, "ck_1", str(expiry), download + "=")
+    assert len(last_characters) >= 8
 
 
 def test_actor_tokens_and_download_signatures_are_itsdangerous_signatures() -> None:
