@@ -8,8 +8,6 @@ name 'AutoModel' from 'transformers'"), so every import of them goes through her
 from __future__ import annotations
 
 import importlib
-import os
-import sys
 import threading
 from typing import Literal
 
@@ -24,13 +22,6 @@ ALL: tuple[Library, ...] = ("torch", "transformers", "peft")
 _changed = threading.Condition()
 _importing: set[str] = set()  # the one library being imported, if any
 _imported: set[str] = set()  # fully imported (sys.modules also holds half-imported modules)
-# torch's CPU allocator asks for transparent huge pages (madvise) for allocations of 2 MB and more
-# when this is set. A training pass allocates its logits slices afresh at every step (up to
-# 128 MB each, trio_local.engine.model.SLICE_ELEMENTS); on 4 KB pages a good part of that step
-# went to page faults (tests/local/test_local_sft.py alone: 3.2M minor faults -> 0.55M, 46 -> 36
-# CPU-seconds). torch reads the variable once, at its first allocation, so it is set before the
-# import; a value the user set (0 turns it off) is kept.
-HUGE_PAGES_VARIABLE = "THP_MEM_ALLOC_ENABLE"
 
 
 def import_model_libraries(*names: Library) -> None:
@@ -43,8 +34,6 @@ def import_model_libraries(*names: Library) -> None:
                 continue
             _importing.add(name)
         try:
-            if name == "torch" and "torch" not in sys.modules:
-                os.environ.setdefault(HUGE_PAGES_VARIABLE, "1")
             importlib.import_module(name)
             _imported.add(name)
         finally:
