@@ -2,7 +2,7 @@
 
 Under pytest-xdist each worker is one of the machine's cores: torch in a worker (and in the
 trio-local processes it starts) uses one thread, so two workers on two cores do not fight over
-four threads. Set before any test module imports torch, as is THP_MEM_ALLOC_ENABLE (below).
+four threads. Set before any test module imports torch.
 
 `make test` runs `--dist loadfile`: a test file's tests stay on one worker (its module fixtures,
 such as a trio-local service, start once), except in the files of SPREAD_FILES, whose tests each
@@ -18,11 +18,6 @@ import pytest
 if os.environ.get("PYTEST_XDIST_WORKER"):
     for variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(variable, "1")
-# Transparent huge pages for torch's large allocations in every process of the run (the workers
-# import torch before any trio-local does, and torch reads this once): trio-local sets it for
-# itself (trio_local.engine.libraries.HUGE_PAGES_VARIABLE), the suite's own torch work and the
-# scripts and benches it starts gain the same.
-os.environ.setdefault("THP_MEM_ALLOC_ENABLE", "1")
 
 # Files whose tests share no fixture worth keeping on one worker: each test is its own process.
 SPREAD_FILES = frozenset({"tests/evals/test_suite.py", "tests/bench/test_bench_smoke.py"})
