@@ -41,7 +41,9 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    # Files with slow tests first (a stable sort: the order inside a file is kept), so the long
-    # ones start while the other worker works through the many quick ones, not at the end.
+    # Files with slow tests first (a stable sort: the order inside a file is kept). Under -n this
+    # only orders units of the same size: pytest-xdist hands out files with the most tests first
+    # (loadscopereorder). Sending the longest units first instead was tried and was slower (two
+    # heavy units side by side from the start: 13:18 instead of about 11:30 for the suite).
     slow_files = {file_of(item.nodeid) for item in items if item.get_closest_marker("slow")}
     items.sort(key=lambda item: file_of(item.nodeid) not in slow_files)
