@@ -231,8 +231,10 @@ def _signal_a_worker_thread(pid: int, signum: int) -> None:
     tids = [tid for tid in tids if tid != pid]
     assert tids, "the process has no thread besides its main one"
     libc = ctypes.CDLL(None, use_errno=True)
-    if libc.syscall(234, pid, tids[-1], int(signum)) != 0:  # SYS_tgkill on x86-64
-        raise OSError(ctypes.get_errno(), "tgkill failed")
+    for tid in reversed(tids):  # a thread may end meanwhile: the next one then takes the signal
+        if libc.syscall(234, pid, tid, int(signum)) == 0:  # SYS_tgkill on x86-64
+            return
+    raise OSError(ctypes.get_errno(), "tgkill failed for every thread")
 
 
 @pytest.mark.skipif(os.uname().machine != "x86_64", reason="the tgkill syscall number is x86-64's")
