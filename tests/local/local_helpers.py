@@ -1,6 +1,10 @@
-"""Helpers shared by trio-local's tests: SFT data built with the real tokenizer."""
+"""Helpers shared by trio-local's tests: SFT data built with the real tokenizer, and a
+`trio-local serve` process stopped by a signal."""
 
 from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
 
 import pytrio as trio
 
@@ -45,3 +49,21 @@ def train(training_client, data, steps: int, lr: float = 5e-3) -> list[float]:
         losses.append(fb.result().metrics["loss_mean"])
         opt.result()
     return losses
+
+
+def serve_until_signalled(
+    command: list[str], deliver: Callable[[subprocess.Popen], None], timeout: float
+) -> tuple[int, str]:
+    """Start `trio-local serve` (`command`), wait for its first line, `deliver` a signal to it
+    and return its exit status and stderr. A service still running after `timeout` is killed
+    (not `with Popen`, whose exit would wait for it without a timeout) and the wait raises."""
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        assert "trio-local serving PyTRIO at http://127.0.0.1:" in process.stdout.readline()
+        deliver(process)
+        _, stderr = process.communicate(timeout=timeout)
+    finally:
+        process.kill()
+        process.wait(30)
+    return process.returncode, stderr

@@ -23,6 +23,7 @@ import pytest
 
 pytest.importorskip("torch")
 import pytrio as trio
+from local_helpers import serve_until_signalled
 
 import trio_local
 from trio_lint.rules import get_rule
@@ -392,14 +393,9 @@ def test_trio_local_serve_check_reports_when_stopped(tmp_path: Path) -> None:
     out = tmp_path / "serve-report.json"
     command = [sys.executable, "-m", "trio_local.cli", "serve", "--port", "0", "--check"]
     command += ["--data-dir", str(tmp_path / "d"), "--check-report", str(out)]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:  # not `with Popen`: its exit waits without a timeout for a service that did not stop
-        assert "trio-local serving PyTRIO at http://127.0.0.1:" in process.stdout.readline()
-        process.send_signal(signal.SIGTERM)
-        _, stderr = process.communicate(timeout=120)
-    finally:
-        process.kill()
-        process.wait(30)
-    assert process.returncode == 0, stderr
+    returncode, stderr = serve_until_signalled(
+        command, lambda process: process.send_signal(signal.SIGTERM), timeout=120
+    )
+    assert returncode == 0, stderr
     assert "no data mistakes found" in stderr
     assert json.loads(out.read_text(encoding="utf-8"))["findings"] == []

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from local_helpers import MODEL
+from local_helpers import MODEL, serve_until_signalled
 
 TRIO_LOCAL = str(Path(sys.executable).with_name("trio-local"))
 
@@ -244,16 +244,10 @@ def test_sigterm_taken_by_a_worker_thread_still_stops_serve_and_writes_the_repor
     report = tmp_path / "report.json"
     command = [TRIO_LOCAL, "serve", "--port", "0", "--data-dir", str(tmp_path / "data")]
     command += ["--check-report", str(report)]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert process.stdout is not None
-        assert "trio-local serving PyTRIO at" in process.stdout.readline()
-        _signal_a_worker_thread(process.pid, signal.SIGTERM)
-        _, stderr = process.communicate(timeout=60)
-    finally:
-        process.kill()
-        process.wait(30)
-    assert process.returncode == 0, stderr
+    returncode, stderr = serve_until_signalled(
+        command, lambda process: _signal_a_worker_thread(process.pid, signal.SIGTERM), timeout=60
+    )
+    assert returncode == 0, stderr
     assert "no data mistakes found" in stderr
     assert report.is_file()
 
