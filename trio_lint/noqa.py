@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.findings import Finding, Fix, NodeEdit, Span
-from trio_lint.parse import LineIndex, parse_ast
+from trio_lint.parse import LineIndex, parses
 
 UNUSED_NOQA = "PTR902"
 ENGINE_CODES = frozenset({"PTR900", "PTR901", UNUSED_NOQA, "PTR903"})
@@ -135,9 +135,7 @@ def add_to_lines(code: str, findings: list[Finding]) -> str:
         if position < len(parts):
             candidate = parts[:]
             candidate[position] = add_codes(parts[position], codes)
-            try:
-                parse_ast("".join(candidate))
-            except (SyntaxError, ValueError):
+            if not parses("".join(candidate)):
                 continue  # the line ends inside a string: a comment there would change the code
             parts = candidate
     return "".join(parts)

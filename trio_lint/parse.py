@@ -68,6 +68,15 @@ def parse_ast(text: str, filename: str = "<unknown>", mode: str = "exec") -> ast
     raise AssertionError("unreachable")
 
 
+def parses(text: str) -> bool:
+    """Whether `text` is Python the interpreter can parse (a fenced block, an edited document)."""
+    try:
+        parse_ast(text)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
 def parse(text: str, filename: str = "<unknown>") -> ast.Module:
     try:
         with warnings.catch_warnings():

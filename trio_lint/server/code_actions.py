@@ -16,7 +16,7 @@ from lsprotocol import types
 
 from trio_lint import fix_source, noqa
 from trio_lint.diagnostics import Applicability, Diagnostic
-from trio_lint.parse import parse_ast
+from trio_lint.parse import parses
 from trio_lint.server.config_watch import Settings
 from trio_lint.server.documents import (
     Target,
@@ -126,14 +126,6 @@ def fix_all_edits(target: Target, settings: Settings, encoding: str, *, unsafe: 
     return _changes(target, result.source, encoding) if result.changed else {}
 
 
-def _parses(text: str) -> bool:
-    try:
-        parse_ast(text)
-    except (SyntaxError, ValueError):
-        return False
-    return True
-
-
 def noqa_edits(target: Target, diagnostic: Diagnostic, encoding: str) -> Edits:
     """`# noqa: CODE` on the finding's line, written as `--add-noqa` writes it (and, as there,
     not when the line ends inside a string, where a comment would change the code)."""
@@ -153,7 +145,7 @@ def noqa_edits(target: Target, diagnostic: Diagnostic, encoding: str) -> Edits:
         return {}
     start = offset_of(text, row, 0)
     candidate = text[:start] + new + text[start + len(old) :]
-    if _parses(text) and not _parses(candidate):
+    if parses(text) and not parses(candidate):
         return {}
     edit = types.TextEdit(
         range=to_range(lines, (row + 1, 1), (row + 1, len(old) + 1), encoding), new_text=new

@@ -8,19 +8,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from trio_lint.parse import SourceError, parse_ast, split_lines
+from trio_lint.parse import SourceError, parses, split_lines
 from trio_lint.sources.base import Document, Unit
 
 _OPEN = re.compile(r"^(?P<indent>[ ]{0,3})(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^`\s]*)[^`]*$")
 _PYTHON = {"python", "py", "python3", "py3", "pyi"}
-
-
-def _parses(code: str) -> bool:
-    try:
-        parse_ast(code)
-    except (SyntaxError, ValueError):
-        return False
-    return True
 
 
 @dataclass
@@ -58,7 +50,7 @@ class MarkdownDocument(Document):
                     line[len(indent) :] if line.startswith(indent) else line
                     for line in lines[index + 1 : end]
                 ]
-                if not _parses("\n".join(body) + "\n"):
+                if not parses("\n".join(body) + "\n"):
                     index = end + 1
                     continue
                 document.blocks.append((index + 1, end, indent))
