@@ -60,7 +60,10 @@ def parse_ast(text: str, filename: str = "<unknown>", mode: str = "exec") -> ast
     """`ast.parse`, safe to call from several threads at once (see _AST_LOCK)."""
     for attempt in range(1, _AST_ATTEMPTS + 1):
         try:
-            with _AST_LOCK:
+            # The warning filters are the process's too: swapped under the same lock, so that
+            # two of our threads never put back each other's copy.
+            with _AST_LOCK, warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # invalid escape sequences etc. are not findings
                 return ast.parse(text, filename=filename, mode=mode)
         except SystemError as exc:
             if "recursion depth mismatch" not in str(exc) or attempt == _AST_ATTEMPTS:
@@ -79,11 +82,9 @@ def parses(text: str) -> bool:
 
 def parse(text: str, filename: str = "<unknown>") -> ast.Module:
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # invalid escape sequences etc. are not our findings
-            tree = parse_ast(text, filename)
-            assert isinstance(tree, ast.Module)
-            return tree
+        tree = parse_ast(text, filename)
+        assert isinstance(tree, ast.Module)
+        return tree
     except SyntaxError as exc:
         line = exc.lineno or 1
         column = exc.offset or 1

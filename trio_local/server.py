@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+import time
 from datetime import datetime
 from pathlib import Path
 
@@ -33,6 +34,10 @@ from trio_local.tokenizers import Tokenizers, modelscope_cache, modelscope_snaps
 __all__ = ["Service", "modelscope_cache", "modelscope_snapshot"]
 
 logger = logging.getLogger("trio_local")
+
+# The longest a stop waits for the warm-up's or a tokenizer build's current step (an import of
+# torch, one model build, one tokenizer copy: a few seconds at most on two cores).
+BACKGROUND_STOP_S = 30.0
 
 
 class Service:
@@ -91,9 +96,18 @@ class Service:
         self.tokenizers.start()
         self.engine.warm_up(self.config.warmup_entry)
 
-    def stop(self) -> None:
+    def stop(self, timeout: float = BACKGROUND_STOP_S) -> None:
+        """Stop every thread the service started before releasing the data directory: a
+        tokenizer copy or model build still running would otherwise go on writing into it (or
+        into its removed temporary directory) and use the CPU after `serve_in_background`."""
         self.liveness.stop()
         self.scheduler.stop()
+        self.tokenizers.stop_soon()
+        deadline = time.monotonic() + timeout
+        stopped = self.engine.close(timeout)
+        stopped = self.tokenizers.join(max(0.0, deadline - time.monotonic())) and stopped
+        if not stopped:
+            logger.warning("trio-local: background work still running after %ss", timeout)
         self.finish_checks()
         self.store.close()
         self.lock.release()

@@ -59,6 +59,10 @@ def _link(snapshot: Path, build: Path) -> None:
     link.replace(snapshot)  # atomic: a concurrent loader sees the old link or the new one
 
 
+class TokenizersStopped(RuntimeError):
+    """The service stopped before this family's tokenizer was built."""
+
+
 class Tokenizers:
     """Per-family builds (futures resolving to the engine's copy) and per-id snapshots.
 
@@ -79,6 +83,8 @@ class Tokenizers:
         self._ready: dict[str, Future] = {family.name: Future() for family in catalogue.FAMILIES}
         self._seeded: set[str] = set()
         self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._stopping = threading.Event()
 
     def directory(self, family: catalogue.Family) -> Path:
         """The engine's copy of `family`'s tokenizer (exists once `ready(family)` is done)."""
@@ -88,7 +94,22 @@ class Tokenizers:
         return self._ready[family.name]
 
     def start(self) -> None:
-        threading.Thread(target=self._build_all, name="trio-local-tokenizer", daemon=True).start()
+        self._thread = threading.Thread(
+            target=self._build_all, name="trio-local-tokenizer", daemon=True
+        )
+        self._thread.start()
+
+    def stop_soon(self) -> None:
+        """Build no family after the one in progress (its waiters get `TokenizersStopped`):
+        the service is stopping and its data directory may be removed next."""
+        self._stopping.set()
+
+    def join(self, timeout: float) -> bool:
+        """Wait up to `timeout` seconds for the builds to end; False if one still runs."""
+        if self._thread is not None:
+            self._thread.join(timeout)
+            return not self._thread.is_alive()
+        return True
 
     def _build_all(self) -> None:
         # The announced families first, the default (Qwen3) family before any other.
@@ -99,6 +120,11 @@ class Tokenizers:
         )
         for family in order:
             future = self._ready[family.name]
+            if self._stopping.is_set():
+                future.set_exception(
+                    TokenizersStopped(f"the {family.name} tokenizer was not built")
+                )
+                continue
             try:
                 cached = self._build(family)
                 self._builds[family.name] = cached

@@ -120,3 +120,21 @@ def test_lint_and_fix_in_threads_never_parse_at_once(monkeypatch) -> None:
     assert errors == []
     assert results == [expected] * 20
     assert most[0] == 1, f"{most[0]} parses ran at once"
+
+
+def test_a_parse_shows_no_warning_and_leaves_the_filters_as_they_were() -> None:
+    """Invalid escapes are the user's business, not findings; and the filters are swapped under
+    the parse lock, so a parse on another thread cannot put back a stale copy of them."""
+    import warnings
+
+    from trio_lint.parse import parses
+
+    source = 'path = "C:\\d"\nvalue = 1 is 1\n'
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        before = list(warnings.filters)
+        assert parses(source)
+        parse(source)
+        assert caught == [] and warnings.filters == before
+        compile(source, "<user>", "exec")  # the same source does warn outside trio-lint
+        assert caught

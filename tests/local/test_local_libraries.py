@@ -100,3 +100,94 @@ def test_a_model_host_waits_for_an_import_in_progress(monkeypatch) -> None:
             libraries._changed.notify_all()
         builder.join(30)
     assert built and built[0].spec == spec
+
+
+def test_an_import_waiting_for_another_gives_up_when_stopped(tmp_path, monkeypatch) -> None:
+    quick, held, release, log = _libraries(tmp_path, monkeypatch)
+    first = threading.Thread(target=libraries.import_model_libraries, args=(held,))
+    first.start()
+    while "held in" not in log:
+        time.sleep(0.001)
+    stop = threading.Event()
+    outcome: list[bool] = []
+    waiter = threading.Thread(
+        target=lambda: outcome.append(libraries.import_model_libraries(quick, stop=stop))
+    )
+    waiter.start()
+    time.sleep(0.1)  # now waiting for `held`'s import to end
+    stop.set()
+    release.set()
+    first.join(10)
+    waiter.join(10)
+    assert outcome == [False]
+    assert "quick in" not in log and quick not in sys.modules  # never begun
+    assert libraries.import_model_libraries(quick, stop=threading.Event()) is True
+
+
+def _tiny_host():
+    from trio_local.catalogue import StandInSpec
+    from trio_local.engine.model import ModelHost
+
+    spec = StandInSpec(
+        vocab_size=64, hidden_size=16, intermediate_size=32, num_heads=2, num_kv_heads=1
+    )
+    return ModelHost(dataclasses.replace(spec, head_dim=8, eos_id=1, pad_id=0))
+
+
+def test_a_build_is_quiet_without_touching_the_other_warnings() -> None:
+    import warnings
+
+    from trio_local.engine.model import KNOWN_WARNINGS, LoraSpec
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        before = list(warnings.filters)
+        host = _tiny_host()
+        spec = LoraSpec(8, 0, train_mlp=True, train_attn=True, train_unembed=True)
+        host.add_adapter("run-1", spec)
+        assert [str(w.message) for w in caught] == []
+        added = {(f[0], f[1] and f[1].pattern, f[2]) for f in warnings.filters if f not in before}
+        assert added == {("ignore", message, category) for category, message in KNOWN_WARNINGS}
+        warnings.warn("the user's own warning", UserWarning, stacklevel=1)
+        warnings.warn("a deprecation of the user's", FutureWarning, stacklevel=1)
+        assert len(caught) == 2
+
+
+def test_builds_on_another_thread_leave_this_threads_warning_filters_alone() -> None:
+    """`warnings.catch_warnings()` on a builder thread put back its own copy of the process's
+    filters on exit, dropping a filter this thread had added meanwhile (or keeping one it had
+    removed)."""
+    import warnings
+
+    from trio_local.engine.model import LoraSpec
+
+    host = _tiny_host()
+    spec = LoraSpec(4, 0, train_mlp=True, train_attn=True, train_unembed=True)
+    done = threading.Event()
+
+    def build() -> None:
+        try:
+            for index in range(40):
+                host.add_adapter(f"run-{index % 2}", spec)
+        finally:
+            done.set()
+
+    builder = threading.Thread(target=build)
+    lost = 0
+    with warnings.catch_warnings():
+        original = list(warnings.filters)
+        builder.start()
+        while not done.is_set():
+            warnings.filterwarnings("error", message="a probe")
+            time.sleep(0.002)
+            if ("error", "a probe") not in {
+                (f[0], f[1] and f[1].pattern) for f in warnings.filters
+            }:
+                lost += 1
+            warnings.filters[:] = [
+                f for f in warnings.filters if not (f[1] and f[1].pattern == "a probe")
+            ]
+        builder.join(30)
+        kept = [f for f in warnings.filters if f not in original]
+    assert lost == 0
+    assert all(f[0] == "ignore" and f[1] is not None for f in kept), kept

@@ -93,33 +93,61 @@ def _lower_priority(nice: int) -> None:
         pass
 
 
+def service_stopping() -> EngineError:
+    """What a build or load gets when the service stops before it ran."""
+    return EngineError("service_stopping", "trio-local is stopping; start it again to go on")
+
+
 class _Builder:
     """One daemon thread running build jobs in order (an executor's thread would hold up the
     process's exit until a half-done import of torch finished); with `nice`, at low priority."""
 
     def __init__(self, name: str, nice: int = 0) -> None:
-        self._jobs: queue.SimpleQueue[tuple[Callable[..., Any], tuple, Future]] = (
+        self._jobs: queue.SimpleQueue[tuple[Callable[..., Any], tuple, Future] | None] = (
             queue.SimpleQueue()
         )
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+        self._closed = False
         self._name = name
         self._nice = nice
 
     def submit(self, job: Callable[..., Any], *args: Any) -> Future:
         future: Future = Future()
-        self._jobs.put((job, args, future))
         with self._lock:
+            if self._closed:
+                future.set_exception(service_stopping())
+                return future
+            self._jobs.put((job, args, future))
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
                 self._thread.start()
         return future
 
+    def close(self) -> threading.Thread | None:
+        """Fail the jobs not started yet and end the thread after the running one (a half-done
+        import cannot be interrupted); returns the thread to join, if there is one."""
+        with self._lock:
+            self._closed = True
+            thread = self._thread
+        while True:
+            try:
+                item = self._jobs.get_nowait()
+            except queue.Empty:
+                break
+            if item is not None:
+                item[2].set_exception(service_stopping())
+        self._jobs.put(None)  # wakes the thread, which then returns
+        return thread
+
     def _run(self) -> None:
         if self._nice:
             _lower_priority(self._nice)
         while True:
-            job, args, future = self._jobs.get()
+            item = self._jobs.get()
+            if item is None:
+                return
+            job, args, future = item
             try:
                 future.set_result(job(*args))
             except BaseException as error:  # the future carries it to the waiting worker
@@ -146,6 +174,10 @@ class Engine:
         self.runs: dict[str, TrainerRun] = {}
         self._samplers: OrderedDict[str, tuple[str, str]] = OrderedDict()  # cuid -> id, adapter
         self._tokenizer_loads: dict[str, Future] = {}
+        self._loader_threads: list[threading.Thread] = []
+        # Set by close(): background work not begun yet is dropped, and a build in progress
+        # stops at its next step, so nothing outlives the service (an in-process one especially).
+        self._closing = threading.Event()
         # Seeded stand-in weights, cached across restarts (None: always build).
         self.weights_cache: Path | None = (
             default_cache_dir() / "stand-ins" if config.weights_cache else None
@@ -163,7 +195,9 @@ class Engine:
 
     def _import_torch(self) -> None:
         started = time.perf_counter()
-        import_model_libraries()  # here, off the worker thread's first event
+        # Here, off the worker thread's first event.
+        if not import_model_libraries(stop=self._closing):
+            raise service_stopping()
         import torch
 
         torch.set_num_threads(self.threads)
@@ -203,8 +237,22 @@ class Engine:
                 return {"state": "failed", "error": f"{type(error).__name__}: {error}", **status}
         return {"state": "ready", **status}
 
+    def close(self, timeout: float) -> bool:
+        """Stop the warm-up, builds and tokenizer loads: the ones not begun are dropped (their
+        waiters get `service_stopping`), the running ones end at their next step. Waits up to
+        `timeout` seconds for their threads; False if one is still running then."""
+        self._closing.set()
+        deadline = time.monotonic() + timeout
+        threads = [self._builder.close(), self._warm_builder.close(), *self._loader_threads]
+        for thread in threads:
+            if thread is not None:
+                thread.join(max(0.0, deadline - time.monotonic()))
+        return not any(thread is not None and thread.is_alive() for thread in threads)
+
     def _build(self, entry: catalogue.CatalogueEntry, exercise: bool = False) -> ModelHost:
         self._import_torch()
+        if self._closing.is_set():
+            raise service_stopping()
         started = time.perf_counter()
         host = ModelHost(entry.spec, cache_dir=self.weights_cache)
         if host.from_cache:
@@ -213,7 +261,7 @@ class Engine:
         else:
             self.models_built += 1
             self._time("first base model build", started)
-        if exercise:
+        if exercise and not self._closing.is_set():
             started = time.perf_counter()
             host.exercise()
             self._time("warm-up training step", started)
@@ -275,11 +323,16 @@ class Engine:
         def load() -> None:
             _lower_priority(WARMUP_NICE)
             try:
+                self.tokenizers.ready(family).result()
+                if not import_model_libraries("transformers", stop=self._closing):
+                    raise service_stopping()
                 future.set_result(self._load_tokenizer(family))
             except BaseException as error:
                 future.set_exception(error)
 
-        threading.Thread(target=load, name="trio-local-tokenizer-load", daemon=True).start()
+        thread = threading.Thread(target=load, name="trio-local-tokenizer-load", daemon=True)
+        self._loader_threads.append(thread)
+        thread.start()
         self._tokenizer_loads[family.name] = future
         return future
 

@@ -24,14 +24,20 @@ _importing: set[str] = set()  # the one library being imported, if any
 _imported: set[str] = set()  # fully imported (sys.modules also holds half-imported modules)
 
 
-def import_model_libraries(*names: Library) -> None:
+def import_model_libraries(*names: Library, stop: threading.Event | None = None) -> bool:
     """Import `names` (all three when none is given). A tokenizer needs transformers only, so
-    a broken peft install fails the model build with its cause, not the tokenizer too."""
+    a broken peft install fails the model build with its cause, not the tokenizer too. With
+    `stop`, no import begins once it is set (a stopping service waits for one import at most);
+    returns whether every library is in."""
     for name in names or ALL:
+        if stop is not None and stop.is_set():
+            return False
         with _changed:
             _changed.wait_for(lambda name=name: name in _imported or not _importing)
             if name in _imported:
                 continue
+            if stop is not None and stop.is_set():  # set while waiting for another import
+                return False
             _importing.add(name)
         try:
             importlib.import_module(name)
@@ -40,3 +46,4 @@ def import_model_libraries(*names: Library) -> None:
             with _changed:
                 _importing.discard(name)
                 _changed.notify_all()
+    return True

@@ -143,6 +143,25 @@ def build_base_model(spec: StandInSpec, cache_dir: Path | None = None) -> tuple[
     return model, cached
 
 
+# What peft says on every build with the pinned libraries, about choices that are trio-local's,
+# not the user's: PeftModel reads transformers 5's deprecated `is_gradient_checkpointing`, and
+# an adapter on the tied unembedding warns that `ensure_weight_tying` is unset.
+KNOWN_WARNINGS: tuple[tuple[type[Warning], str], ...] = (
+    (FutureWarning, r"`is_gradient_checkpointing` is deprecated"),
+    (UserWarning, r"Model has `tie_word_embeddings=True` and a tied layer is part of the adapter"),
+)
+
+
+def silence_known_warnings() -> None:
+    """Filter exactly `KNOWN_WARNINGS`, once per process. Not `warnings.catch_warnings()`: it
+    swaps the whole process's filters and puts back its own copy on exit, so on the builder
+    and worker threads it could undo another thread's filters or leave "ignore all" behind."""
+    present = {(f[2], f[1].pattern) for f in warnings.filters if f[0] == "ignore" and f[1]}
+    for category, message in KNOWN_WARNINGS:
+        if (category, message) not in present:
+            warnings.filterwarnings("ignore", message=message, category=category)
+
+
 class ModelHost:
     """A stand-in base model plus named LoRA adapters; one adapter is active at a time."""
 
@@ -153,9 +172,8 @@ class ModelHost:
         self.spec = spec
         base, self.from_cache = build_base_model(spec, cache_dir)
         placeholder = LoraSpec(4, 0, train_mlp=False, train_attn=True, train_unembed=False)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            self.model = get_peft_model(base, _lora_config(placeholder), adapter_name=BASE_ADAPTER)
+        silence_known_warnings()
+        self.model = get_peft_model(base, _lora_config(placeholder), adapter_name=BASE_ADAPTER)
         self._seed_adapter(BASE_ADAPTER, 0)
         self.model.eval()
         self._active = BASE_ADAPTER
@@ -245,9 +263,8 @@ class ModelHost:
     def add_adapter(self, name: str, spec: LoraSpec) -> None:
         if name in self.adapters:
             self.remove_adapter(name)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            self.model.add_adapter(name, _lora_config(spec))
+        silence_known_warnings()
+        self.model.add_adapter(name, _lora_config(spec))
         self._seed_adapter(name, spec.seed if spec.seed is not None else 0)
         self.adapters.add(name)
         self._active = ""
