@@ -32,6 +32,11 @@ class EngineError(Exception):
         self.message = message
 
 
+def service_stopping(what: str = "the request") -> EngineError:
+    """What work the service had not begun when it was told to stop gets (a 4xx: not retried)."""
+    return EngineError("service_stopping", f"trio-local is stopping; {what} was not run")
+
+
 def not_found(kind: str, ident: str, hint: str = "") -> ApiError:
     code = f"{kind.replace(' ', '_')}_not_found"
     return ApiError(404, code, f"{kind} '{ident}' does not exist{hint}")

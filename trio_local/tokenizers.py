@@ -20,6 +20,7 @@ from pathlib import Path
 
 from trio_local import catalogue
 from trio_local.config import default_cache_dir
+from trio_local.errors import service_stopping
 
 logger = logging.getLogger("trio_local")
 
@@ -59,10 +60,6 @@ def _link(snapshot: Path, build: Path) -> None:
     link.replace(snapshot)  # atomic: a concurrent loader sees the old link or the new one
 
 
-class TokenizersStopped(RuntimeError):
-    """The service stopped before this family's tokenizer was built."""
-
-
 class Tokenizers:
     """Per-family builds (futures resolving to the engine's copy) and per-id snapshots.
 
@@ -100,7 +97,7 @@ class Tokenizers:
         self._thread.start()
 
     def stop_soon(self) -> None:
-        """Build no family after the one in progress (its waiters get `TokenizersStopped`):
+        """Build no family after the one in progress (its waiters get `service_stopping`):
         the service is stopping and its data directory may be removed next."""
         self._stopping.set()
 
@@ -121,9 +118,7 @@ class Tokenizers:
         for family in order:
             future = self._ready[family.name]
             if self._stopping.is_set():
-                future.set_exception(
-                    TokenizersStopped(f"the {family.name} tokenizer was not built")
-                )
+                future.set_exception(service_stopping(f"the {family.name} tokenizer build"))
                 continue
             try:
                 cached = self._build(family)

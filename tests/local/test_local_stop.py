@@ -39,3 +39,30 @@ def test_a_stopped_service_with_its_own_data_dir_leaves_it_whole(tmp_path) -> No
     with trio_local.serve_in_background(data_dir=tmp_path, configure_sdk=False) as again:
         assert again.data_dir == tmp_path.resolve()
     assert (tmp_path / "tokenizer" / "qwen3" / "tokenizer.json").is_file()
+
+
+def test_builds_not_begun_fail_with_service_stopping_and_the_running_one_ends() -> None:
+    from trio_local.engine.engine import _Builder
+    from trio_local.errors import EngineError
+
+    builder = _Builder("test-builder")
+    started, release = threading.Event(), threading.Event()
+
+    def running() -> str:
+        started.set()
+        assert release.wait(30)
+        return "built"
+
+    first = builder.submit(running)
+    assert started.wait(30)
+    queued = builder.submit(lambda: "never")
+    thread = builder.close()
+    late = builder.submit(lambda: "never")
+    for future in (queued, late):  # failed at once, with a code the SDK does not retry
+        error = future.exception(timeout=1)
+        assert isinstance(error, EngineError) and error.code == "service_stopping"
+    assert thread is not None and thread.is_alive()
+    release.set()
+    assert first.result(timeout=30) == "built"
+    thread.join(30)
+    assert not thread.is_alive()

@@ -32,7 +32,7 @@ from pytrio.protocol.actor.sampling_run.sample import SampleRequest
 from trio_local import catalogue
 from trio_local.config import default_cache_dir
 from trio_local.engine import sampling, trainer
-from trio_local.engine.errors import EngineError
+from trio_local.engine.errors import EngineError, service_stopping
 from trio_local.engine.images import flatten
 from trio_local.engine.libraries import import_model_libraries
 from trio_local.engine.model import BASE_ADAPTER, LoraSpec, ModelHost
@@ -91,11 +91,6 @@ def _lower_priority(nice: int) -> None:
         os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + nice)
     except (AttributeError, OSError):  # elsewhere the warm-up simply runs at normal priority
         pass
-
-
-def service_stopping() -> EngineError:
-    """What a build or load gets when the service stops before it ran."""
-    return EngineError("service_stopping", "trio-local is stopping; start it again to go on")
 
 
 class _Builder:

@@ -3,6 +3,6 @@ too) and named here where the engine's modules look for it."""
 
 from __future__ import annotations
 
-from trio_local.errors import EngineError
+from trio_local.errors import EngineError, service_stopping
 
-__all__ = ["EngineError"]
+__all__ = ["EngineError", "service_stopping"]
