@@ -15,6 +15,7 @@ from pathlib import Path
 
 from trio_local import catalogue
 from trio_local.checks import Checker, CheckReport
+from trio_local.checks.chat import ChatTokens, cached_chat_tokens
 from trio_local.config import STATS_PATH, ServeConfig
 from trio_local.engine.engine import Engine
 from trio_local.engine.tokenizer import cached_build
@@ -81,8 +82,7 @@ class Service:
         )
         self.events = EventRegistry()
         check = config.check or config.check_report is not None
-        self.checks = Checker(tokenizer_for=self._check_tokenizer) if check else None
-        self._check_tokenizers: dict[Path, object] = {}
+        self.checks = Checker(chat_tokens_for=self._check_chat_tokens) if check else None
         self._final_report: CheckReport | None = None
         # The default family's build: `trio-local run` starts its command once it is done.
         self.tokenizer_ready = self.tokenizers.ready(catalogue.QWEN3)
@@ -112,8 +112,9 @@ class Service:
         self.store.close()
         self.lock.release()
 
-    def _check_tokenizer(self, model_id: str) -> object:
-        # The checker's own instance: the engine's belongs to the scheduler's worker thread.
+    def _check_chat_tokens(self, model_id: str) -> ChatTokens | None:
+        # The checker's own load, remembered next to the family's build in trio-local's cache:
+        # the engine's tokenizer belongs to the scheduler's worker thread.
         from trio_local.engine.tokenizer import load_tokenizer
 
         try:
@@ -121,9 +122,9 @@ class Service:
         except catalogue.ModelNotServed:
             family = catalogue.QWEN3
         directory = self.tokenizers.ready(family).result(120)
-        if directory not in self._check_tokenizers:
-            self._check_tokenizers[directory] = load_tokenizer(directory)
-        return self._check_tokenizers[directory]
+        return cached_chat_tokens(
+            self.tokenizers.build_of(family), lambda: load_tokenizer(directory)
+        )
 
     def finish_checks(self, timeout: float = 30.0) -> CheckReport | None:
         """The final check report (None without --check), written to --check-report once."""

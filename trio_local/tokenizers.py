@@ -90,6 +90,12 @@ class Tokenizers:
     def ready(self, family: catalogue.Family) -> Future:
         return self._ready[family.name]
 
+    def build_of(self, family: catalogue.Family) -> Path:
+        """The family's build in trio-local's cache, shared by every data directory (exists
+        once `ready(family)` is done); `directory(family)` is this service's copy of it."""
+        self.ready(family).result()
+        return self._builds[family.name]
+
     def start(self) -> None:
         self._thread = threading.Thread(
             target=self._build_all, name="trio-local-tokenizer", daemon=True

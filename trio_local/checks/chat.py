@@ -9,9 +9,17 @@ belongs to.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import hashlib
+import json
+import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+from trio_local.storage.files import write_bytes_atomic
+
+logger = logging.getLogger("trio_local.checks")
 
 MARK = "Zebra"  # a probe message; any word the tokenizer keeps apart from the header's newline
 PROBE_ROLES = ("system", "user", "assistant")
@@ -98,6 +106,96 @@ class ChatTokens:
             if tuple(tokens[index : index + len(header)]) == header:
                 return role, len(header)
         return "unknown", 0
+
+
+# What a memo was derived by: this module's own source, so that a change to the derivation
+# makes every memo written before it stale.
+_DERIVATION = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
+MEMO_NAME = "trio-local-chat-tokens.json"
+# The files the chat tokens come from (vocabulary and merges; chat template and special tokens).
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json")
+
+
+def cached_chat_tokens(directory: Path, load_tokenizer: Callable[[], Any]) -> ChatTokens | None:
+    """`ChatTokens.from_tokenizer` for the tokenizer files in `directory`, remembered in a file
+    there: reading the tokenizer again costs about half a CPU-second in every checked service,
+    for a handful of ids. The memo is keyed on the files' content and on this derivation; one
+    that is damaged or keyed otherwise is derived again and replaced, one that cannot be written
+    is only logged."""
+    memo = directory / MEMO_NAME
+    try:
+        key = _key(directory)
+    except OSError:
+        key = None
+    if key is not None:
+        try:
+            return _read_memo(memo.read_text(encoding="utf-8"), key)
+        except (OSError, ValueError, TypeError, KeyError, RecursionError):
+            pass
+    chat = ChatTokens.from_tokenizer(load_tokenizer())
+    if key is not None:
+        try:
+            write_bytes_atomic(memo, json.dumps(_memo(chat, key)).encode())
+        except OSError as error:
+            logger.warning(
+                "trio-local check: cannot remember the chat tokens in %s: %s", memo, error
+            )
+    return chat
+
+
+def _key(directory: Path) -> str:
+    digest = hashlib.sha256(_DERIVATION.encode())
+    for name in TOKENIZER_FILES:
+        digest.update((directory / name).read_bytes())
+    return digest.hexdigest()
+
+
+def _memo(chat: ChatTokens | None, key: str) -> dict[str, Any]:
+    if chat is None:
+        return {"key": key, "chat": None}
+    return {
+        "key": key,
+        "chat": {
+            "start": chat.start,
+            "end": chat.end,
+            "headers": [[list(ids), role] for ids, role in chat.headers],
+            "stop_ids": sorted(chat.stop_ids),
+        },
+    }
+
+
+def _read_memo(text: str, key: str) -> ChatTokens | None:
+    data = json.loads(text)
+    if data["key"] != key:
+        raise ValueError("derived from other files or by another derivation")
+    chat = data["chat"]
+    if chat is None:
+        return None
+    headers = tuple((_ids(ids), _role(role)) for ids, role in chat["headers"])
+    return ChatTokens(
+        start=_id(chat["start"]),
+        end=_id(chat["end"]),
+        headers=headers,
+        stop_ids=frozenset(_ids(chat["stop_ids"])),
+    )
+
+
+def _id(value: object) -> int:
+    if type(value) is not int or value < 0:
+        raise TypeError(f"not a token id: {value!r}")
+    return value
+
+
+def _ids(values: object) -> tuple[int, ...]:
+    if not isinstance(values, list):
+        raise TypeError(f"not a list of token ids: {values!r}")
+    return tuple(_id(value) for value in values)
+
+
+def _role(value: object) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"not a role: {value!r}")
+    return value
 
 
 def is_prompt(label: str) -> bool:

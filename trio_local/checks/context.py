@@ -36,7 +36,7 @@ class SavedWeights:
 
 @dataclass
 class CheckContext:
-    tokenizer_for: Callable[[str], Any] | None = None
+    chat_tokens_for: Callable[[str], ChatTokens | None] | None = None
     models: dict[str, str] = field(default_factory=dict)  # training run -> model id
     optim_steps: dict[str, int] = field(default_factory=dict)
     learning_rates: dict[str, float] = field(default_factory=dict)  # the latest, per run
@@ -68,9 +68,9 @@ class CheckContext:
     def chat_of_model(self, model: str) -> ChatTokens | None:
         if model not in self._chat:
             chat = None
-            if self.tokenizer_for is not None:
+            if self.chat_tokens_for is not None:
                 try:
-                    chat = ChatTokens.from_tokenizer(self.tokenizer_for(model))
+                    chat = self.chat_tokens_for(model)
                 except Exception:  # a check must never break the run: no chat checks then
                     logger.warning("trio-local check: no chat tokens for %s", model, exc_info=True)
             self._chat[model] = chat

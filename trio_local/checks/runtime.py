@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from trio_local.checks.base import Check
+from trio_local.checks.chat import ChatTokens
 from trio_local.checks.checkpoint_reused import CheckpointReused
 from trio_local.checks.context import CheckContext
 from trio_local.checks.eos_untrained import EosUntrained
@@ -58,10 +59,10 @@ MAX_ERRORS = 3  # a check that raised this often is switched off for the rest of
 class Checker:
     def __init__(
         self,
-        tokenizer_for: Callable[[str], Any] | None = None,
+        chat_tokens_for: Callable[[str], ChatTokens | None] | None = None,
         checks: tuple[type[Check], ...] = CHECKS,
     ) -> None:
-        self.context = CheckContext(tokenizer_for=tokenizer_for)
+        self.context = CheckContext(chat_tokens_for=chat_tokens_for)
         self.checks = [check() for check in checks]
         self.errors: Counter[str] = Counter()
         self.observed = Observed()
