@@ -96,15 +96,18 @@ class Service:
         self.tokenizers.start()
         self.engine.warm_up(self.config.warmup_entry)
 
-    def stop(self, timeout: float = BACKGROUND_STOP_S) -> None:
+    def stop(self, timeout: float = BACKGROUND_STOP_S, *, exiting: bool = False) -> None:
         """Stop every thread the service started before releasing the data directory: a
         tokenizer copy or model build still running would otherwise go on writing into it (or
-        into its removed temporary directory) and use the CPU after `serve_in_background`."""
+        into its removed temporary directory) and use the CPU after `serve_in_background`.
+        `exiting`: the process ends next, so an import or model build in progress is left to
+        end with it rather than finished for nothing (the tokenizer copies are still waited
+        for: they write into the data directory)."""
         self.liveness.stop()
         self.scheduler.stop()
         self.tokenizers.stop_soon()
         deadline = time.monotonic() + timeout
-        stopped = self.engine.close(timeout)
+        stopped = self.engine.close(0.0 if exiting else timeout) or exiting
         stopped = self.tokenizers.join(max(0.0, deadline - time.monotonic())) and stopped
         if not stopped:
             logger.warning("trio-local: background work still running after %ss", timeout)

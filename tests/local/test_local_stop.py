@@ -66,3 +66,39 @@ def test_builds_not_begun_fail_with_service_stopping_and_the_running_one_ends() 
     assert first.result(timeout=30) == "built"
     thread.join(30)
     assert not thread.is_alive()
+
+
+def test_an_exiting_stop_leaves_a_running_import_to_the_process_exit(tmp_path, monkeypatch) -> None:
+    """The console scripts exit right after the stop: an import of torch in progress is not
+    finished for nothing. An in-process stop waits for it, as the first test shows."""
+    from trio_local.config import ServeConfig
+    from trio_local.engine.engine import Engine
+    from trio_local.http.serving import RunningServer
+    from trio_local.server import Service
+
+    entered, release = threading.Event(), threading.Event()
+
+    def held_import(engine: Engine) -> None:
+        entered.set()
+        assert release.wait(120)
+
+    monkeypatch.setattr(Engine, "_import_torch", held_import)
+    try:
+        stops: list[threading.Thread] = []
+        for exiting in (True, False):
+            entered.clear()
+            config = ServeConfig(port=0, data_dir=tmp_path / str(exiting), cycle_ms=0)
+            server = RunningServer(Service(config)).start()
+            server.wait_ready()
+            assert entered.wait(60)
+            stop = threading.Thread(target=server.stop, kwargs={"exiting": exiting})
+            stop.start()
+            stop.join(10 if exiting else 2)  # the exiting one has nothing to wait for
+            stops.append(stop)
+        exiting_stop, waiting_stop = stops
+        assert not exiting_stop.is_alive()  # returned with the import still held
+        assert waiting_stop.is_alive()  # waits for the import to end
+    finally:
+        release.set()
+    waiting_stop.join(60)
+    assert not waiting_stop.is_alive()
