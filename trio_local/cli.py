@@ -180,7 +180,7 @@ def serve(args: argparse.Namespace) -> int:
     )
     while not stop.wait(SIGNAL_POLL_S):  # see SIGNAL_POLL_S: a timed wait lets the handler run
         pass
-    server.stop(exiting=True)
+    server.stop()
     _print_check_report(service)
     return 0
 
@@ -227,7 +227,7 @@ def _serve_child(args: argparse.Namespace, child: list[str]) -> int:
         env = {**os.environ, **server.service.environment(server.base_url)}
         return run_child(child, env, received, after=lambda: _print_check_report(server.service))
     finally:
-        server.stop(exiting=True)
+        server.stop()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-import time
 from datetime import datetime
 from pathlib import Path
 
@@ -36,8 +35,8 @@ __all__ = ["Service", "modelscope_cache", "modelscope_snapshot"]
 
 logger = logging.getLogger("trio_local")
 
-# The longest a stop waits for the warm-up's or a tokenizer build's current step (an import of
-# torch, one model build, one tokenizer copy: a few seconds at most on two cores).
+# The longest a stop waits for a tokenizer build's current step (a copy into the data directory;
+# a first build ever takes 5-10 s).
 BACKGROUND_STOP_S = 30.0
 
 
@@ -96,21 +95,18 @@ class Service:
         self.tokenizers.start()
         self.engine.warm_up(self.config.warmup_entry)
 
-    def stop(self, timeout: float = BACKGROUND_STOP_S, *, exiting: bool = False) -> None:
-        """Stop every thread the service started before releasing the data directory: a
-        tokenizer copy or model build still running would otherwise go on writing into it (or
-        into its removed temporary directory) and use the CPU after `serve_in_background`.
-        `exiting`: the process ends next, so an import or model build in progress is left to
-        end with it rather than finished for nothing (the tokenizer copies are still waited
-        for: they write into the data directory)."""
+    def stop(self, timeout: float = BACKGROUND_STOP_S) -> None:
+        """Stop the service's threads before releasing the data directory. Nothing new begins
+        after this: builds and loads not begun are dropped, and an import or model build in
+        progress ends at its next step, by itself (waiting for a half-done import of torch
+        would hold up the exit of trio-mcp, whose client allows two seconds). The tokenizer
+        copies are waited for: they write into the data directory, which may be removed next."""
         self.liveness.stop()
         self.scheduler.stop()
         self.tokenizers.stop_soon()
-        deadline = time.monotonic() + timeout
-        stopped = self.engine.close(0.0 if exiting else timeout) or exiting
-        stopped = self.tokenizers.join(max(0.0, deadline - time.monotonic())) and stopped
-        if not stopped:
-            logger.warning("trio-local: background work still running after %ss", timeout)
+        self.engine.close()
+        if not self.tokenizers.join(timeout):
+            logger.warning("trio-local: a tokenizer build is still running after %ss", timeout)
         self.finish_checks()
         self.store.close()
         self.lock.release()

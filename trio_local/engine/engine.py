@@ -121,7 +121,7 @@ class _Builder:
 
     def close(self) -> threading.Thread | None:
         """Fail the jobs not started yet and end the thread after the running one (a half-done
-        import cannot be interrupted); returns the thread to join, if there is one."""
+        import cannot be interrupted); returns the thread, to join if one must wait for it."""
         with self._lock:
             self._closed = True
             thread = self._thread
@@ -169,7 +169,6 @@ class Engine:
         self.runs: dict[str, TrainerRun] = {}
         self._samplers: OrderedDict[str, tuple[str, str]] = OrderedDict()  # cuid -> id, adapter
         self._tokenizer_loads: dict[str, Future] = {}
-        self._loader_threads: list[threading.Thread] = []
         # Set by close(): background work not begun yet is dropped, and a build in progress
         # stops at its next step, so nothing outlives the service (an in-process one especially).
         self._closing = threading.Event()
@@ -232,17 +231,13 @@ class Engine:
                 return {"state": "failed", "error": f"{type(error).__name__}: {error}", **status}
         return {"state": "ready", **status}
 
-    def close(self, timeout: float) -> bool:
-        """Stop the warm-up, builds and tokenizer loads: the ones not begun are dropped (their
-        waiters get `service_stopping`), the running ones end at their next step. Waits up to
-        `timeout` seconds for their threads; False if one is still running then."""
+    def close(self) -> None:
+        """Begin no more work: the warm-up's, builds' and tokenizer loads' jobs not begun are
+        dropped (their waiters get `service_stopping`) and the running ones end at their next
+        step, on their own daemon threads."""
         self._closing.set()
-        deadline = time.monotonic() + timeout
-        threads = [self._builder.close(), self._warm_builder.close(), *self._loader_threads]
-        for thread in threads:
-            if thread is not None:
-                thread.join(max(0.0, deadline - time.monotonic()))
-        return not any(thread is not None and thread.is_alive() for thread in threads)
+        self._builder.close()
+        self._warm_builder.close()
 
     def _build(self, entry: catalogue.CatalogueEntry, exercise: bool = False) -> ModelHost:
         self._import_torch()
@@ -325,9 +320,7 @@ class Engine:
             except BaseException as error:
                 future.set_exception(error)
 
-        thread = threading.Thread(target=load, name="trio-local-tokenizer-load", daemon=True)
-        self._loader_threads.append(thread)
-        thread.start()
+        threading.Thread(target=load, name="trio-local-tokenizer-load", daemon=True).start()
         self._tokenizer_loads[family.name] = future
         return future
 

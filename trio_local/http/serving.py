@@ -86,15 +86,14 @@ class RunningServer:
         """Block until the tokenizer is built (training runs wait for it anyway)."""
         self.service.tokenizer_ready.result(timeout)
 
-    def stop(self, *, linger: bool = False, exiting: bool = False) -> None:
+    def stop(self, *, linger: bool = False) -> None:
         """Stop serving. With `linger`, the listener stays up answering 410 until the process
         exits: the SDK closes its sessions at exit and retries a refused connection for 15
-        minutes, so an in-process client must still find someone to say goodbye to. `exiting`:
-        the process ends next (the console scripts), see `Service.stop`.
+        minutes, so an in-process client must still find someone to say goodbye to.
         """
         self.service.closed = True
         if not linger:
             self.server.should_exit = True
             self.thread.join(10)
             self.sock.close()
-        self.service.stop(exiting=exiting)
+        self.service.stop()
