@@ -35,10 +35,6 @@ __all__ = ["Service", "modelscope_cache", "modelscope_snapshot"]
 
 logger = logging.getLogger("trio_local")
 
-# The longest a stop waits for a tokenizer build's current step (a copy into the data directory;
-# a first build ever takes 5-10 s).
-BACKGROUND_STOP_S = 30.0
-
 
 class Service:
     def __init__(self, config: ServeConfig) -> None:
@@ -95,18 +91,17 @@ class Service:
         self.tokenizers.start()
         self.engine.warm_up(self.config.warmup_entry)
 
-    def stop(self, timeout: float = BACKGROUND_STOP_S) -> None:
+    def stop(self) -> None:
         """Stop the service's threads before releasing the data directory. Nothing new begins
-        after this: builds and loads not begun are dropped, and an import or model build in
-        progress ends at its next step, by itself (waiting for a half-done import of torch
-        would hold up the exit of trio-mcp, whose client allows two seconds). The tokenizer
-        copies are waited for: they write into the data directory, which may be removed next."""
+        after this: builds and loads not begun are dropped, and an import or build in progress
+        ends at its next step, by itself (waiting for a half-done import of torch or a cold
+        tokenizer build would hold up the exit of trio-mcp, whose client allows two seconds).
+        Only a tokenizer copy into the data directory, which may be removed next, is waited
+        for."""
         self.liveness.stop()
         self.scheduler.stop()
-        self.tokenizers.stop_soon()
+        self.tokenizers.stop()
         self.engine.close()
-        if not self.tokenizers.join(timeout):
-            logger.warning("trio-local: a tokenizer build is still running after %ss", timeout)
         self.finish_checks()
         self.store.close()
         self.lock.release()

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from trio_local import catalogue
 from trio_local.config import default_cache_dir
-from trio_local.errors import service_stopping
+from trio_local.errors import EngineError, service_stopping
 
 logger = logging.getLogger("trio_local")
 
@@ -80,8 +80,8 @@ class Tokenizers:
         self._ready: dict[str, Future] = {family.name: Future() for family in catalogue.FAMILIES}
         self._seeded: set[str] = set()
         self._lock = threading.Lock()
-        self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
+        self._copying = threading.Lock()  # held while writing into the data directory
 
     def directory(self, family: catalogue.Family) -> Path:
         """The engine's copy of `family`'s tokenizer (exists once `ready(family)` is done)."""
@@ -97,22 +97,15 @@ class Tokenizers:
         return self._builds[family.name]
 
     def start(self) -> None:
-        self._thread = threading.Thread(
-            target=self._build_all, name="trio-local-tokenizer", daemon=True
-        )
-        self._thread.start()
+        threading.Thread(target=self._build_all, name="trio-local-tokenizer", daemon=True).start()
 
-    def stop_soon(self) -> None:
-        """Build no family after the one in progress (its waiters get `service_stopping`):
-        the service is stopping and its data directory may be removed next."""
-        self._stopping.set()
-
-    def join(self, timeout: float) -> bool:
-        """Wait up to `timeout` seconds for the builds to end; False if one still runs."""
-        if self._thread is not None:
-            self._thread.join(timeout)
-            return not self._thread.is_alive()
-        return True
+    def stop(self) -> None:
+        """Copy nothing more into the data directory, which may be removed next: waits for a
+        copy in progress (a few milliseconds), not for a build into trio-local's cache (5-10 s
+        when cold; it is staged and renamed into place, so it may end with the process).
+        Families not copied yet fail with `service_stopping`."""
+        with self._copying:
+            self._stopping.set()
 
     def _build_all(self) -> None:
         # The announced families first, the default (Qwen3) family before any other.
@@ -123,17 +116,21 @@ class Tokenizers:
         )
         for family in order:
             future = self._ready[family.name]
-            if self._stopping.is_set():
-                future.set_exception(service_stopping(f"the {family.name} tokenizer build"))
-                continue
             try:
+                if self._stopping.is_set():
+                    raise service_stopping(f"the {family.name} tokenizer build")
                 cached = self._build(family)
-                self._builds[family.name] = cached
-                _copy_into(cached, self.directory(family))
-                for entry in entries:
-                    if entry.family == family:
-                        self.seed(entry)
+                with self._copying:
+                    if self._stopping.is_set():
+                        raise service_stopping(f"the {family.name} tokenizer copy")
+                    self._builds[family.name] = cached
+                    _copy_into(cached, self.directory(family))
+                    for entry in entries:
+                        if entry.family == family:
+                            self.seed(entry)
                 future.set_result(self.directory(family))
+            except EngineError as error:  # stopping: not a failure
+                future.set_exception(error)
             except BaseException as error:
                 logger.exception("building the %s tokenizer failed", family.name)
                 future.set_exception(error)

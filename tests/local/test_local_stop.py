@@ -118,3 +118,65 @@ def test_builds_not_begun_fail_with_service_stopping_and_the_running_one_ends() 
     assert first.result(timeout=30) == "built"
     thread.join(30)
     assert not thread.is_alive()
+
+
+def _held_tokenizers(tmp_path, monkeypatch, hold: str):
+    """Tokenizers whose cache build (hold="build") or data-dir copy (hold="copy") waits for
+    `release`; the build itself is a copy of the real Qwen3 build."""
+    from trio_local import catalogue, tokenizers
+    from trio_local.engine.tokenizer import cached_build
+
+    entered, release = threading.Event(), threading.Event()
+    copy = tokenizers._copy_into
+
+    def build(family):
+        if hold == "build":
+            entered.set()
+            assert release.wait(60)
+        return cached_build(catalogue.QWEN3)
+
+    def held_copy(cached, target):
+        entered.set()
+        assert release.wait(60)
+        return copy(cached, target)
+
+    if hold == "copy":
+        monkeypatch.setattr(tokenizers, "_copy_into", held_copy)
+    return tokenizers.Tokenizers(tmp_path, build), entered, release
+
+
+def test_a_stop_does_not_wait_for_a_tokenizer_build_and_copies_nothing_after(
+    tmp_path, monkeypatch
+) -> None:
+    from trio_local import catalogue
+    from trio_local.errors import EngineError
+
+    built, entered, release = _held_tokenizers(tmp_path, monkeypatch, hold="build")
+    built.start()
+    assert entered.wait(30)
+    stop = threading.Thread(target=built.stop)
+    stop.start()
+    stop.join(5)
+    assert not stop.is_alive(), "the stop waited for a build into the cache"
+    release.set()
+    for family in catalogue.FAMILIES:
+        error = built.ready(family).exception(timeout=60)
+        assert isinstance(error, EngineError) and error.code == "service_stopping"
+    assert not (tmp_path / "tokenizer").exists()  # nothing was copied into the data dir
+
+
+def test_a_stop_waits_for_a_copy_in_progress(tmp_path, monkeypatch) -> None:
+    from trio_local import catalogue
+
+    copying, entered, release = _held_tokenizers(tmp_path, monkeypatch, hold="copy")
+    copying.start()
+    assert entered.wait(30)
+    stop = threading.Thread(target=copying.stop)
+    stop.start()
+    stop.join(1)
+    assert stop.is_alive(), "the stop did not wait for the copy into the data directory"
+    release.set()
+    stop.join(30)
+    assert not stop.is_alive()
+    first = copying.ready(catalogue.QWEN3).result(timeout=30)  # the copy that had begun
+    assert (first / "tokenizer.json").is_file()
