@@ -122,7 +122,8 @@ def test_builds_not_begun_fail_with_service_stopping_and_the_running_one_ends() 
 
 def _held_tokenizers(tmp_path, monkeypatch, hold: str):
     """Tokenizers whose cache build (hold="build") or data-dir copy (hold="copy") waits for
-    `release`; the build itself is a copy of the real Qwen3 build."""
+    `release` (the build is the real Qwen3 build), stopped while it waits: the stop's thread is
+    returned after a moment."""
     from trio_local import catalogue, tokenizers
     from trio_local.engine.tokenizer import cached_build
 
@@ -142,7 +143,13 @@ def _held_tokenizers(tmp_path, monkeypatch, hold: str):
 
     if hold == "copy":
         monkeypatch.setattr(tokenizers, "_copy_into", held_copy)
-    return tokenizers.Tokenizers(tmp_path, build), entered, release
+    held = tokenizers.Tokenizers(tmp_path, build)
+    held.start()
+    assert entered.wait(30)
+    stop = threading.Thread(target=held.stop)
+    stop.start()
+    stop.join(5 if hold == "build" else 1)
+    return held, stop, release
 
 
 def test_a_stop_does_not_wait_for_a_tokenizer_build_and_copies_nothing_after(
@@ -151,12 +158,7 @@ def test_a_stop_does_not_wait_for_a_tokenizer_build_and_copies_nothing_after(
     from trio_local import catalogue
     from trio_local.errors import EngineError
 
-    built, entered, release = _held_tokenizers(tmp_path, monkeypatch, hold="build")
-    built.start()
-    assert entered.wait(30)
-    stop = threading.Thread(target=built.stop)
-    stop.start()
-    stop.join(5)
+    built, stop, release = _held_tokenizers(tmp_path, monkeypatch, hold="build")
     assert not stop.is_alive(), "the stop waited for a build into the cache"
     release.set()
     for family in catalogue.FAMILIES:
@@ -168,12 +170,7 @@ def test_a_stop_does_not_wait_for_a_tokenizer_build_and_copies_nothing_after(
 def test_a_stop_waits_for_a_copy_in_progress(tmp_path, monkeypatch) -> None:
     from trio_local import catalogue
 
-    copying, entered, release = _held_tokenizers(tmp_path, monkeypatch, hold="copy")
-    copying.start()
-    assert entered.wait(30)
-    stop = threading.Thread(target=copying.stop)
-    stop.start()
-    stop.join(1)
+    copying, stop, release = _held_tokenizers(tmp_path, monkeypatch, hold="copy")
     assert stop.is_alive(), "the stop did not wait for the copy into the data directory"
     release.set()
     stop.join(30)
