@@ -153,12 +153,14 @@ KNOWN_WARNINGS: tuple[tuple[type[Warning], str], ...] = (
 
 
 def silence_known_warnings() -> None:
-    """Filter exactly `KNOWN_WARNINGS`, once per process. Not `warnings.catch_warnings()`: it
-    swaps the whole process's filters and puts back its own copy on exit, so on the builder
-    and worker threads it could undo another thread's filters or leave "ignore all" behind."""
-    present = {(f[2], f[1].pattern) for f in warnings.filters if f[0] == "ignore" and f[1]}
-    for category, message in KNOWN_WARNINGS:
-        if (category, message) not in present:
+    """Filter exactly `KNOWN_WARNINGS`, in front of every other filter: a filter added later
+    (`simplefilter("always")`, `-W error`) must not bring them back. Not
+    `warnings.catch_warnings()`: it swaps the whole process's filters and puts back its own copy
+    on exit, so on the builder and worker threads it could undo another thread's filters or
+    leave "ignore all" behind."""
+    front = {(f[2], f[1].pattern) for f in warnings.filters[: len(KNOWN_WARNINGS)] if f[1]}
+    if front != set(KNOWN_WARNINGS):
+        for category, message in KNOWN_WARNINGS:  # moved to the front if already present
             warnings.filterwarnings("ignore", message=message, category=category)
 
 
