@@ -78,16 +78,12 @@ def test_a_failed_import_lets_the_others_through_and_is_tried_again(tmp_path, mo
 def test_a_model_host_waits_for_an_import_in_progress(monkeypatch) -> None:
     """Building a host while the warm-up thread imports must not import alongside it (peft
     then saw a half-initialised transformers: "cannot import name 'AutoModel'")."""
-    from trio_local.catalogue import StandInSpec
     from trio_local.engine.model import ModelHost
 
     libraries.import_model_libraries()  # in: an unguarded build would not wait for anything
     monkeypatch.setattr(libraries, "_imported", set())  # as in a fresh process
     monkeypatch.setattr(libraries, "_importing", {"transformers"})  # another thread's import
-    spec = StandInSpec(
-        vocab_size=64, hidden_size=16, intermediate_size=32, num_heads=2, num_kv_heads=1
-    )
-    spec = dataclasses.replace(spec, head_dim=8, eos_id=1, pad_id=0)
+    spec = _tiny_spec()
     built: list[ModelHost] = []
     builder = threading.Thread(target=lambda: built.append(ModelHost(spec)))
     builder.start()
@@ -124,14 +120,19 @@ def test_an_import_waiting_for_another_gives_up_when_stopped(tmp_path, monkeypat
     assert libraries.import_model_libraries(quick, stop=threading.Event()) is True
 
 
-def _tiny_host():
+def _tiny_spec():
     from trio_local.catalogue import StandInSpec
-    from trio_local.engine.model import ModelHost
 
     spec = StandInSpec(
         vocab_size=64, hidden_size=16, intermediate_size=32, num_heads=2, num_kv_heads=1
     )
-    return ModelHost(dataclasses.replace(spec, head_dim=8, eos_id=1, pad_id=0))
+    return dataclasses.replace(spec, head_dim=8, eos_id=1, pad_id=0)
+
+
+def _tiny_host():
+    from trio_local.engine.model import ModelHost
+
+    return ModelHost(_tiny_spec())
 
 
 def test_a_build_is_quiet_without_touching_the_other_warnings() -> None:

@@ -125,21 +125,17 @@ def cached_chat_tokens(directory: Path, load_tokenizer: Callable[[], Any]) -> Ch
     memo = directory / MEMO_NAME
     try:
         key = _key(directory)
-    except OSError:
-        key = None
-    if key is not None:
-        try:
-            return _read_memo(memo.read_text(encoding="utf-8"), key)
-        except (OSError, ValueError, TypeError, KeyError, RecursionError):
-            pass
+    except OSError:  # the files cannot be read here: derive without a memo
+        return ChatTokens.from_tokenizer(load_tokenizer())
+    try:
+        return _read_memo(memo.read_text(encoding="utf-8"), key)
+    except (OSError, ValueError, TypeError, KeyError, RecursionError):
+        pass
     chat = ChatTokens.from_tokenizer(load_tokenizer())
-    if key is not None:
-        try:
-            write_bytes_atomic(memo, json.dumps(_memo(chat, key)).encode())
-        except OSError as error:
-            logger.warning(
-                "trio-local check: cannot remember the chat tokens in %s: %s", memo, error
-            )
+    try:
+        write_bytes_atomic(memo, json.dumps(_memo(chat, key)).encode())
+    except OSError as error:
+        logger.warning("trio-local check: cannot remember the chat tokens in %s: %s", memo, error)
     return chat
 
 

@@ -119,12 +119,11 @@ class _Builder:
                 self._thread.start()
         return future
 
-    def close(self) -> threading.Thread | None:
+    def close(self) -> None:
         """Fail the jobs not started yet and end the thread after the running one (a half-done
-        import cannot be interrupted); returns the thread, to join if one must wait for it."""
+        import cannot be interrupted)."""
         with self._lock:
             self._closed = True
-            thread = self._thread
         while True:
             try:
                 item = self._jobs.get_nowait()
@@ -133,7 +132,6 @@ class _Builder:
             if item is not None:
                 item[2].set_exception(service_stopping())
         self._jobs.put(None)  # wakes the thread, which then returns
-        return thread
 
     def _run(self) -> None:
         if self._nice:
@@ -170,7 +168,7 @@ class Engine:
         self._samplers: OrderedDict[str, tuple[str, str]] = OrderedDict()  # cuid -> id, adapter
         self._tokenizer_loads: dict[str, Future] = {}
         # Set by close(): background work not begun yet is dropped, and a build in progress
-        # stops at its next step, so nothing outlives the service (an in-process one especially).
+        # stops at its next step, so no model is built after the service stopped.
         self._closing = threading.Event()
         # Seeded stand-in weights, cached across restarts (None: always build).
         self.weights_cache: Path | None = (
@@ -313,7 +311,6 @@ class Engine:
         def load() -> None:
             _lower_priority(WARMUP_NICE)
             try:
-                self.tokenizers.ready(family).result()
                 if not import_model_libraries("transformers", stop=self._closing):
                     raise service_stopping()
                 future.set_result(self._load_tokenizer(family))

@@ -30,8 +30,6 @@ def import_model_libraries(*names: Library, stop: threading.Event | None = None)
     `stop`, no import begins once it is set (a stopping service waits for one import at most);
     returns whether every library is in."""
     for name in names or ALL:
-        if stop is not None and stop.is_set():
-            return False
         with _changed:
             _changed.wait_for(lambda name=name: name in _imported or not _importing)
             if name in _imported:
