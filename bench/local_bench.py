@@ -40,24 +40,24 @@ def plain_loop(rows: list[list[int]], steps: int) -> float:
     """Seconds per step of the same model, adapter, loss and optimizer without trio-local."""
     import torch
     import torch.nn.functional as F
+    from peft import LoraConfig, get_peft_model
 
-    from trio_local.catalogue import STAND_IN
-    from trio_local.engine.model import LoraSpec, ModelHost
+    from trio_local.catalogue import LORA_ALPHA, STAND_IN
+    from trio_local.engine.model import LoraSpec, build_base_model
 
     torch.set_num_threads(2)
-    host = ModelHost(STAND_IN)
-    host.add_adapter(
-        "bench", LoraSpec(RANK, 0, train_mlp=True, train_attn=True, train_unembed=True)
-    )
-    host.activate("bench")
-    params = list(host.parameters("bench").values())
+    base, _ = build_base_model(STAND_IN)
+    spec = LoraSpec(RANK, 0, train_mlp=True, train_attn=True, train_unembed=True)
+    config = LoraConfig(r=RANK, lora_alpha=LORA_ALPHA, target_modules=spec.target_modules())
+    model = get_peft_model(base, config)
+    params = [param for param in model.parameters() if param.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=LR, betas=(0.9, 0.95), eps=1e-12, weight_decay=0)
     inputs = torch.tensor([row[:-1] for row in rows])
     targets = torch.tensor([row[1:] for row in rows])
     times = []
     for _ in range(steps + 1):
         start = time.perf_counter()
-        logits = host.model(input_ids=inputs).logits.float()
+        logits = model(input_ids=inputs).logits.float()
         flat = logits.reshape(-1, logits.shape[-1])
         loss = F.cross_entropy(flat, targets.reshape(-1), reduction="sum") / targets.numel()
         loss.backward()

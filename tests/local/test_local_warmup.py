@@ -3,8 +3,9 @@
 Each service is a real `trio-local serve` process, driven over HTTP by the real SDK in a client
 process of its own (one SDK runtime per service, as a script has).
 To hold the warm-up open long enough for a request to arrive during it, or to break it, the
-service runs with a `peft` package first on its PYTHONPATH that sleeps and then hands over to the
-real one, or that fails to import (a broken install).
+service runs with a `torch` package first on its PYTHONPATH that sleeps and then hands over to the
+real one, or that fails to import (a broken install). Only the model needs torch: the service's
+tokenizer is read without it.
 """
 
 from __future__ import annotations
@@ -27,18 +28,18 @@ from local_helpers import MODEL
 KEY = "warmup-test-key-0123"
 # Holds the import until the client's first step has been waiting for it a while (at most the
 # delay): a fixed hold long enough for a slow client start cost a minute on every run.
-SLOW_PEFT = """
+SLOW_TORCH = """
 import importlib, os, sys, time
-_deadline = time.monotonic() + float(os.environ["TRIO_TEST_PEFT_DELAY_S"])
-_release = os.environ["TRIO_TEST_PEFT_RELEASE"]
+_deadline = time.monotonic() + float(os.environ["TRIO_TEST_SHIM_DELAY_S"])
+_release = os.environ["TRIO_TEST_SHIM_RELEASE"]
 while time.monotonic() < _deadline and not os.path.exists(_release):
     time.sleep(0.05)
 _here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]
 del sys.modules[__name__]
-sys.modules[__name__] = importlib.import_module(__name__)  # the real peft
+sys.modules[__name__] = importlib.import_module(__name__)  # the real torch
 """
-BROKEN_PEFT = 'raise ImportError("peft is broken in this environment (test)")\n'
+BROKEN_TORCH = 'raise ImportError("torch is broken in this environment (test)")\n'
 
 pytestmark = pytest.mark.slow
 
@@ -62,7 +63,7 @@ datum = trio.Datum(
 )
 out["state_before_first_step"] = warmup_state()
 try:
-    release = os.environ.get("TRIO_TEST_PEFT_RELEASE")
+    release = os.environ.get("TRIO_TEST_SHIM_RELEASE")
     if release:  # the held warm-up may end 5 s into the first step, which waits for it
         threading.Timer(5.0, lambda: open(release, "w").close()).start()
     result = training.forward_backward([datum], "cross_entropy").result(timeout=300)
@@ -115,24 +116,24 @@ class Served:
 def serve(
     tmp_path: Path,
     *options: str,
-    peft: str | None = None,
+    shim: str | None = None,
     delay: float = 0.0,
     warmup_env: str | None = None,
 ) -> Iterator[Served]:
     """`trio-local serve` on a fresh data directory, and the environment a client needs."""
-    release = str(tmp_path / "release-peft")
-    env = {**os.environ, "TRIO_TEST_PEFT_DELAY_S": str(delay), "TRIO_TEST_PEFT_RELEASE": release}
+    release = str(tmp_path / "release-shim")
+    env = {**os.environ, "TRIO_TEST_SHIM_DELAY_S": str(delay), "TRIO_TEST_SHIM_RELEASE": release}
     # Its own cache: the weights this service seeds are compared with another service's, never
     # with files a process shared with other code may have written.
     env["TRIO_LOCAL_CACHE_DIR"] = str(tmp_path / "cache")
     env.pop("TRIO_LOCAL_WARMUP", None)
     if warmup_env is not None:
         env["TRIO_LOCAL_WARMUP"] = warmup_env
-    if peft is not None:
-        shim = tmp_path / "shim" / "peft"
-        shim.mkdir(parents=True)
-        (shim / "__init__.py").write_text(textwrap.dedent(peft), encoding="utf-8")
-        env["PYTHONPATH"] = os.pathsep.join([str(shim.parent), env.get("PYTHONPATH", "")])
+    if shim is not None:
+        package = tmp_path / "shim" / "torch"
+        package.mkdir(parents=True)
+        (package / "__init__.py").write_text(textwrap.dedent(shim), encoding="utf-8")
+        env["PYTHONPATH"] = os.pathsep.join([str(package.parent), env.get("PYTHONPATH", "")])
     command = [sys.executable, "-m", "trio_local.cli", "serve", "--port", "0"]
     command += ["--api-key", KEY, "--data-dir", str(tmp_path / "data"), *options]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env)
@@ -140,8 +141,8 @@ def serve(
         assert process.stdout is not None
         url = process.stdout.readline().split()[-1]
         client_env = {**os.environ, "PYTRIO_BASE_URL": url, "PYTRIO_API_KEY": KEY}
-        if peft is not None:
-            client_env["TRIO_TEST_PEFT_RELEASE"] = release
+        if shim is not None:
+            client_env["TRIO_TEST_SHIM_RELEASE"] = release
         for line in process.stdout:  # where the SDK finds the offline tokenizer
             if line.startswith("export MODELSCOPE_CACHE="):
                 client_env["MODELSCOPE_CACHE"] = line.strip().split("=", 1)[1]
@@ -165,11 +166,11 @@ def test_a_request_during_warm_up_waits_for_it_and_gets_an_unwarmed_services_ans
     assert expected["state_before_first_step"] == "off"
     assert "logprobs" in expected and "sample_error" not in expected
 
-    # Warm-up held open by a slow import of peft (until 5 s into the client's first step, at
+    # Warm-up held open by a slow import of torch (until 5 s into the client's first step, at
     # most 120 s): the service answers at once meanwhile, run creation (which needs the
-    # tokenizer, not peft) does not wait for it, and the first forward_backward arrives before
+    # tokenizer, not torch) does not wait for it, and the first forward_backward arrives before
     # the warm-up's model is ready.
-    with serve(tmp_path / "warm", peft=SLOW_PEFT, delay=120.0) as warm:
+    with serve(tmp_path / "warm", shim=SLOW_TORCH, delay=120.0) as warm:
         assert warm.stats()["warmup"]["state"] == "warming"
         assert warm.probe_seconds() < 1.0
         got = warm.client()
@@ -184,18 +185,18 @@ def test_a_request_during_warm_up_waits_for_it_and_gets_an_unwarmed_services_ans
 
 
 def test_a_broken_warm_up_is_a_clear_error_on_the_first_request(tmp_path) -> None:
-    # A cold cache: the tokenizer is built without peft, so run creation still succeeds and the
+    # A cold cache: the tokenizer is built without torch, so run creation still succeeds and the
     # broken model build is reported by the first step and the first sample.
-    with serve(tmp_path, peft=BROKEN_PEFT) as broken:
+    with serve(tmp_path, shim=BROKEN_TORCH) as broken:
         assert broken.probe_seconds() < 1.0
         got = broken.client()
         warmup = broken.stats()["warmup"]
     for error in (got["step_error"], got["sample_error"]):  # raised, not a hang
         assert "could not set up its stand-in model for " + MODEL in error
-        assert "peft is broken in this environment" in error
+        assert "torch is broken in this environment" in error
         assert "pytrio-skill[local]" in error  # the fix
     assert warmup["state"] == "failed"
-    assert "peft is broken" in warmup["error"]
+    assert "torch is broken" in warmup["error"]
 
 
 def test_warmup_model_option_and_env_switch(tmp_path) -> None:

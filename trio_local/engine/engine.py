@@ -72,7 +72,7 @@ def model_unavailable(model_id: str, error: BaseException) -> EngineError:
     if isinstance(error, EngineError):
         return error
     hint = (
-        "the model libraries (torch, transformers, peft) come with trio-local's `local` extra: "
+        "the model libraries (torch, transformers) come with trio-local's `local` extra: "
         "pip install 'pytrio-skill[local]'"
         if isinstance(error, ImportError)
         else "the trio-local service's log has the details"
@@ -188,12 +188,12 @@ class Engine:
     def _import_torch(self) -> None:
         started = time.perf_counter()
         # Here, off the worker thread's first event.
-        if not import_model_libraries(stop=self._closing):
+        if not import_model_libraries("torch", stop=self._closing):
             raise service_stopping()
         import torch
 
         torch.set_num_threads(self.threads)
-        self._time("import torch, transformers, peft", started)
+        self._time("import torch", started)
 
     def warm_up(self, entry: catalogue.CatalogueEntry | None) -> None:
         """Pay a first request's one-time costs in the background from the service's start:
@@ -295,23 +295,23 @@ class Engine:
                     del self._samplers[cuid]
 
     def _load_tokenizer(self, family: catalogue.Family) -> Any:
-        from trio_local.engine.tokenizer import load_tokenizer
+        from trio_local.engine.tokenizer import ServiceTokenizer
 
         self.tokenizers.ready(family).result()
         started = time.perf_counter()
-        tokenizer = load_tokenizer(self.tokenizers.directory(family))
+        tokenizer = ServiceTokenizer(self.tokenizers.directory(family))
         self._time(f"{family.name} tokenizer load", started)
         return tokenizer
 
     def _load_tokenizer_soon(self, family: catalogue.Family) -> Future:
         # Its own thread, so that a build queued on the builder need not wait for it, nor run
-        # creation (which needs the tokenizer) for the import of peft.
+        # creation (which needs the tokenizer) for the import of torch.
         future: Future = Future()
 
         def load() -> None:
             _lower_priority(WARMUP_NICE)
             try:
-                if not import_model_libraries("transformers", stop=self._closing):
+                if self._closing.is_set():
                     raise service_stopping()
                 future.set_result(self._load_tokenizer(family))
             except BaseException as error:

@@ -1,9 +1,9 @@
 """The tiny Qwen3 stand-in and its LoRA adapters.
 
-One base model per model id lives in memory (its weights seeded from the id), wrapped once by
-peft; every training run and every sampler checkpoint on that id is a named peft adapter on it,
-so a run costs only its adapter and optimizer state. A frozen zero adapter named `_base` makes
-the bare base model selectable.
+One base model per model id lives in memory (its weights seeded from the id), wrapped once in
+peft's layout (`qwen3.Adapted`); every training run and every sampler checkpoint on that id is
+a named LoRA adapter on it, so a run costs only its adapter and optimizer state. A frozen zero
+adapter named `_base` makes the bare base model selectable.
 
 Logits are never materialised for a whole sequence: 8,192 positions x 151,936 vocabulary rows
 is 5 GB in float32. `token_logprobs` runs the transformer once, then the unembedding and the
@@ -12,7 +12,6 @@ log-softmax a slice of positions at a time (recomputed in the backward pass).
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -60,82 +59,76 @@ class LoraSpec:
         return modules
 
 
-def _lora_config(spec: LoraSpec) -> Any:
-    from peft import LoraConfig
+def _shape(spec: StandInSpec) -> Any:
+    from trio_local.engine.qwen3 import Shape
 
-    return LoraConfig(
-        r=spec.rank,
-        lora_alpha=LORA_ALPHA,
-        lora_dropout=0.0,
-        bias="none",
-        target_modules=spec.target_modules(),
-    )
-
-
-def _config(spec: StandInSpec) -> Any:
-    from transformers import Qwen3Config
-
-    return Qwen3Config(
+    return Shape(
         vocab_size=spec.vocab_size,
         hidden_size=spec.hidden_size,
         intermediate_size=spec.intermediate_size,
-        num_hidden_layers=spec.num_layers,
-        num_attention_heads=spec.num_heads,
-        num_key_value_heads=spec.num_kv_heads,
+        num_layers=spec.num_layers,
+        num_heads=spec.num_heads,
+        num_kv_heads=spec.num_kv_heads,
         head_dim=spec.head_dim,
-        max_position_embeddings=spec.max_positions,
-        tie_word_embeddings=True,
-        bos_token_id=spec.pad_id,
-        eos_token_id=spec.eos_id,
-        pad_token_id=spec.pad_id,
+        pad_id=spec.pad_id,
     )
 
 
-def _seeded_model(spec: StandInSpec, config: Any) -> Any:
+INITIALIZER_RANGE = 0.02  # transformers' Qwen3Config default, the scale of the seeded weights
+
+
+def _seeded_model(spec: StandInSpec) -> Any:
     """The stand-in with weights drawn from a generator of its own, seeded from the spec.
 
-    Never from torch's process-wide generator or transformers' init functions: other threads of
-    the process (another service in a test run, a concurrent `from_pretrained`, which switches
-    transformers' init off process-wide while it loads) could draw from or patch those meanwhile,
-    and the same id would get other weights than in a fresh process. The distributions are
-    transformers' own for Qwen3: normal(0, initializer_range) matrices, unit RMSNorm scales, a
-    zero padding row.
+    Never from torch's process-wide generator: other threads of the process (another service in
+    a test run, a user's code) could draw from it meanwhile, and the same id would get other
+    weights than in a fresh process. The distributions are transformers' own for Qwen3:
+    normal(0, initializer_range) matrices, unit RMSNorm scales, a zero padding row, drawn in the
+    order of the sorted parameter names (transformers' names), so the weights are those the
+    same draw gives transformers' `Qwen3ForCausalLM`.
     """
     import torch
-    from transformers import Qwen3ForCausalLM
+
+    from trio_local.engine.qwen3 import CausalLM
 
     with torch.device("meta"):
-        model = Qwen3ForCausalLM(config)
+        model = CausalLM(_shape(spec))
     model.to_empty(device="cpu")
-    model.tie_weights()
+    model.lm_head.weight = model.model.embed_tokens.weight
     generator = torch.Generator().manual_seed(spec.seed)
     with torch.no_grad():
         for name, param in sorted(model.named_parameters()):
             if param.ndim >= 2:
-                param.normal_(0.0, config.initializer_range, generator=generator)
+                param.normal_(0.0, INITIALIZER_RANGE, generator=generator)
             elif name.endswith("norm.weight"):
                 param.fill_(1.0)
-            else:  # a new kind of parameter in a transformers upgrade: decide its init here
+            else:  # a new kind of parameter in qwen3.py: decide its init here
                 raise EngineError("model_unavailable", f"no seeded init for parameter {name}")
-        embed = model.model.embed_tokens
-        if embed.padding_idx is not None:
-            embed.weight[embed.padding_idx].zero_()
-    # The rotary tables are buffers computed from the config, not drawn: compute them afresh.
-    model.model.rotary_emb = type(model.model.rotary_emb)(config=config)
+        model.model.embed_tokens.weight[spec.pad_id].zero_()
+    # The rotary frequencies are a buffer computed from the shape, not drawn: compute afresh.
+    model.model.inv_freq = type(model.model)(_shape(spec)).inv_freq if False else _inv_freq(spec)
     return model
+
+
+def _inv_freq(spec: StandInSpec) -> Any:
+    import torch
+
+    from trio_local.engine.qwen3 import ROPE_THETA
+
+    steps = torch.arange(0, spec.head_dim, 2, dtype=torch.float) / spec.head_dim
+    return 1.0 / (ROPE_THETA**steps)
 
 
 def build_base_model(spec: StandInSpec, cache_dir: Path | None = None) -> tuple[Any, bool]:
     """The seeded stand-in and whether it came from the weights cache in `cache_dir`."""
     # Through the import gate: a caller may build while the warm-up thread imports, and a
-    # second import of transformers meanwhile sees it half-initialised.
-    import_model_libraries()
-    config = _config(spec)
+    # second import meanwhile sees the library half-initialised.
+    import_model_libraries("torch")
     path = weights_cache.cache_path(cache_dir, spec) if cache_dir is not None else None
-    model = weights_cache.load(path, config) if path is not None else None
+    model = weights_cache.load(path, _shape(spec)) if path is not None else None
     cached = model is not None
     if model is None:
-        model = _seeded_model(spec, config)
+        model = _seeded_model(spec)
         if path is not None:
             weights_cache.store(path, model)
     model.requires_grad_(False)
@@ -143,48 +136,27 @@ def build_base_model(spec: StandInSpec, cache_dir: Path | None = None) -> tuple[
     return model, cached
 
 
-# What peft says on every build with the pinned libraries, about choices that are trio-local's,
-# not the user's: PeftModel reads transformers 5's deprecated `is_gradient_checkpointing`, and
-# an adapter on the tied unembedding warns that `ensure_weight_tying` is unset.
-KNOWN_WARNINGS: tuple[tuple[type[Warning], str], ...] = (
-    (FutureWarning, r"`is_gradient_checkpointing` is deprecated"),
-    (UserWarning, r"Model has `tie_word_embeddings=True` and a tied layer is part of the adapter"),
-)
-
-
-def silence_known_warnings() -> None:
-    """Filter exactly `KNOWN_WARNINGS`, in front of every other filter: a filter added later
-    (`simplefilter("always")`, `-W error`) must not bring them back. Not
-    `warnings.catch_warnings()`: it swaps the whole process's filters and puts back its own copy
-    on exit, so on the builder and worker threads it could undo another thread's filters or
-    leave "ignore all" behind."""
-    front = {(f[2], f[1].pattern) for f in warnings.filters[: len(KNOWN_WARNINGS)] if f[1]}
-    if front != set(KNOWN_WARNINGS):
-        for category, message in KNOWN_WARNINGS:  # moved to the front if already present
-            warnings.filterwarnings("ignore", message=message, category=category)
-
-
 class ModelHost:
     """A stand-in base model plus named LoRA adapters; one adapter is active at a time."""
 
     def __init__(self, spec: StandInSpec, cache_dir: Path | None = None) -> None:
-        import_model_libraries()  # see build_base_model
-        from peft import get_peft_model
+        from trio_local.engine.qwen3 import Adapted
 
         self.spec = spec
         base, self.from_cache = build_base_model(spec, cache_dir)
-        placeholder = LoraSpec(4, 0, train_mlp=False, train_attn=True, train_unembed=False)
-        silence_known_warnings()
-        self.model = get_peft_model(base, _lora_config(placeholder), adapter_name=BASE_ADAPTER)
-        self._seed_adapter(BASE_ADAPTER, 0)
+        self.model = Adapted(base)
+        self.adapters: set[str] = set()
+        self._add(
+            BASE_ADAPTER, LoraSpec(4, 0, train_mlp=False, train_attn=True, train_unembed=False)
+        )
         self.model.eval()
-        self._active = BASE_ADAPTER
-        self.adapters: set[str] = {BASE_ADAPTER}
+        self._active = ""
+        self.activate(BASE_ADAPTER)
 
     def exercise(self) -> None:
         """One throwaway forward and backward pass through a temporary adapter: torch's
-        one-time set-up (autograd, kernels, peft's layers) is paid here instead of by the first
-        request. The base weights and every other adapter are left as they were."""
+        one-time set-up (autograd, kernels) is paid here instead of by the first request. The
+        base weights and every other adapter are left as they were."""
         import torch
 
         name = "_warm_up"
@@ -201,8 +173,8 @@ class ModelHost:
 
     @property
     def causal_lm(self) -> Any:
-        """The Qwen3ForCausalLM inside peft's wrapper (its layers carry the LoRA adapters)."""
-        return self.model.base_model.model
+        """The CausalLM inside the adapter wrapper (its layers carry the LoRA adapters)."""
+        return self.model.causal_lm
 
     def embed(self, input_ids: Any) -> Any:
         return self.causal_lm.model.embed_tokens(input_ids)
@@ -211,10 +183,9 @@ class ModelHost:
         """The last layer's hidden states through the active adapter, [batch, seq, hidden]."""
         return self.causal_lm.model(
             input_ids=None if inputs_embeds is not None else input_ids,
-            inputs_embeds=inputs_embeds,
             attention_mask=attention_mask,
-            use_cache=False,
-        ).last_hidden_state
+            inputs_embeds=inputs_embeds,
+        )
 
     def token_logprobs(self, hidden: Any, targets: Any, *, grad: bool) -> Any:
         """log p(targets[i] | hidden[i]) for rows of hidden [N, H] and targets [N], a slice of
@@ -265,14 +236,16 @@ class ModelHost:
     def add_adapter(self, name: str, spec: LoraSpec) -> None:
         if name in self.adapters:
             self.remove_adapter(name)
-        silence_known_warnings()
-        self.model.add_adapter(name, _lora_config(spec))
-        self._seed_adapter(name, spec.seed if spec.seed is not None else 0)
-        self.adapters.add(name)
+        self._add(name, spec)
         self._active = ""
 
+    def _add(self, name: str, spec: LoraSpec) -> None:
+        self.model.add_adapter(name, spec.target_modules(), spec.rank, LORA_ALPHA)
+        self._seed_adapter(name, spec.seed if spec.seed is not None else 0)
+        self.adapters.add(name)
+
     def _seed_adapter(self, name: str, seed: int) -> None:
-        """Redraw the adapter's lora_A from a generator of its own (peft's kaiming-uniform
+        """Draw the adapter's lora_A from a generator of its own (peft's kaiming-uniform
         bound, 1/sqrt(fan_in)) and zero its lora_B, so equal seeds give equal runs whatever else
         the process draws from torch's global generator."""
         import torch
@@ -310,19 +283,12 @@ class ModelHost:
         }
 
     def state(self, name: str) -> dict[str, Any]:
-        from peft import get_peft_model_state_dict
-
-        # The tied lm_head makes peft offer to save the whole embedding; the adapter is enough.
-        state = get_peft_model_state_dict(
-            self.model, adapter_name=name, save_embedding_layers=False
-        )
+        """The adapter's weights, keyed as peft's `get_peft_model_state_dict` keys them."""
+        state = self.model.adapter_state(name)
         return {key: value.detach().clone().contiguous() for key, value in state.items()}
 
     def load_state(self, name: str, state: dict[str, Any]) -> None:
-        from peft import set_peft_model_state_dict
-
-        result = set_peft_model_state_dict(self.model, state, adapter_name=name)
-        unexpected = getattr(result, "unexpected_keys", [])
+        unexpected = self.model.load_adapter_state(name, state)
         if unexpected:
             raise EngineError(
                 "checkpoint_invalid",

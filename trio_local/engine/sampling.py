@@ -145,7 +145,7 @@ def generate(
         batch = torch.tensor([prompt.ids] * num_samples)
         embeds = inputs_embeds(host, batch, [prompt.images] * num_samples)
         first = {"inputs_embeds": embeds} if embeds is not None else {"input_ids": batch}
-        out = model(**first, use_cache=True, logits_to_keep=1)
+        out = model(**first, logits_to_keep=1)
         cache = out.cache
         logits = out.logits[:, -1].float()
         logits[:, real_vocab:] = float("-inf")
@@ -165,7 +165,7 @@ def generate(
                     sequence.done, sequence.stop_reason = True, "stop"
             if all(sequence.done for sequence in sequences):
                 break
-            out = model(input_ids=chosen[:, None], cache=cache, use_cache=True)
+            out = model(input_ids=chosen[:, None], cache=cache, logits_to_keep=1)
             cache = out.cache
             logits = out.logits[:, -1].float()
             logits[:, real_vocab:] = float("-inf")

@@ -398,6 +398,24 @@ def ensure_tokenizer_dir(target: Path, vocab: Vocabulary = VOCABULARIES["qwen3"]
     return target
 
 
+class ServiceTokenizer:
+    """What the engine asks of a tokenizer (its length, decoding a sample), read from
+    tokenizer.json with the `tokenizers` library alone: transformers' AutoTokenizer would cost
+    the service the import of transformers (about 2 s of CPU) for the same two answers, which
+    the tests compare with its own."""
+
+    def __init__(self, directory: Path) -> None:
+        from tokenizers import Tokenizer
+
+        self._tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))
+
+    def __len__(self) -> int:
+        return self._tokenizer.get_vocab_size(with_added_tokens=True)
+
+    def decode(self, ids: list[int], skip_special_tokens: bool = False) -> str:
+        return self._tokenizer.decode(ids, skip_special_tokens=skip_special_tokens)
+
+
 def load_tokenizer(directory: Path):  # -> transformers.PreTrainedTokenizerBase
     import_model_libraries("transformers")
     from transformers import AutoTokenizer

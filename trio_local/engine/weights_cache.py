@@ -3,8 +3,8 @@
 Seeding a stand-in (~40-64M parameters drawn from its own generator, most of them the
 embedding) costs about half a second of CPU; reading the same weights back from a safetensors
 file costs a few milliseconds. The file is keyed by everything that decides the weights (the
-stand-in's shape and seed, the torch version whose generator draws them, the transformers version
-whose model class lays them out, and CACHE_VERSION for this module's layout), so a cached model is
+stand-in's shape and seed, the torch version whose generator draws them, and CACHE_VERSION for
+the layout of `qwen3.CausalLM` and of this module), so a cached model is
 always the one a fresh build would give, and an upgrade simply misses the cache. Files are written
 to a temporary name and renamed into place; an unreadable file is deleted and the model rebuilt.
 Only the newest MAX_FILES are kept.
@@ -31,7 +31,9 @@ logger = logging.getLogger("trio_local")
 # files written by services that shared their process with other code drawing from torch's
 # global generator (a test run), whose weights can differ from a fresh build.
 # "4": weights drawn from a generator of the stand-in's own, not torch's global one.
-CACHE_VERSION = "4"
+# "5": the model is trio-local's `qwen3.CausalLM`, not transformers' (same names and weights;
+# the key no longer holds a transformers version).
+CACHE_VERSION = "5"
 # ~150 MB per Qwen3-vocabulary stand-in, ~250 MB per Qwen3.5 one.
 MAX_FILES = 4
 # The tied unembedding is the embedding: stored once, re-tied on load.
@@ -40,13 +42,11 @@ TIED_KEY = "lm_head.weight"
 
 def cache_key(spec: StandInSpec) -> str:
     import torch
-    import transformers
 
     material = json.dumps(
         {
             "spec": dataclasses.asdict(spec),
             "torch": torch.__version__,
-            "transformers": transformers.__version__,
             "layout": CACHE_VERSION,
         },
         sort_keys=True,
@@ -58,11 +58,13 @@ def cache_path(directory: Path, spec: StandInSpec) -> Path:
     return directory / f"standin-{cache_key(spec)}.safetensors"
 
 
-def load(path: Path, config: Any) -> Any | None:
-    """The model stored at `path`, or None when there is no usable file there."""
+def load(path: Path, shape: Any) -> Any | None:
+    """The model of `shape` (a `qwen3.Shape`) stored at `path`, or None when there is no usable
+    file there."""
     import torch
     from safetensors.torch import load_file
-    from transformers import Qwen3ForCausalLM
+
+    from trio_local.engine.qwen3 import CausalLM, inverse_frequencies
 
     if not path.is_file():
         return None
@@ -71,13 +73,13 @@ def load(path: Path, config: Any) -> Any | None:
         # On the meta device nothing is allocated or initialised; `assign` adopts the loaded
         # tensors as the parameters.
         with torch.device("meta"):
-            model = Qwen3ForCausalLM(config)
+            model = CausalLM(shape)
         result = model.load_state_dict(state, strict=False, assign=True)
         if result.unexpected_keys or set(result.missing_keys) - {TIED_KEY}:
             raise ValueError(f"keys do not match the model: {result.missing_keys[:3]}")
-        model.tie_weights()
-        # The rotary tables are non-persistent buffers (not in the file): computed afresh.
-        model.model.rotary_emb = type(model.model.rotary_emb)(config=config)
+        model.lm_head.weight = model.model.embed_tokens.weight
+        # The rotary frequencies are a non-persistent buffer (not in the file): computed afresh.
+        model.model.inv_freq = inverse_frequencies(shape.head_dim)
         if any(t.is_meta for t in [*model.parameters(), *model.buffers()]):
             raise ValueError("some tensors were not loaded")
     except Exception as error:  # a damaged or foreign file: rebuild rather than fail
