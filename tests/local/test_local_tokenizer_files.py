@@ -62,3 +62,37 @@ def test_a_vocabulary_with_a_space_keeps_its_merges_as_pairs() -> None:
     plain = {"model": {"vocab": {"a": 0, "b": 1, "ab": 2}, "merges": [["a", "b"]]}}
     assert merges_as_strings(json.dumps(spaced)) == json.dumps(spaced)
     assert json.loads(merges_as_strings(json.dumps(plain)))["model"]["merges"] == ["a b"]
+
+
+@pytest.fixture(scope="module", params=catalogue.FAMILIES, ids=lambda family: family.name)
+def service_and_transformers(request):
+    """The engine's tokenizer (the `tokenizers` library alone) and the one the SDK's
+    get_tokenizer loads (transformers' AutoTokenizer), on the same files."""
+    from trio_local.engine.tokenizer import ServiceTokenizer, load_tokenizer
+
+    directory = cached_build(request.param)
+    return ServiceTokenizer(directory), load_tokenizer(directory)
+
+
+def test_the_service_tokenizer_has_transformers_length(service_and_transformers) -> None:
+    service, reference = service_and_transformers
+    assert len(service) == len(reference)
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.data(), skip_special=st.booleans())
+def test_the_service_tokenizer_decodes_like_transformers(
+    service_and_transformers, data, skip_special: bool
+) -> None:
+    """What a sample's `text` holds: any ids a sampler may emit (special tokens, the last ids of
+    the vocabulary, and ids of real text), decoded with and without the special tokens."""
+    service, reference = service_and_transformers
+    size = len(reference)
+    special = sorted(reference.all_special_ids)
+    token = st.integers(0, size - 1) | st.sampled_from(special) | st.integers(size - 300, size - 1)
+    text = data.draw(TEXT)
+    ids = data.draw(st.lists(token, max_size=30)) + reference.encode(text, add_special_tokens=False)
+    expected = reference.decode(ids, skip_special_tokens=skip_special)
+    assert service.decode(ids, skip_special_tokens=skip_special) == expected

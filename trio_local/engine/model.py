@@ -91,8 +91,7 @@ def _seeded_model(spec: StandInSpec) -> Any:
 
     from trio_local.engine.qwen3 import CausalLM
 
-    with torch.device("meta"):
-        model = CausalLM(_shape(spec))
+    model = CausalLM(_shape(spec), device="meta")
     model.to_empty(device="cpu")
     model.lm_head.weight = model.model.embed_tokens.weight
     generator = torch.Generator().manual_seed(spec.seed)

@@ -26,7 +26,7 @@ from torch import nn
 
 ROPE_THETA = 10_000.0  # Qwen3Config's default (rope_parameters), which the stand-in keeps
 RMS_NORM_EPS = 1e-6
-PEFT_PREFIX = "base_model.model."  # what peft puts in front of the wrapped model's names
+Device = str | None
 
 
 @dataclass(frozen=True)
@@ -42,9 +42,9 @@ class Shape:
 
 
 class RMSNorm(nn.Module):
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, device: Device = None) -> None:
         super().__init__()
-        self.weight = nn.Parameter(torch.ones(size))
+        self.weight = nn.Parameter(torch.ones(size, device=device))
 
     def forward(self, hidden: torch.Tensor) -> torch.Tensor:
         dtype = hidden.dtype
@@ -88,8 +88,8 @@ class LoraLinear(nn.Module):
         return result + self.lora_B[name](self.lora_A[name](x)) * self.scaling[name]
 
 
-def _linear(n_in: int, n_out: int) -> nn.Linear:
-    return nn.Linear(n_in, n_out, bias=False)
+def _linear(n_in: int, n_out: int, device: Device = None) -> nn.Linear:
+    return nn.Linear(n_in, n_out, bias=False, device=device)
 
 
 def _rotate_half(x: torch.Tensor) -> torch.Tensor:
@@ -98,19 +98,19 @@ def _rotate_half(x: torch.Tensor) -> torch.Tensor:
 
 
 class Attention(nn.Module):
-    def __init__(self, shape: Shape) -> None:
+    def __init__(self, shape: Shape, device: Device = None) -> None:
         super().__init__()
         self.heads, self.kv_heads, self.head_dim = (
             shape.num_heads,
             shape.num_kv_heads,
             shape.head_dim,
         )
-        self.q_proj = _linear(shape.hidden_size, shape.num_heads * shape.head_dim)
-        self.k_proj = _linear(shape.hidden_size, shape.num_kv_heads * shape.head_dim)
-        self.v_proj = _linear(shape.hidden_size, shape.num_kv_heads * shape.head_dim)
-        self.o_proj = _linear(shape.num_heads * shape.head_dim, shape.hidden_size)
-        self.q_norm = RMSNorm(shape.head_dim)
-        self.k_norm = RMSNorm(shape.head_dim)
+        self.q_proj = _linear(shape.hidden_size, shape.num_heads * shape.head_dim, device)
+        self.k_proj = _linear(shape.hidden_size, shape.num_kv_heads * shape.head_dim, device)
+        self.v_proj = _linear(shape.hidden_size, shape.num_kv_heads * shape.head_dim, device)
+        self.o_proj = _linear(shape.num_heads * shape.head_dim, shape.hidden_size, device)
+        self.q_norm = RMSNorm(shape.head_dim, device)
+        self.k_norm = RMSNorm(shape.head_dim, device)
 
     def forward(
         self,
@@ -143,23 +143,23 @@ class Attention(nn.Module):
 
 
 class MLP(nn.Module):
-    def __init__(self, shape: Shape) -> None:
+    def __init__(self, shape: Shape, device: Device = None) -> None:
         super().__init__()
-        self.gate_proj = _linear(shape.hidden_size, shape.intermediate_size)
-        self.up_proj = _linear(shape.hidden_size, shape.intermediate_size)
-        self.down_proj = _linear(shape.intermediate_size, shape.hidden_size)
+        self.gate_proj = _linear(shape.hidden_size, shape.intermediate_size, device)
+        self.up_proj = _linear(shape.hidden_size, shape.intermediate_size, device)
+        self.down_proj = _linear(shape.intermediate_size, shape.hidden_size, device)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
 
 
 class DecoderLayer(nn.Module):
-    def __init__(self, shape: Shape) -> None:
+    def __init__(self, shape: Shape, device: Device = None) -> None:
         super().__init__()
-        self.self_attn = Attention(shape)
-        self.mlp = MLP(shape)
-        self.input_layernorm = RMSNorm(shape.hidden_size)
-        self.post_attention_layernorm = RMSNorm(shape.hidden_size)
+        self.self_attn = Attention(shape, device)
+        self.mlp = MLP(shape, device)
+        self.input_layernorm = RMSNorm(shape.hidden_size, device)
+        self.post_attention_layernorm = RMSNorm(shape.hidden_size, device)
 
     def forward(
         self,
@@ -175,12 +175,18 @@ class DecoderLayer(nn.Module):
 class Decoder(nn.Module):
     """transformers' `Qwen3Model`: embedding, layers, final norm."""
 
-    def __init__(self, shape: Shape) -> None:
+    def __init__(self, shape: Shape, device: Device = None) -> None:
         super().__init__()
         self.shape = shape
-        self.embed_tokens = nn.Embedding(shape.vocab_size, shape.hidden_size, shape.pad_id)
-        self.layers = nn.ModuleList(DecoderLayer(shape) for _ in range(shape.num_layers))
-        self.norm = RMSNorm(shape.hidden_size)
+        # Given its weight, the embedding skips its own init: a normal_() on the meta device
+        # goes through torch's Python reference ops, which import torch._dynamo (and sympy),
+        # about 1.5 s of CPU (torch 2.13). The weights are drawn or loaded by the caller.
+        rows = torch.empty(shape.vocab_size, shape.hidden_size, device=device)
+        self.embed_tokens = nn.Embedding(
+            shape.vocab_size, shape.hidden_size, shape.pad_id, _weight=rows
+        )
+        self.layers = nn.ModuleList(DecoderLayer(shape, device) for _ in range(shape.num_layers))
+        self.norm = RMSNorm(shape.hidden_size, device)
         self.register_buffer("inv_freq", inverse_frequencies(shape.head_dim), persistent=False)
 
     def rotary(self, start: int, length: int, dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
@@ -236,10 +242,11 @@ class CausalOutput:
 class CausalLM(nn.Module):
     """transformers' `Qwen3ForCausalLM` with the unembedding tied to the embedding."""
 
-    def __init__(self, shape: Shape) -> None:
+    def __init__(self, shape: Shape, device: Device = None) -> None:
+        """Built on `device` ("meta": nothing allocated, for weights drawn or loaded next)."""
         super().__init__()
-        self.model = Decoder(shape)
-        self.lm_head: nn.Module = _linear(shape.hidden_size, shape.vocab_size)
+        self.model = Decoder(shape, device)
+        self.lm_head: nn.Module = _linear(shape.hidden_size, shape.vocab_size, device)
         self.lm_head.weight = self.model.embed_tokens.weight
 
     def forward(

@@ -18,6 +18,7 @@ from trio_local.engine.errors import EngineError
 from trio_local.engine.images import Flattened, flatten, inputs_embeds
 from trio_local.engine.losses import LOSSES, LossInputs
 from trio_local.engine.model import LoraSpec, ModelHost
+from trio_local.engine.optimizer import AdamW
 
 IGNORE_INDEX = -100
 
@@ -220,7 +221,7 @@ def optimize_step(run: TrainerRun, payload: TrainerOptimizeStepPayload) -> dict:
     adam = payload.adam_params
     params = list(run.params().values())
     if run.optimizer is None:
-        run.optimizer = torch.optim.AdamW(params, lr=adam.learning_rate)
+        run.optimizer = AdamW(params, lr=adam.learning_rate)
     for group in run.optimizer.param_groups:
         group.update(
             lr=adam.learning_rate,
@@ -262,10 +263,8 @@ def optimizer_tensors(run: TrainerRun) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def restore_optimizer(run: TrainerRun, tensors: dict[str, Any], meta: dict[str, Any]) -> None:
-    import torch
-
     params = list(run.params().values())
-    run.optimizer = torch.optim.AdamW(params, lr=1e-4)
+    run.optimizer = AdamW(params, lr=1e-4)
     if not meta.get("param_groups"):
         return
     slots: dict[int, dict[str, Any]] = {}

@@ -61,7 +61,6 @@ def cache_path(directory: Path, spec: StandInSpec) -> Path:
 def load(path: Path, shape: Any) -> Any | None:
     """The model of `shape` (a `qwen3.Shape`) stored at `path`, or None when there is no usable
     file there."""
-    import torch
     from safetensors.torch import load_file
 
     from trio_local.engine.qwen3 import CausalLM, inverse_frequencies
@@ -72,8 +71,7 @@ def load(path: Path, shape: Any) -> Any | None:
         state = load_file(path)
         # On the meta device nothing is allocated or initialised; `assign` adopts the loaded
         # tensors as the parameters.
-        with torch.device("meta"):
-            model = CausalLM(shape)
+        model = CausalLM(shape, device="meta")
         result = model.load_state_dict(state, strict=False, assign=True)
         if result.unexpected_keys or set(result.missing_keys) - {TIED_KEY}:
             raise ValueError(f"keys do not match the model: {result.missing_keys[:3]}")
