@@ -27,6 +27,8 @@ from torch import nn
 ROPE_THETA = 10_000.0  # Qwen3Config's default (rope_parameters), which the stand-in keeps
 RMS_NORM_EPS = 1e-6
 Device = str | None
+Rotary = tuple[torch.Tensor, torch.Tensor]  # cos and sin of the positions' angles
+LayerCache = list[torch.Tensor] | None  # a layer's [keys, values] so far, or no caching
 
 
 @dataclass(frozen=True)
@@ -113,11 +115,7 @@ class Attention(nn.Module):
         self.k_norm = RMSNorm(shape.head_dim, device)
 
     def forward(
-        self,
-        hidden: torch.Tensor,
-        rotary: tuple[torch.Tensor, torch.Tensor],
-        mask: torch.Tensor | None,
-        cache: list[torch.Tensor] | None,
+        self, hidden: torch.Tensor, rotary: Rotary, mask: torch.Tensor | None, cache: LayerCache
     ) -> torch.Tensor:
         batch, length, _ = hidden.shape
         per_head = (batch, length, -1, self.head_dim)
@@ -162,11 +160,7 @@ class DecoderLayer(nn.Module):
         self.post_attention_layernorm = RMSNorm(shape.hidden_size, device)
 
     def forward(
-        self,
-        hidden: torch.Tensor,
-        rotary: tuple[torch.Tensor, torch.Tensor],
-        mask: torch.Tensor | None,
-        cache: list[torch.Tensor] | None,
+        self, hidden: torch.Tensor, rotary: Rotary, mask: torch.Tensor | None, cache: LayerCache
     ) -> torch.Tensor:
         hidden = hidden + self.self_attn(self.input_layernorm(hidden), rotary, mask, cache)
         return hidden + self.mlp(self.post_attention_layernorm(hidden))
@@ -189,7 +183,7 @@ class Decoder(nn.Module):
         self.norm = RMSNorm(shape.hidden_size, device)
         self.register_buffer("inv_freq", inverse_frequencies(shape.head_dim), persistent=False)
 
-    def rotary(self, start: int, length: int, dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
+    def rotary(self, start: int, length: int, dtype: torch.dtype) -> Rotary:
         positions = torch.arange(start, start + length, dtype=torch.float)
         freqs = positions[:, None] * self.inv_freq[None, :]
         angles = torch.cat((freqs, freqs), dim=-1)
