@@ -85,8 +85,29 @@ def _choose(logits: Any, options: SamplingOptions, generator: Any) -> Any:
         drop = cumulative - ordered.softmax(dim=-1) >= options.top_p
         ordered = ordered.masked_fill(drop, float("-inf"))
         scaled = torch.full_like(scaled, float("-inf")).scatter(-1, order, ordered)
-    probs = scaled.softmax(dim=-1)
-    return torch.multinomial(probs, 1, generator=generator).squeeze(-1)
+    return draw(scaled.softmax(dim=-1), generator)
+
+
+def draw(probs: Any, generator: Any) -> Any:
+    """One id per row of `probs` [rows, vocabulary], by inverting the row's cumulative
+    distribution at a uniform draw. `torch.multinomial` draws one random number per vocabulary
+    entry (exponential noise, then argmax): about 57 ms per step for 16 rows of Qwen3's 151,936
+    (torch 2.13, 2 threads), against about 1 ms here, for the same distribution."""
+    import torch
+
+    uniforms = torch.rand(probs.shape[0], 1, generator=generator, dtype=torch.float64)
+    return invert_cdf(probs, uniforms)
+
+
+def invert_cdf(probs: Any, uniforms: Any) -> Any:
+    """The id whose cumulative-probability interval holds each row's uniform in [0, 1). The sums
+    are in float64, and `right=True` never lands on an id of zero probability (a masked padding
+    row, a top-k or top-p cut), even at a uniform of exactly 0."""
+    import torch
+
+    cumulative = probs.double().cumsum(dim=-1)
+    chosen = torch.searchsorted(cumulative, uniforms * cumulative[:, -1:], right=True)
+    return chosen.squeeze(-1).clamp_(max=probs.shape[-1] - 1)
 
 
 def prompt_logprobs(host: Any, prompt: list[int], topk: int) -> tuple[list, list | None]:
