@@ -89,7 +89,7 @@ def _seeded_model(spec: StandInSpec) -> Any:
     """
     import torch
 
-    from trio_local.engine.qwen3 import CausalLM
+    from trio_local.engine.qwen3 import CausalLM, inverse_frequencies
 
     model = CausalLM(_shape(spec), device="meta")
     model.to_empty(device="cpu")
@@ -105,17 +105,8 @@ def _seeded_model(spec: StandInSpec) -> Any:
                 raise EngineError("model_unavailable", f"no seeded init for parameter {name}")
         model.model.embed_tokens.weight[spec.pad_id].zero_()
     # The rotary frequencies are a buffer computed from the shape, not drawn: compute afresh.
-    model.model.inv_freq = type(model.model)(_shape(spec)).inv_freq if False else _inv_freq(spec)
+    model.model.inv_freq = inverse_frequencies(spec.head_dim)
     return model
-
-
-def _inv_freq(spec: StandInSpec) -> Any:
-    import torch
-
-    from trio_local.engine.qwen3 import ROPE_THETA
-
-    steps = torch.arange(0, spec.head_dim, 2, dtype=torch.float) / spec.head_dim
-    return 1.0 / (ROPE_THETA**steps)
 
 
 def build_base_model(spec: StandInSpec, cache_dir: Path | None = None) -> tuple[Any, bool]:
