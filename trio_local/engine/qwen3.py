@@ -2,7 +2,7 @@
 transformers or peft.
 
 Importing transformers' Qwen3 model class and peft costs a service process about 2.5 s of CPU
-on top of torch (transformers 5.x, peft 0.18), paid again by every `trio-local run`; the
+on top of torch (transformers 5.25, peft 0.21), paid again by every `trio-local run`; the
 stand-in needs only these few layers. The computation is transformers' `Qwen3ForCausalLM`
 (RMSNorm on the hidden size and on each head's queries and keys, rotary positions with
 theta 10,000, grouped-query attention, SwiGLU, tied unembedding) and the module and parameter
