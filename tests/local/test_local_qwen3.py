@@ -188,8 +188,11 @@ def test_adapters_match_peft_in_keys_outputs_and_gradients(lora):
     assert {k.replace(".run.", ".") for k in grads} == {k.replace(".run.", ".") for k in mine}
     for key, grad in grads.items():
         torch.testing.assert_close(mine[key].grad, grad, atol=1e-5, rtol=1e-3)
-    # Only the active adapter trains: the base weights and the frozen _base adapter do not.
-    assert all(p.grad is None for k, p in host.model.named_parameters() if ".run." not in k)
+    # Only the active adapter takes gradients: the base weights and every other adapter do not.
+    trainable = {k for k, p in host.model.named_parameters() if p.requires_grad}
+    assert trainable == set(host.parameters("run"))
+    host.activate(BASE_ADAPTER)
+    assert not any(p.requires_grad for p in host.model.parameters())
 
     # ... and a checkpoint written by peft loads here, as ours loads there.
     fresh = ModelHost(SPEC)
@@ -200,15 +203,52 @@ def test_adapters_match_peft_in_keys_outputs_and_gradients(lora):
         torch.testing.assert_close(fresh.causal_lm(input_ids=ids).logits, expected, **TOLERANCE)
 
 
-def test_an_adapter_checkpoint_with_foreign_weights_is_refused(host):
+LAYER_0 = "base_model.model.model.layers.0"
+Q_PROJ = f"{LAYER_0}.self_attn.q_proj"
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        # a weight the adapter does not have (it trains no MLP)
+        lambda state: state.update(
+            {f"{Q_PROJ[:-21]}mlp.up_proj.lora_A.weight": torch.zeros(2, 64)}
+        ),
+        # another adapter's weight by its full name: the frozen base adapter's
+        lambda state: state.update({f"{Q_PROJ}.lora_B._base.weight": torch.ones(64, 4)}),
+        # a base weight
+        lambda state: state.update({f"{Q_PROJ}.base_layer.weight": torch.zeros(64, 64)}),
+        # the right key with another rank's shape (peft refuses a size mismatch)
+        lambda state: state.update({f"{Q_PROJ}.lora_A.weight": torch.ones(1, 64)}),
+        lambda state: state.update({f"{Q_PROJ}.lora_B.weight": torch.tensor(1.0)}),
+    ],
+    ids=["other-module", "other-adapter", "base-weight", "other-rank", "scalar"],
+)
+def test_an_adapter_checkpoint_that_does_not_fit_is_refused_and_changes_nothing(host, damage):
     from trio_local.engine.errors import EngineError
 
     host.add_adapter("small", LoraSpec(2, 0, train_mlp=False, train_attn=True, train_unembed=False))
-    state = host.state("small")
-    state["base_model.model.model.layers.0.mlp.up_proj.lora_A.weight"] = torch.zeros(2, 64)
-    with pytest.raises(EngineError, match="does not have"):
-        host.load_state("small", state)
-    host.remove_adapter("small")
+    try:
+        before = {k: v.clone() for k, v in host.model.state_dict().items()}
+        state = host.state("small")
+        damage(state)
+        with pytest.raises(EngineError, match="does not have"):
+            host.load_state("small", state)
+        after = host.model.state_dict()
+        assert all(torch.equal(before[k], after[k]) for k in before)  # all or nothing
+    finally:
+        host.remove_adapter("small")
+
+
+def test_new_tokens_after_a_cache_attend_causally(host, hf):
+    """A prompt fed in two pieces (a cache, then several tokens at once) scores as one pass."""
+    host.activate(BASE_ADAPTER)
+    ids = torch.randint(0, SPEC.vocab_size, (2, 8), generator=torch.Generator().manual_seed(4))
+    with torch.no_grad():
+        first = host.causal_lm(input_ids=ids[:, :3])
+        rest = host.causal_lm(input_ids=ids[:, 3:], cache=first.cache)
+    joined = torch.cat([first.logits, rest.logits], dim=1)
+    torch.testing.assert_close(joined, _hf_logits(hf, ids), **TOLERANCE)
 
 
 def test_the_service_engine_imports_neither_transformers_nor_peft(tmp_path):

@@ -4,9 +4,11 @@ imported by one thread at a time.
 The service imports them on background threads (the warm-up's builder, the tokenizer build).
 Two threads importing transformers at once can see it half-initialised ("cannot import name
 'AutoModel' from 'transformers'"), so every import of them goes through here first. Different
-libraries may import side by side: neither imports the other on the service's paths (torch
-never imports transformers, and transformers' tokenizer conversion does not import torch), so
-a tokenizer build never waits for the model's import of torch.
+libraries may import side by side, so a tokenizer build (transformers' conversion, which does
+not import torch) never waits for the model's import of torch. Where transformers does import
+torch (its AutoTokenizer, for `--check`'s chat tokens), that nested import meets a gated one
+only at Python's own per-module import lock, which makes the later thread wait for the whole
+module: torch is not a lazy module that a second thread could see half-initialised.
 """
 
 from __future__ import annotations

@@ -265,12 +265,7 @@ class ModelHost:
 
     def parameters(self, name: str) -> dict[str, Any]:
         """The adapter's parameters by name, in a stable order (optimizer state relies on it)."""
-        marker = f".{name}."
-        return {
-            key: param
-            for key, param in sorted(self.model.named_parameters())
-            if marker in key and "lora_" in key
-        }
+        return dict(sorted(self.model.named_adapter_parameters(name).items()))
 
     def state(self, name: str) -> dict[str, Any]:
         """The adapter's weights, keyed as peft's `get_peft_model_state_dict` keys them."""
@@ -278,9 +273,9 @@ class ModelHost:
         return {key: value.detach().clone().contiguous() for key, value in state.items()}
 
     def load_state(self, name: str, state: dict[str, Any]) -> None:
-        unexpected = self.model.load_adapter_state(name, state)
-        if unexpected:
+        refused = self.model.load_adapter_state(name, state)
+        if refused:
             raise EngineError(
                 "checkpoint_invalid",
-                f"checkpoint holds weights this adapter does not have: {unexpected[:3]}",
+                f"checkpoint holds weights this adapter does not have: {refused[:3]}",
             )

@@ -216,6 +216,9 @@ class Decoder(nn.Module):
         mask = None
         if attention_mask is not None and not bool(attention_mask.all()):
             mask = _padded_causal_mask(attention_mask.bool(), start, hidden.shape[1])
+        elif start and hidden.shape[1] > 1:  # new tokens after cached ones: still causal
+            real = torch.ones(hidden.shape[0], start + hidden.shape[1], dtype=torch.bool)
+            mask = _padded_causal_mask(real, start, hidden.shape[1])
         for index, layer in enumerate(self.layers):
             hidden = layer(hidden, rotary, mask, cache[index] if cache is not None else None)
         return self.norm(hidden)
@@ -316,22 +319,40 @@ class Adapted(nn.Module):
                     layer.lora_A[adapter].weight.requires_grad_(trains)
                     layer.lora_B[adapter].weight.requires_grad_(trains)
 
+    def named_adapter_parameters(self, name: str) -> dict[str, nn.Parameter]:
+        """Adapter `name`'s parameters under its full names (`...lora_A.<name>.weight`)."""
+        marks = (f".lora_A.{name}.", f".lora_B.{name}.")
+        return {
+            key: param
+            for key, param in self.named_parameters()
+            if any(mark in key for mark in marks)
+        }
+
     def adapter_state(self, name: str) -> dict[str, torch.Tensor]:
         """peft's `get_peft_model_state_dict`: the adapter's weights, named without it."""
-        marker = f".{name}."
         return {
-            key.replace(marker, "."): value
-            for key, value in self.state_dict().items()
-            if marker in key and ".lora_" in key
+            _without(key, name): param.detach()
+            for key, param in self.named_adapter_parameters(name).items()
         }
 
     def load_adapter_state(self, name: str, state: dict[str, Any]) -> list[str]:
-        """Copy `state` (keys as `adapter_state` gives them) into adapter `name`; returns the
-        keys that match none of its weights (peft's `unexpected_keys`)."""
-        own = {key.replace(f".{name}.", "."): param for key, param in self.named_parameters()}
-        unexpected = [key for key in state if key not in own or ".lora_" not in key]
-        with torch.no_grad():
-            for key, value in state.items():
-                if key not in unexpected:
+        """Copy `state` (keys as `adapter_state` gives them) into adapter `name`, all or
+        nothing; returns what does not fit: keys of no weight of this adapter (another
+        adapter's, the base model's, a foreign one) and weights of another shape. Keys it lacks
+        leave those weights as they are (peft's `set_peft_model_state_dict` does the same)."""
+        own = {_without(key, name): p for key, p in self.named_adapter_parameters(name).items()}
+        refused = [key for key in state if key not in own]
+        refused += [
+            f"{key} (shape {tuple(value.shape)}, the adapter's is {tuple(own[key].shape)})"
+            for key, value in state.items()
+            if key in own and tuple(value.shape) != tuple(own[key].shape)
+        ]
+        if not refused:
+            with torch.no_grad():
+                for key, value in state.items():
                     own[key].copy_(value)
-        return unexpected
+        return refused
+
+
+def _without(key: str, name: str) -> str:
+    return key.replace(f".lora_A.{name}.", ".lora_A.").replace(f".lora_B.{name}.", ".lora_B.")
