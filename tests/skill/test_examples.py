@@ -148,7 +148,9 @@ def test_04_rest_lists_downloads_and_deletes(service) -> None:
 
 def test_05_grpo_reward_rises_after_the_warm_start(service) -> None:
     probe_loss(service, "importance_sampling")
-    process = run_python(service, str(EXAMPLES / "05_grpo_importance_sampling.py"), "--steps", "6")
+    # Seeded sampling: one repeatable trajectory (unseeded, one run in about fifteen fell short).
+    example = str(EXAMPLES / "05_grpo_importance_sampling.py")
+    process = run_python(service, example, "--steps", "6", "--seed", "0")
     if "token_id_out_of_range" in process.stderr or "outside the tokenizer vocabulary" in (
         process.stderr
     ):

@@ -66,6 +66,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=6)
     parser.add_argument("--group-size", type=int, default=8)
     parser.add_argument("--lr", type=float, default=2e-3)
+    parser.add_argument("--seed", type=int, help="seed the sampling (one run, repeatable)")
     args = parser.parse_args()
 
     service = trio.ServiceClient()
@@ -87,8 +88,11 @@ def main() -> None:
     warm_state = training.save_state("grpo-warm-start").result()
     training = service.create_training_client_from_state(warm_state.path)
 
-    params = trio.SamplingParams(max_tokens=4, temperature=1.0, stop=[tokenizer.eos_token_id])
     for step in range(args.steps):
+        seed = None if args.seed is None else args.seed + step  # each step draws afresh
+        params = trio.SamplingParams(
+            max_tokens=4, temperature=1.0, stop=[tokenizer.eos_token_id], seed=seed
+        )
         sampler = training.save_weights_and_get_sampling_client()  # the current weights
         futures = [
             sampler.sample(
