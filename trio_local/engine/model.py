@@ -59,21 +59,6 @@ class LoraSpec:
         return modules
 
 
-def _shape(spec: StandInSpec) -> Any:
-    from trio_local.engine.qwen3 import Shape
-
-    return Shape(
-        vocab_size=spec.vocab_size,
-        hidden_size=spec.hidden_size,
-        intermediate_size=spec.intermediate_size,
-        num_layers=spec.num_layers,
-        num_heads=spec.num_heads,
-        num_kv_heads=spec.num_kv_heads,
-        head_dim=spec.head_dim,
-        pad_id=spec.pad_id,
-    )
-
-
 INITIALIZER_RANGE = 0.02  # transformers' Qwen3Config default, the scale of the seeded weights
 
 
@@ -89,11 +74,11 @@ def _seeded_model(spec: StandInSpec) -> Any:
     """
     import torch
 
-    from trio_local.engine.qwen3 import CausalLM, inverse_frequencies
+    from trio_local.engine.qwen3 import CausalLM
 
-    model = CausalLM(_shape(spec), device="meta")
+    model = CausalLM(spec, device="meta")
     model.to_empty(device="cpu")
-    model.lm_head.weight = model.model.embed_tokens.weight
+    model.retie()
     generator = torch.Generator().manual_seed(spec.seed)
     with torch.no_grad():
         for name, param in sorted(model.named_parameters()):
@@ -104,8 +89,6 @@ def _seeded_model(spec: StandInSpec) -> Any:
             else:  # a new kind of parameter in qwen3.py: decide its init here
                 raise EngineError("model_unavailable", f"no seeded init for parameter {name}")
         model.model.embed_tokens.weight[spec.pad_id].zero_()
-    # The rotary frequencies are a buffer computed from the shape, not drawn: compute afresh.
-    model.model.inv_freq = inverse_frequencies(spec.head_dim)
     return model
 
 
@@ -115,7 +98,7 @@ def build_base_model(spec: StandInSpec, cache_dir: Path | None = None) -> tuple[
     # second import meanwhile sees the library half-initialised.
     import_model_libraries("torch")
     path = weights_cache.cache_path(cache_dir, spec) if cache_dir is not None else None
-    model = weights_cache.load(path, _shape(spec)) if path is not None else None
+    model = weights_cache.load(path, spec) if path is not None else None
     cached = model is not None
     if model is None:
         model = _seeded_model(spec)

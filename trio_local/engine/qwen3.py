@@ -24,23 +24,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from trio_local.catalogue import StandInSpec
+
 ROPE_THETA = 10_000.0  # Qwen3Config's default (rope_parameters), which the stand-in keeps
 RMS_NORM_EPS = 1e-6
 Device = str | None
 Rotary = tuple[torch.Tensor, torch.Tensor]  # cos and sin of the positions' angles
 LayerCache = list[torch.Tensor] | None  # a layer's [keys, values] so far, or no caching
-
-
-@dataclass(frozen=True)
-class Shape:
-    vocab_size: int
-    hidden_size: int
-    intermediate_size: int
-    num_layers: int
-    num_heads: int
-    num_kv_heads: int
-    head_dim: int
-    pad_id: int
 
 
 class RMSNorm(nn.Module):
@@ -111,19 +101,19 @@ def _rotate_half(x: torch.Tensor) -> torch.Tensor:
 
 
 class Attention(nn.Module):
-    def __init__(self, shape: Shape, device: Device = None) -> None:
+    def __init__(self, spec: StandInSpec, device: Device = None) -> None:
         super().__init__()
         self.heads, self.kv_heads, self.head_dim = (
-            shape.num_heads,
-            shape.num_kv_heads,
-            shape.head_dim,
+            spec.num_heads,
+            spec.num_kv_heads,
+            spec.head_dim,
         )
-        self.q_proj = _linear(shape.hidden_size, shape.num_heads * shape.head_dim, device)
-        self.k_proj = _linear(shape.hidden_size, shape.num_kv_heads * shape.head_dim, device)
-        self.v_proj = _linear(shape.hidden_size, shape.num_kv_heads * shape.head_dim, device)
-        self.o_proj = _linear(shape.num_heads * shape.head_dim, shape.hidden_size, device)
-        self.q_norm = RMSNorm(shape.head_dim, device)
-        self.k_norm = RMSNorm(shape.head_dim, device)
+        self.q_proj = _linear(spec.hidden_size, spec.num_heads * spec.head_dim, device)
+        self.k_proj = _linear(spec.hidden_size, spec.num_kv_heads * spec.head_dim, device)
+        self.v_proj = _linear(spec.hidden_size, spec.num_kv_heads * spec.head_dim, device)
+        self.o_proj = _linear(spec.num_heads * spec.head_dim, spec.hidden_size, device)
+        self.q_norm = RMSNorm(spec.head_dim, device)
+        self.k_norm = RMSNorm(spec.head_dim, device)
 
     def forward(
         self, hidden: torch.Tensor, rotary: Rotary, mask: torch.Tensor | None, cache: LayerCache
@@ -152,23 +142,23 @@ class Attention(nn.Module):
 
 
 class MLP(nn.Module):
-    def __init__(self, shape: Shape, device: Device = None) -> None:
+    def __init__(self, spec: StandInSpec, device: Device = None) -> None:
         super().__init__()
-        self.gate_proj = _linear(shape.hidden_size, shape.intermediate_size, device)
-        self.up_proj = _linear(shape.hidden_size, shape.intermediate_size, device)
-        self.down_proj = _linear(shape.intermediate_size, shape.hidden_size, device)
+        self.gate_proj = _linear(spec.hidden_size, spec.intermediate_size, device)
+        self.up_proj = _linear(spec.hidden_size, spec.intermediate_size, device)
+        self.down_proj = _linear(spec.intermediate_size, spec.hidden_size, device)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
 
 
 class DecoderLayer(nn.Module):
-    def __init__(self, shape: Shape, device: Device = None) -> None:
+    def __init__(self, spec: StandInSpec, device: Device = None) -> None:
         super().__init__()
-        self.self_attn = Attention(shape, device)
-        self.mlp = MLP(shape, device)
-        self.input_layernorm = RMSNorm(shape.hidden_size, device)
-        self.post_attention_layernorm = RMSNorm(shape.hidden_size, device)
+        self.self_attn = Attention(spec, device)
+        self.mlp = MLP(spec, device)
+        self.input_layernorm = RMSNorm(spec.hidden_size, device)
+        self.post_attention_layernorm = RMSNorm(spec.hidden_size, device)
 
     def forward(
         self, hidden: torch.Tensor, rotary: Rotary, mask: torch.Tensor | None, cache: LayerCache
@@ -180,19 +170,19 @@ class DecoderLayer(nn.Module):
 class Decoder(nn.Module):
     """transformers' `Qwen3Model`: embedding, layers, final norm."""
 
-    def __init__(self, shape: Shape, device: Device = None) -> None:
+    def __init__(self, spec: StandInSpec, device: Device = None) -> None:
         super().__init__()
-        self.shape = shape
+        self.spec = spec
         # Given its weight, the embedding skips its own init: a normal_() on the meta device
         # goes through torch's Python reference ops, which import torch._dynamo (and sympy),
         # about 1.5 s of CPU (torch 2.13). The weights are drawn or loaded by the caller.
-        rows = torch.empty(shape.vocab_size, shape.hidden_size, device=device)
+        rows = torch.empty(spec.vocab_size, spec.hidden_size, device=device)
         self.embed_tokens = nn.Embedding(
-            shape.vocab_size, shape.hidden_size, shape.pad_id, _weight=rows
+            spec.vocab_size, spec.hidden_size, spec.pad_id, _weight=rows
         )
-        self.layers = nn.ModuleList(DecoderLayer(shape, device) for _ in range(shape.num_layers))
-        self.norm = RMSNorm(shape.hidden_size, device)
-        self.register_buffer("inv_freq", inverse_frequencies(shape.head_dim), persistent=False)
+        self.layers = nn.ModuleList(DecoderLayer(spec, device) for _ in range(spec.num_layers))
+        self.norm = RMSNorm(spec.hidden_size, device)
+        self.register_buffer("inv_freq", inverse_frequencies(spec.head_dim), persistent=False)
 
     def rotary(self, start: int, length: int, dtype: torch.dtype) -> Rotary:
         positions = torch.arange(start, start + length, dtype=torch.float)
@@ -250,12 +240,19 @@ class CausalOutput:
 class CausalLM(nn.Module):
     """transformers' `Qwen3ForCausalLM` with the unembedding tied to the embedding."""
 
-    def __init__(self, shape: Shape, device: Device = None) -> None:
+    def __init__(self, spec: StandInSpec, device: Device = None) -> None:
         """Built on `device` ("meta": nothing allocated, for weights drawn or loaded next)."""
         super().__init__()
-        self.model = Decoder(shape, device)
-        self.lm_head: nn.Module = _linear(shape.hidden_size, shape.vocab_size, device)
+        self.model = Decoder(spec, device)
+        self.lm_head: nn.Module = _linear(spec.hidden_size, spec.vocab_size, device)
         self.lm_head.weight = self.model.embed_tokens.weight
+
+    def retie(self) -> None:
+        """After the weights were put in place (`to_empty`, or a load with `assign=True`): the
+        unembedding is the embedding again, and the rotary frequencies, a buffer never stored,
+        are computed."""
+        self.lm_head.weight = self.model.embed_tokens.weight
+        self.model.inv_freq = inverse_frequencies(self.model.spec.head_dim)
 
     def forward(
         self,

@@ -58,12 +58,11 @@ def cache_path(directory: Path, spec: StandInSpec) -> Path:
     return directory / f"standin-{cache_key(spec)}.safetensors"
 
 
-def load(path: Path, shape: Any) -> Any | None:
-    """The model of `shape` (a `qwen3.Shape`) stored at `path`, or None when there is no usable
-    file there."""
+def load(path: Path, spec: StandInSpec) -> Any | None:
+    """The stand-in of `spec` stored at `path`, or None when there is no usable file there."""
     from safetensors.torch import load_file
 
-    from trio_local.engine.qwen3 import CausalLM, inverse_frequencies
+    from trio_local.engine.qwen3 import CausalLM
 
     if not path.is_file():
         return None
@@ -71,13 +70,11 @@ def load(path: Path, shape: Any) -> Any | None:
         state = load_file(path)
         # On the meta device nothing is allocated or initialised; `assign` adopts the loaded
         # tensors as the parameters.
-        model = CausalLM(shape, device="meta")
+        model = CausalLM(spec, device="meta")
         result = model.load_state_dict(state, strict=False, assign=True)
         if result.unexpected_keys or set(result.missing_keys) - {TIED_KEY}:
             raise ValueError(f"keys do not match the model: {result.missing_keys[:3]}")
-        model.lm_head.weight = model.model.embed_tokens.weight
-        # The rotary frequencies are a non-persistent buffer (not in the file): computed afresh.
-        model.model.inv_freq = inverse_frequencies(shape.head_dim)
+        model.retie()  # the unembedding and the rotary frequencies are not in the file
         if any(t.is_meta for t in [*model.parameters(), *model.buffers()]):
             raise ValueError("some tensors were not loaded")
     except Exception as error:  # a damaged or foreign file: rebuild rather than fail
