@@ -41,6 +41,11 @@ class ChangedMeanwhile(OSError):
     """The file no longer holds the bytes a fix was computed from: the fix was not written."""
 
 
+class ReadOnly(OSError):
+    """The file is read-only: its fixes are not written (the rename that writes them needs only
+    a writable folder, so the file's own mode is checked first)."""
+
+
 def too_large_message(limit: int = MAX_FILE_BYTES) -> str:
     return f"file is larger than {limit // (1024 * 1024)} MiB; skipped"
 
@@ -94,13 +99,23 @@ def read_regular(path: str, limit: int = MAX_FILE_BYTES) -> bytes:
 def write_fixed(path: str, data: bytes, expected: bytes) -> str:
     """Replace the file at `path` with `data` if it still holds `expected`; returns the path
     written (a symlink's target). Raises ChangedMeanwhile (nothing written) when the file changed
-    since it was read, OSError when it cannot be written; the temporary file never outlives the
-    call, whatever ends it (an error, KeyboardInterrupt, SystemExit from a signal handler)."""
+    since it was read, ReadOnly (nothing written) when the file is read-only, OSError when it
+    cannot be written; the temporary file never outlives the call, whatever ends it (an error,
+    KeyboardInterrupt, SystemExit from a signal handler)."""
     import tempfile  # only --fix writes: spared on every other run
 
     target = os.path.realpath(path)
     directory, name = os.path.split(target)
     mode = stat_module.S_IMODE(os.stat(target).st_mode)
+    # No write bit for anyone (root too: `os.access` says yes to root), or none for this user:
+    # someone made the file read-only on purpose (a vendored or generated file, a locked
+    # git-annex object), and an atomic rename would replace it anyway.
+    if not mode & 0o222 or not os.access(target, os.W_OK):
+        raise ReadOnly(
+            errno.EACCES,
+            f"the file is read-only (mode {mode:04o}); nothing written: make it writable to fix it",
+            path,
+        )
     fd, tmp = tempfile.mkstemp(
         dir=directory, prefix=f".{name}{TEMP_MARK}{os.getpid()}-", suffix=TEMP_SUFFIX
     )

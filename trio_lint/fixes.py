@@ -9,6 +9,7 @@ A safe fix that would delete a comment is made unsafe (`keep_comments`) before i
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import re
 from collections import Counter
@@ -61,6 +62,7 @@ def _transformer(targets: dict[int, list[CstTransform]]):
 
 
 _LINE_END = re.compile(r"(?<=\n)|(?<=\r)(?!\n)")
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 def _lines(text: str) -> list[str]:
@@ -116,6 +118,19 @@ class TextEdit:
     content: str
 
 
+def _keep_final_newline(module, code: str):
+    """`module`, printing the final line break of `code` again where libcst dropped it.
+
+    libcst (checked on 1.9.0) does not count a lone "\\r" at the end of a file as a trailing
+    newline, so its code lost that byte: the line lengths of a CR-only file then disagreed with
+    the source on the last line, whose fixes never found their nodes. The break is in the tree
+    (as the last line's newline token); only the flag that prints it is off."""
+    if module.has_trailing_newline or not code.endswith("\r"):
+        return module
+    restored = module.with_changes(has_trailing_newline=True)
+    return restored if restored.code == code else module
+
+
 def _locate(code: str, findings: list[Finding]):
     """One libcst parse of `code` and, per finding, the (node, range, transform) of each of its
     edits that found its node. Raises FixError when libcst cannot parse `code`."""
@@ -123,7 +138,7 @@ def _locate(code: str, findings: list[Finding]):
     from libcst.metadata import MetadataWrapper, PositionProvider
 
     try:
-        module = cst.parse_module(code)
+        module = _keep_final_newline(cst.parse_module(code), code)
     except cst.ParserSyntaxError as exc:
         raise FixError(f"libcst cannot parse the file: {exc.message}") from None
     roundtrip = module.code
@@ -239,11 +254,15 @@ def _trimmed(before: str, after: str, line: int, column: int) -> TextEdit | None
     if start == end_before and start == end_after:
         return None
 
+    breaks = [found.end() for found in _LINE_BREAK.finditer(before)]
+
     def position(offset: int) -> tuple[int, int]:
-        lines_before = before.count("\n", 0, offset)
+        # Every line break counts ("\r" alone ends a line too); a "\r\n" that `offset` cuts
+        # in two does not end the line yet.
+        lines_before = bisect.bisect_right(breaks, offset)
         if lines_before == 0:
             return line, column + offset
-        return line + lines_before, offset - (before.rfind("\n", 0, offset) + 1)
+        return line + lines_before, offset - breaks[lines_before - 1]
 
     (l1, c1), (l2, c2) = position(start), position(end_before)
     return TextEdit(l1, c1, l2, c2, after[start:end_after])
@@ -298,7 +317,9 @@ def comments(code: str) -> Counter[str] | None:
 
     found: Counter[str] = Counter()
     try:
-        for token in tokenize.generate_tokens(io.StringIO(code).readline):
+        # newline="": lines end where Python's end ("\r" alone too), else a comment before a
+        # lone "\r" would run on into the next line's code.
+        for token in tokenize.generate_tokens(io.StringIO(code, newline="").readline):
             if token.type == tokenize.COMMENT:
                 found[token.string.rstrip()] += 1
     except (tokenize.TokenError, SyntaxError, ValueError):
@@ -348,7 +369,7 @@ def keep_comments(
     of them are applied together first, and only when that loses a comment one by one."""
     if "#" not in code:
         return findings
-    lines = code.splitlines()
+    lines = _LINE_BREAK.split(code)  # Python's line breaks (splitlines also splits at "\f")
     suspects = [
         number
         for number, finding in enumerate(findings)

@@ -17,6 +17,7 @@ from trio_lint.diagnostics import Diagnostic, Severity
 from trio_lint.fileio import (
     ChangedMeanwhile,
     NotRegularFile,
+    ReadOnly,
     TooLarge,
     read_regular,
     remove_stale,
@@ -291,6 +292,9 @@ def _collect(
             # computes the fixes from them.
             message = "the file changed while trio-lint was fixing it; nothing written, run again"
             result.diagnostics.append(io_error(shown, message))
+            return
+        except ReadOnly as exc:
+            result.diagnostics.append(io_error(shown, str(exc.strerror)))
             return
         except OSError as exc:
             message = f"cannot write the fixes: {exc.strerror or exc}"
