@@ -9,6 +9,7 @@ the rest runs against the console script over real pipes, through a raw client."
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -299,3 +300,63 @@ def test_documents_under_a_symlink_loop_are_served(server: RawClient, workspace:
     assert hover(server, uri) is not None
     shown = [m for m in server.received if m.get("method") == "window/showMessage"]
     assert shown == [], shown
+
+
+def _published(client: RawClient, uri: str, version: int) -> list[tuple]:
+    found = client.wait(
+        lambda m: (
+            m.get("method") == "textDocument/publishDiagnostics"
+            and m["params"]["uri"] == uri
+            and m["params"].get("version") == version
+        )
+    )
+    assert found is not None, f"no diagnostics for {uri} version {version}"
+    return sorted((d["code"], json.dumps(d["range"])) for d in found["params"]["diagnostics"])
+
+
+def _span(line: int, character: int, end_line: int, end_character: int) -> dict:
+    return {"start": {"line": line, "character": character},
+            "end": {"line": end_line, "character": end_character}}  # fmt: skip
+
+
+MALFORMED_CHANGES = {
+    "text-null": ({"text": None}, "`text` must be a string, got null"),
+    "text-number": ({"text": 5}, "`text` must be a string, got int"),
+    "partial-text-null": ({"range": _span(0, 0, 0, 0), "text": None}, "got null"),
+    "range-null": ({"range": None, "text": "x"}, "`range` must be a range, got null"),
+    "character-fraction": ({"range": _span(0, 0.5, 0, 1), "text": "x"}, "range.start.character"),
+    "range-backwards": ({"range": _span(3, 0, 1, 0), "text": "x"}, "ends before it starts"),
+}
+
+
+def test_malformed_content_changes_are_refused_and_keep_the_document(
+    server: RawClient, workspace: Path
+):
+    # pygls turned `"text": null` into the text "None": the server's copy was lost. Each
+    # malformed change is refused (logged, naming the field); the next valid change applies to
+    # the text as it was, and lints as that text opened afresh.
+    server.received.clear()  # what earlier tests left unread (their own log messages)
+    uri = (workspace / "changed.py").as_uri()
+    document = {"uri": uri, "languageId": "python", "version": 1, "text": BUGGY}
+    server.notify("textDocument/didOpen", {"textDocument": document})
+    assert _published(server, uri, 1)
+    for version, (change, reason) in enumerate(MALFORMED_CHANGES.values(), start=2):
+        server.notify(
+            "textDocument/didChange",
+            {"textDocument": {"uri": uri, "version": version}, "contentChanges": [change]},
+        )
+        logged = server.wait(
+            lambda m: (
+                m.get("method") == "window/logMessage" and "didChange" in m["params"]["message"]
+            )
+        )
+        assert logged is not None and reason in logged["params"]["message"], (change, logged)
+    insert = {"range": _span(0, 0, 0, 0), "text": "# edited\n"}
+    server.notify(
+        "textDocument/didChange",
+        {"textDocument": {"uri": uri, "version": 99}, "contentChanges": [insert]},
+    )
+    fresh = (workspace / "fresh.py").as_uri()
+    document = {"uri": fresh, "languageId": "python", "version": 1, "text": "# edited\n" + BUGGY}
+    server.notify("textDocument/didOpen", {"textDocument": document})
+    assert _published(server, uri, 99) == _published(server, fresh, 1) != []

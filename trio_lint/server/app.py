@@ -22,7 +22,7 @@ from pygls.uris import to_fs_path
 
 from trio_lint import __version__
 from trio_lint.diagnostics import Diagnostic
-from trio_lint.server import code_actions, hover
+from trio_lint.server import code_actions, hover, pygls_adapter
 from trio_lint.server.config_watch import ConfigWatch, Settings
 from trio_lint.server.diagnostics import LintOutcome, by_document, lint, overlaps
 from trio_lint.server.documents import (
@@ -63,6 +63,7 @@ class TrioLintServer(LanguageServer):
                 ],
                 save=True,
             ),
+            converter_factory=pygls_adapter.converter,
         )
         self.watch = ConfigWatch(config)
         self.debounce = debounce

@@ -27,6 +27,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
+from trio_lint.server.pygls_adapter import Malformed, send_error
+
 MAX_BODY_BYTES = 64 * 1024 * 1024  # far above any document an editor sends (trio-lint: 10 MiB)
 MAX_HEADER_BYTES = 8 * 1024
 _CHUNK = 64 * 1024
@@ -168,9 +170,7 @@ class Session:
         self.exit_code: int | None = None
 
     def error(self, msg_id: Any, code: int, message: str) -> None:
-        from lsprotocol.types import ResponseError
-
-        self.protocol._send_response(msg_id, error=ResponseError(code=code, message=message))
+        send_error(self.protocol, msg_id, code, message)
 
     def handle_body(self, body: bytes) -> bool:
         """Dispatch one message body; False when it is not JSON."""
@@ -258,8 +258,12 @@ def _why(exc: BaseException) -> str:
     """Where the params do not fit their type (cattrs names the path: `$.params.textDocument`)."""
     try:
         from cattrs import transform_error
+        from cattrs.v import format_exception
 
-        found = transform_error(exc, path="$")  # type: ignore[arg-type]
+        def why(error: BaseException, kind: type | None) -> str:
+            return str(error) if isinstance(error, Malformed) else format_exception(error, kind)
+
+        found = transform_error(exc, path="$", format_exception=why)  # type: ignore[arg-type]
     except Exception:
         found = []
     text = "; ".join(found[:3]) if found else (str(exc) or type(exc).__name__)
