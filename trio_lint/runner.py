@@ -135,16 +135,16 @@ def _init_worker(request: RunRequest) -> None:
     _STATE["rulesets"] = RuleSets(request.config, request.root)
 
 
-def _lint_one(job: tuple[str, str]) -> tuple[str, FileOutcome, bytes | None]:
+# One file to lint: (path, the path shown, the bytes `run` read). The bytes travel with the
+# job, so what is linted is exactly what the cache digest was computed from: a file edited
+# after `run` read it is linted as it was read, and the next run sees the edit.
+Job = tuple[str, str, bytes]
+
+
+def _lint_one(job: Job) -> tuple[str, FileOutcome, bytes | None]:
     """(path, outcome, the bytes linted when the outcome changes them: what a write compares
     the file with, and what a diff starts from). Never raises."""
-    from trio_lint.engine import FileOutcome
-
-    path_text, shown = job
-    try:
-        data = read_regular(path_text)
-    except OSError as exc:
-        return path_text, FileOutcome(diagnostics=[_source_error(shown, exc)]), None
+    path_text, shown, data = job
     outcome = _lint_bytes(path_text, shown, data)
     return path_text, outcome, data if outcome.new_bytes is not None else None
 
@@ -183,9 +183,7 @@ def _use_cached(result: RunResult, cached: Cached | object, path: str, cwd: str)
         result.diagnostics.extend(replace(d, path=shown) for d in cached)  # type: ignore[union-attr]
 
 
-def _lint_all(
-    jobs: list[tuple[str, str]], request: RunRequest
-) -> list[tuple[str, FileOutcome, bytes | None]]:
+def _lint_all(jobs: list[Job], request: RunRequest) -> list[tuple[str, FileOutcome, bytes | None]]:
     """Lint what the cache could not answer; in a process pool when there are enough files."""
     if not jobs:
         return []
@@ -316,7 +314,7 @@ def run(files: Sequence[str], request: RunRequest, cache_dir: Path | None = None
     cache = None
     if request.use_cache and not changing and cache_dir is not None:
         cache = Cache(cache_dir, settings_key(config, want_edits=request.want_edits))
-    jobs: list[tuple[str, str]] = []
+    jobs: list[Job] = []
     pending: dict[str, tuple[str, os.stat_result]] = {}  # path -> (digest, stat) to cache
     cwd = os.getcwd()
     for path in files:
@@ -346,7 +344,7 @@ def run(files: Sequence[str], request: RunRequest, cache_dir: Path | None = None
             continue
         if cache is not None and stat is not None:
             pending[path] = (digest, stat)
-        jobs.append((path, display_path(path, cwd)))
+        jobs.append((path, display_path(path, cwd), data))
 
     for path_text, outcome, source in _lint_all(jobs, request):
         stable = not any(d.code in UNSTABLE_CODES for d in outcome.diagnostics)

@@ -82,6 +82,38 @@ def test_same_size_edit_with_mtime_put_back_is_relinted(project: Path) -> None:
     assert "PTR202" not in warm
 
 
+def test_a_file_edited_while_the_run_reads_it_is_cached_under_the_bytes_linted(
+    project: Path, monkeypatch
+) -> None:
+    # The run reads each file once: the cache digest and the findings come from the same bytes.
+    # (When the worker read the file a second time, an edit in between was linted and cached
+    # under the digest of the bytes read first: the old text, restored, got the edit's answer.)
+    import trio_lint.runner as runner
+
+    target = project / "a.py"
+    target.write_text(BAD)
+    real_read = runner.read_regular
+    reads: list[str] = []
+
+    def read_then_edit(path: str, *args, **kwargs) -> bytes:
+        data = real_read(path, *args, **kwargs)
+        if path.endswith("a.py"):
+            reads.append(path)
+            if len(reads) == 1:
+                target.write_text(CLEAN)  # edited right after the run read it
+        return data
+
+    monkeypatch.setattr(runner, "read_regular", read_then_edit)
+    racing = run_main("a.py", *CONCISE, cwd=project)
+    monkeypatch.undo()
+    for text in (BAD, CLEAN, BAD):  # every text answered as an uncached run answers it
+        target.write_text(text)
+        warm = run_main("a.py", *CONCISE, cwd=project)
+        assert warm.out == run_main("a.py", *CONCISE, "--no-cache", cwd=project).out, text
+    assert "PTR202" in racing.out  # what was read (BAD) is what was linted
+    assert len(reads) == 1  # one read of the file per run
+
+
 def test_a_damaged_cache_is_ignored_and_replaced(project: Path) -> None:
     from trio_lint.cache import content_hash, read_store
 
