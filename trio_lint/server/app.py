@@ -1,5 +1,6 @@
 """The language server: document sync, debounced linting, and the LSP features wired to the
-modules that implement them (diagnostics, code_actions, hover, config_watch).
+modules that implement them (diagnostics, code_actions, hover, config_watch). Each feature is a
+method of `TrioLintServer` (`on_...`), registered from the `_FEATURES` table.
 
 Linting runs on a worker thread, so the event loop keeps reading messages; each document is
 linted by one task at a time, and changes that arrive meanwhile are coalesced into one more lint
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import gc
 import traceback
 from concurrent.futures import ThreadPoolExecutor
@@ -73,6 +75,7 @@ class TrioLintServer(LanguageServer):
         self._pending: set[str] = set()
         self._tasks: dict[str, asyncio.Task] = {}
         self._shown_errors: set[str] = set()
+        self._register_features()
 
     # --- logging --------------------------------------------------------------------------------
 
@@ -234,87 +237,71 @@ class TrioLintServer(LanguageServer):
             return None  # not linted yet, or edited since: diagnostics would point elsewhere
         return state, state.target.cell_of(uri) if state.target.cells is not None else None
 
+    # --- the LSP features -----------------------------------------------------------------------
 
-def _path(uri: str) -> str:
-    return to_fs_path(uri) or uri
+    def _register_features(self) -> None:
+        for method, name, options in _FEATURES:
+            # pygls marks each handler with attributes, which a bound method cannot carry (a
+            # partial of it can), and passes the server only to functions that ask for it.
+            self.feature(method, options)(functools.partial(getattr(self, name)))
 
-
-def build(config: Path | None = None, debounce: float = DEFAULT_DEBOUNCE) -> TrioLintServer:
-    server = TrioLintServer(config, debounce)
-
-    @server.feature(types.INITIALIZED)
-    async def initialized(ls: TrioLintServer, params: types.InitializedParams) -> None:
+    async def on_initialized(self, params: types.InitializedParams) -> None:
         loop = asyncio.get_running_loop()
-        loop.run_in_executor(ls.lint_pool, _warm_up_lint)
-        loop.run_in_executor(ls.fix_pool, _warm_up_fixes)
-        if can_watch_files(ls):
+        loop.run_in_executor(self.lint_pool, _warm_up_lint)
+        loop.run_in_executor(self.fix_pool, _warm_up_fixes)
+        if self.can_watch_files():
             try:
-                await ls.client_register_capability_async(ls.watch.registration())
+                await self.client_register_capability_async(self.watch.registration())
             except Exception as exc:  # the client said no: config edits apply on the next lint
-                ls.log(f"trio-lint: cannot watch configuration files: {exc}")
+                self.log(f"trio-lint: cannot watch configuration files: {exc}")
 
-    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(ls: TrioLintServer, params: types.DidOpenTextDocumentParams) -> None:
-        ls.schedule(ls.key_of(params.text_document.uri))
+    def on_did_open(self, params: types.DidOpenTextDocumentParams) -> None:
+        self.schedule(self.key_of(params.text_document.uri))
 
-    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-    def did_change(ls: TrioLintServer, params: types.DidChangeTextDocumentParams) -> None:
-        ls.schedule(ls.key_of(params.text_document.uri))
+    def on_did_change(self, params: types.DidChangeTextDocumentParams) -> None:
+        self.schedule(self.key_of(params.text_document.uri))
 
-    @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
-    def did_save(ls: TrioLintServer, params: types.DidSaveTextDocumentParams) -> None:
+    def on_did_save(self, params: types.DidSaveTextDocumentParams) -> None:
         path = _path(params.text_document.uri)
-        if ls.watch.is_config_file(path):
-            ls.relint_all()
+        if self.watch.is_config_file(path):
+            self.relint_all()
         else:
-            ls.schedule(ls.key_of(params.text_document.uri))
+            self.schedule(self.key_of(params.text_document.uri))
 
-    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
-    def did_close(ls: TrioLintServer, params: types.DidCloseTextDocumentParams) -> None:
-        ls.states.pop(params.text_document.uri, None)
-        ls.clear([params.text_document.uri])
+    def on_did_close(self, params: types.DidCloseTextDocumentParams) -> None:
+        self.states.pop(params.text_document.uri, None)
+        self.clear([params.text_document.uri])
 
-    @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
-    def notebook_open(ls: TrioLintServer, params: types.DidOpenNotebookDocumentParams) -> None:
-        ls.schedule(params.notebook_document.uri)
+    def on_notebook_open(self, params: types.DidOpenNotebookDocumentParams) -> None:
+        self.schedule(params.notebook_document.uri)
 
-    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
-    def notebook_change(ls: TrioLintServer, params: types.DidChangeNotebookDocumentParams) -> None:
+    def on_notebook_change(self, params: types.DidChangeNotebookDocumentParams) -> None:
         structure = params.change.cells.structure if params.change.cells else None
         if structure is not None:
-            ls.clear([cell.uri for cell in structure.did_close or ()])
-        ls.schedule(params.notebook_document.uri)
+            self.clear([cell.uri for cell in structure.did_close or ()])
+        self.schedule(params.notebook_document.uri)
 
-    @server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
-    def notebook_save(ls: TrioLintServer, params: types.DidSaveNotebookDocumentParams) -> None:
-        ls.schedule(params.notebook_document.uri)
+    def on_notebook_save(self, params: types.DidSaveNotebookDocumentParams) -> None:
+        self.schedule(params.notebook_document.uri)
 
-    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
-    def notebook_close(ls: TrioLintServer, params: types.DidCloseNotebookDocumentParams) -> None:
-        ls.states.pop(params.notebook_document.uri, None)
-        ls.clear([cell.uri for cell in params.cell_text_documents])
+    def on_notebook_close(self, params: types.DidCloseNotebookDocumentParams) -> None:
+        self.states.pop(params.notebook_document.uri, None)
+        self.clear([cell.uri for cell in params.cell_text_documents])
 
-    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
-    def watched_files(ls: TrioLintServer, params: types.DidChangeWatchedFilesParams) -> None:
-        if any(ls.watch.is_config_file(_path(change.uri)) for change in params.changes):
-            ls.relint_all()
+    def on_watched_files(self, params: types.DidChangeWatchedFilesParams) -> None:
+        if any(self.watch.is_config_file(_path(change.uri)) for change in params.changes):
+            self.relint_all()
 
-    @server.feature(
-        types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(code_action_kinds=list(code_actions.KINDS), resolve_provider=True),
-    )
-    async def code_action(
-        ls: TrioLintServer, params: types.CodeActionParams
-    ) -> list[types.CodeAction] | None:
-        await ls.settled(params.text_document.uri)
-        found = ls.state_for(params.text_document.uri)
+    async def on_code_action(self, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+        await self.settled(params.text_document.uri)
+        found = self.state_for(params.text_document.uri)
         if found is None:
             return None
         state, cell = found
         located = state.target.text_of(cell)
         lines = split_lines(located[1] if located else "")
-        first, _ = from_position(lines, params.range.start, ls.encoding)
-        last, _ = from_position(lines, params.range.end, ls.encoding)
+        first, _ = from_position(lines, params.range.start, self.encoding)
+        last, _ = from_position(lines, params.range.end, self.encoding)
         mine = [d for d in state.diagnostics if d.cell == cell]
         in_range = [d for d in mine if overlaps(d, first + 1, last + 1)]
         offered = code_actions.offered(
@@ -323,56 +310,54 @@ def build(config: Path | None = None, debounce: float = DEFAULT_DEBOUNCE) -> Tri
         )  # fmt: skip
         if not offered:
             return None
-        lazy = resolve_supported(ls)
+        lazy = self.resolve_supported()
         actions = []
         for kind, title, data, diagnostic in offered:
             action = types.CodeAction(
                 title=title,
                 kind=kind,
                 data=data,
-                diagnostics=[_lsp_diagnostic(ls, state, diagnostic)] if diagnostic else None,
+                diagnostics=[self._lsp_diagnostic(state, diagnostic)] if diagnostic else None,
                 is_preferred=_preferred(data, diagnostic),
             )
             if not lazy:
-                action.edit = await _compute(ls, state, data)
+                action.edit = await self._compute(state, data)
                 if action.edit is None:
                     continue
             actions.append(action)
         return actions or None
 
-    @server.feature(types.CODE_ACTION_RESOLVE)
-    async def resolve(ls: TrioLintServer, action: types.CodeAction) -> types.CodeAction:
+    async def on_code_action_resolve(self, action: types.CodeAction) -> types.CodeAction:
         data = action.data if isinstance(action.data, dict) else {}
-        found = ls.state_for(data.get("uri", ""))
+        found = self.state_for(data.get("uri", ""))
         if found is not None:
-            action.edit = await _compute(ls, found[0], data)
+            action.edit = await self._compute(found[0], data)
         return action
 
-    @server.feature(types.TEXT_DOCUMENT_HOVER)
-    async def on_hover(ls: TrioLintServer, params: types.HoverParams) -> types.Hover | None:
+    async def on_hover(self, params: types.HoverParams) -> types.Hover | None:
         uri = params.text_document.uri
-        await ls.settled(uri)
-        key = ls.key_of(uri)
-        target = ls.target_of(key)
+        await self.settled(uri)
+        key = self.key_of(uri)
+        target = self.target_of(key)
         if target is None:
             return None
         located = target.text_of(target.cell_of(uri) if target.cells is not None else None)
         if located is None:
             return None
         lines = split_lines(located[1])
-        line, character = from_position(lines, params.position, ls.encoding)
+        line, character = from_position(lines, params.position, self.encoding)
         if line >= len(lines):
             return None
         found = hover.noqa_code_at(lines[line], character)
         if found is not None:
             code, start, end = found
             text = hover.hover_text([code])
-            span = to_range(lines, (line + 1, start + 1), (line + 1, end + 1), ls.encoding)
+            span = to_range(lines, (line + 1, start + 1), (line + 1, end + 1), self.encoding)
             return types.Hover(
                 contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text or ""),
                 range=span,
             )
-        state = ls.state_for(uri)
+        state = self.state_for(uri)
         if state is None:
             return None
         under = hover.diagnostics_at(state[0].diagnostics, state[1], line, character)
@@ -381,52 +366,79 @@ def build(config: Path | None = None, debounce: float = DEFAULT_DEBOUNCE) -> Tri
             return None
         return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text))
 
-    @server.feature(types.SHUTDOWN)
-    def shutdown(ls: TrioLintServer, params: Any) -> None:
-        ls.lint_pool.shutdown(wait=False, cancel_futures=True)
-        ls.fix_pool.shutdown(wait=False, cancel_futures=True)
+    def on_shutdown(self, params: Any) -> None:
+        self.lint_pool.shutdown(wait=False, cancel_futures=True)
+        self.fix_pool.shutdown(wait=False, cancel_futures=True)
 
-    return server
+    # --- helpers of the features ----------------------------------------------------------------
+
+    def _lsp_diagnostic(self, state: DocumentState, diagnostic: Diagnostic) -> types.Diagnostic:
+        from trio_lint.server.diagnostics import to_lsp
+
+        located = state.target.text_of(diagnostic.cell)
+        return to_lsp(diagnostic, split_lines(located[1] if located else ""), self.encoding)
+
+    async def _compute(
+        self, state: DocumentState, data: dict[str, Any]
+    ) -> types.WorkspaceEdit | None:
+        loop = asyncio.get_running_loop()
+        try:
+            return await loop.run_in_executor(
+                self.fix_pool,
+                code_actions.compute, data, state.target, state.settings, self.encoding,
+            )  # fmt: skip
+        except Exception:  # an engine bug in a fix: no edit, the server keeps serving
+            self.log(f"trio-lint: cannot compute the fix:\n{traceback.format_exc()}",
+                     types.MessageType.Error)  # fmt: skip
+            return None
+
+    def can_watch_files(self) -> bool:
+        workspace = self.client_capabilities.workspace
+        watched = workspace.did_change_watched_files if workspace else None
+        return bool(watched and watched.dynamic_registration)
+
+    def resolve_supported(self) -> bool:
+        document = self.client_capabilities.text_document
+        action = document.code_action if document else None
+        support = action.resolve_support if action else None
+        return bool(support and "edit" in support.properties)
+
+
+# (LSP method, TrioLintServer handler, options): what the server offers.
+_FEATURES: tuple[tuple[str, str, Any], ...] = (
+    (types.INITIALIZED, "on_initialized", None),
+    (types.TEXT_DOCUMENT_DID_OPEN, "on_did_open", None),
+    (types.TEXT_DOCUMENT_DID_CHANGE, "on_did_change", None),
+    (types.TEXT_DOCUMENT_DID_SAVE, "on_did_save", types.SaveOptions(include_text=False)),
+    (types.TEXT_DOCUMENT_DID_CLOSE, "on_did_close", None),
+    (types.NOTEBOOK_DOCUMENT_DID_OPEN, "on_notebook_open", None),
+    (types.NOTEBOOK_DOCUMENT_DID_CHANGE, "on_notebook_change", None),
+    (types.NOTEBOOK_DOCUMENT_DID_SAVE, "on_notebook_save", None),
+    (types.NOTEBOOK_DOCUMENT_DID_CLOSE, "on_notebook_close", None),
+    (types.WORKSPACE_DID_CHANGE_WATCHED_FILES, "on_watched_files", None),
+    (
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        "on_code_action",
+        types.CodeActionOptions(code_action_kinds=list(code_actions.KINDS), resolve_provider=True),
+    ),
+    (types.CODE_ACTION_RESOLVE, "on_code_action_resolve", None),
+    (types.TEXT_DOCUMENT_HOVER, "on_hover", None),
+    (types.SHUTDOWN, "on_shutdown", None),
+)
+
+
+def _path(uri: str) -> str:
+    return to_fs_path(uri) or uri
+
+
+def build(config: Path | None = None, debounce: float = DEFAULT_DEBOUNCE) -> TrioLintServer:
+    return TrioLintServer(config, debounce)
 
 
 def _preferred(data: dict[str, Any], diagnostic: Diagnostic | None) -> bool | None:
     if data["action"] != "fix" or diagnostic is None or diagnostic.fix is None:
         return None
     return diagnostic.fix.applicability.value == "safe"
-
-
-def _lsp_diagnostic(ls: TrioLintServer, state: DocumentState, diagnostic: Diagnostic):
-    from trio_lint.server.diagnostics import to_lsp
-
-    located = state.target.text_of(diagnostic.cell)
-    return to_lsp(diagnostic, split_lines(located[1] if located else ""), ls.encoding)
-
-
-async def _compute(
-    ls: TrioLintServer, state: DocumentState, data: dict[str, Any]
-) -> types.WorkspaceEdit | None:
-    loop = asyncio.get_running_loop()
-    try:
-        return await loop.run_in_executor(
-            ls.fix_pool, code_actions.compute, data, state.target, state.settings, ls.encoding
-        )
-    except Exception:  # an engine bug in a fix: no edit, the server keeps serving
-        ls.log(f"trio-lint: cannot compute the fix:\n{traceback.format_exc()}",
-               types.MessageType.Error)  # fmt: skip
-        return None
-
-
-def can_watch_files(ls: TrioLintServer) -> bool:
-    workspace = ls.client_capabilities.workspace
-    watched = workspace.did_change_watched_files if workspace else None
-    return bool(watched and watched.dynamic_registration)
-
-
-def resolve_supported(ls: TrioLintServer) -> bool:
-    document = ls.client_capabilities.text_document
-    action = document.code_action if document else None
-    support = action.resolve_support if action else None
-    return bool(support and "edit" in support.properties)
 
 
 def _warm_up_lint() -> None:

@@ -15,6 +15,8 @@ from pathlib import PurePath
 
 from lsprotocol import types
 
+from trio_lint.server.pygls_adapter import codec
+
 PYTHON_SUFFIXES = frozenset({".py", ".pyi"})
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")  # the line breaks LSP counts (str.splitlines counts more)
 
@@ -115,11 +117,7 @@ def cell_sources(notebook_json: str) -> list[str]:
 
 
 def _units(text: str, encoding: str) -> int:
-    if encoding == types.PositionEncodingKind.Utf32:
-        return len(text)
-    if encoding == types.PositionEncodingKind.Utf8:
-        return len(text.encode("utf-8"))
-    return len(text) + sum(1 for char in text if ord(char) > 0xFFFF)
+    return codec(encoding).client_num_units(text)
 
 
 def to_position(lines: Sequence[str], line: int, column: int, encoding: str) -> types.Position:
@@ -145,14 +143,12 @@ def from_position(lines: Sequence[str], position: types.Position, encoding: str)
     if not lines or position.line >= len(lines):
         return len(lines), 0
     text = lines[position.line]
-    if encoding == types.PositionEncodingKind.Utf32:
-        return position.line, min(position.character, len(text))
-    units = 0
-    for index, char in enumerate(text):
-        if units >= position.character:
-            return position.line, index
-        units += _units(char, encoding)
-    return position.line, len(text)
+    found = codec(encoding)
+    if position.character >= found.client_num_units(text):
+        return position.line, len(text)  # pygls would answer one character short of the end
+    # A copy: pygls may change the position it is given.
+    inside = types.Position(line=0, character=position.character)
+    return position.line, found.position_from_client_units([text], inside).character
 
 
 def offset_of(text: str, line: int, character: int) -> int:
