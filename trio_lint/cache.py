@@ -95,26 +95,19 @@ def read_store(file: Path) -> dict:
 def write_store(directory: Path, file: Path, data: dict) -> None:
     """Temp file + rename: a crash or a concurrent run never leaves a half-written store. Stores
     unused for PRUNE_AFTER_S (other settings, older versions of the linter) are deleted."""
-    tmp = None
+    from trio_lint.fileio import write_atomic
+
     try:
         payload = marshal.dumps(data)
         directory.mkdir(parents=True, exist_ok=True)
         marker = directory / ".gitignore"
         if not marker.exists():
             marker.write_text("# Automatically created by trio-lint.\n*\n", encoding="utf-8")
-        import tempfile  # only when writing: a warm run reads
-
-        fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(MAGIC + struct.pack("<II", zlib.crc32(payload), len(payload)) + payload)
-        Path(tmp).replace(file)
-        tmp = None
+        envelope = MAGIC + struct.pack("<II", zlib.crc32(payload), len(payload)) + payload
+        write_atomic(str(file), envelope, prefix="tmp", suffix=".tmp")
         _prune(directory, keep=file)
     except (OSError, ValueError):  # ValueError: a value marshal cannot store (a bug, not fatal)
         pass  # a read-only tree still lints; it just is not cached
-    finally:
-        if tmp is not None:
-            Path(tmp).unlink(missing_ok=True)
 
 
 def _prune(directory: Path, keep: Path) -> None:

@@ -62,11 +62,10 @@ def code_fingerprint() -> str:
         pass
     fingerprint = content_fingerprint(files)
     try:  # the memo is an optimisation: an unwritable cache dir only costs the re-read
+        from trio_lint.fileio import write_atomic
+
         os.makedirs(os.path.dirname(memo), exist_ok=True)
-        temporary = f"{memo}.{os.getpid()}.tmp"
-        with open(temporary, "w", encoding="ascii") as handle:
-            handle.write(fingerprint)
-        os.replace(temporary, memo)
+        write_atomic(memo, fingerprint.encode("ascii"), prefix=f"{os.path.basename(memo)}.")
     except OSError:
         pass
     return fingerprint
