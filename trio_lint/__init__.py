@@ -11,8 +11,8 @@ from pathlib import Path
 
 from trio_lint.config import ConfigError, LintConfig, config_from_mapping
 from trio_lint.diagnostics import Applicability, Diagnostic, FixResult, Severity
+from trio_lint.version import __version__
 
-__version__ = "0.1.0"
 __all__ = [
     "Applicability",
     "ConfigError",

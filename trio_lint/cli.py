@@ -9,10 +9,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from trio_lint import __version__
 from trio_lint.config import ConfigError, LintConfig, load_config, with_overrides
 from trio_lint.diagnostics import Applicability, Diagnostic
 from trio_lint.reporters import FORMATS, fixable_mark, get_renderer
+from trio_lint.version import __version__
 
 if TYPE_CHECKING:
     from trio_lint.request import RunRequest

@@ -258,3 +258,16 @@ def test_in_process_runs_match_the_console_script_and_leave_the_process_as_it_wa
     assert fixed.code == 1 and (project / "bad.py").read_text() == FIXED
     after = (Path.cwd(), sys.stdout, sys.stderr, sys.stdin, signal.getsignal(signal.SIGTERM))
     assert after == before
+
+
+def test_the_version_is_the_distributions(project: Path) -> None:
+    # One version: trio_lint/version.py, what `--version` prints, equal to pyproject.toml's.
+    import tomllib
+
+    import trio_lint
+    from trio_lint.version import __version__
+
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    declared = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["version"]
+    assert __version__ == trio_lint.__version__ == declared
+    assert run_main("--version", cwd=project).out == f"trio-lint {declared}\n"
