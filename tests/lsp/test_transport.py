@@ -360,3 +360,10 @@ def test_malformed_content_changes_are_refused_and_keep_the_document(
     document = {"uri": fresh, "languageId": "python", "version": 1, "text": "# edited\n" + BUGGY}
     server.notify("textDocument/didOpen", {"textDocument": document})
     assert _published(server, uri, 99) == _published(server, fresh, 1) != []
+    # A document opened with a null text is refused too (it was opened as the text "None").
+    document = {"uri": uri + "x", "languageId": "python", "version": 1, "text": None}
+    server.notify("textDocument/didOpen", {"textDocument": document})
+    logged = server.wait(
+        lambda m: m.get("method") == "window/logMessage" and "didOpen" in m["params"]["message"]
+    )
+    assert logged is not None and "`text` must be a string, got null" in logged["params"]["message"]
