@@ -8,7 +8,7 @@ Shows the whole image recipe for pytrio 0.2.9:
 - the chat template writes `<|vision_start|><|image_pad|><|vision_end|>` for an image; the
   `trio.ImageChunk` takes the place of `<|image_pad|>` between the two text chunks;
 - one datum per example: targets and weights have one entry per position, image included
-  (weight 0 on the prompt and the image, 1 on the answer);
+  (target -100 on the image, weight 0 on the prompt, 1 on the answer);
 - sampling with the same prompt; `compute_logprobs` refuses image prompts.
 
 Run offline:       trio-local run python examples/11_vision_sft.py
@@ -116,10 +116,9 @@ def image_prompt(before: list[int], image: trio.ImageChunk, after: list[int]) ->
 
 def image_datum(tokenizer, before, image: trio.ImageChunk, after, answer: str) -> trio.Datum:
     """One training example. The whole sequence has the image as expected_tokens positions
-    (<|image_pad|> stands in for them in the targets); the usual shift by one follows."""
+    (-100 in the targets: nothing to predict there); the usual shift by one follows."""
     answer_ids = [*tokenizer.encode(answer, add_special_tokens=False), tokenizer.eos_token_id]
-    pad = tokenizer.convert_tokens_to_ids("<|image_pad|>")
-    tokens = before + [pad] * image.expected_tokens + after + answer_ids
+    tokens = before + [-100] * image.expected_tokens + after + answer_ids  # -100: no target
     weights = [0.0] * (len(tokens) - len(answer_ids)) + [1.0] * len(answer_ids)
     model_input = image_prompt(before, image, (after + answer_ids)[:-1])  # input: tokens[:-1]
     return trio.Datum(
@@ -158,7 +157,8 @@ def main() -> None:
         image_datum(tokenizer, before, image, after, answer)
         for image, (_, answer) in zip(images, EXAMPLES, strict=True)
     ]
-    print(f"datum length {batch[0].model_input.length} (text {len(before) + len(after)} + image)")
+    prompt_length = image_prompt(before, images[0], after).length  # needs expected_tokens
+    print(f"prompt length {prompt_length} (text {len(before) + len(after)} + image)")
 
     adam = trio.AdamParams(learning_rate=args.lr)
     for step in range(args.steps):
