@@ -368,3 +368,33 @@ def test_debugging_page_lists_the_classes_and_the_retryable_codes() -> None:
     statuses = inspect.getsource(importlib.import_module("pytrio.errors.diagnostics"))
     assert "_RETRYABLE_STATUS_CODES = {408, 429, 500, 502, 503, 504}" in statuses
     assert "(408, 429, 500, 502, 503, 504)" in flat
+
+
+# -- custom-loss metrics, saved steps -----------------------------------------------------------
+
+
+def test_custom_loss_metrics_are_the_surrogates_then_yours() -> None:
+    source = inspect.getsource(trio.TrainingClient._merge_custom_metrics)
+    assert "metrics={**response.metrics, **custom_metrics}" in source
+    page = " ".join((ROOT / "references" / "training-client.md").read_text().split())
+    assert (
+        "`{**surrogate_metrics, **metrics}`" in page
+        and "`TrainingClient._merge_custom_metrics`" in page
+    )
+    assert "which replace those three on a clash" in page
+
+
+def test_the_sdk_keeps_no_step_counter() -> None:
+    from pytrio.types import OptimStepResponse
+    from pytrio.types.rest import Checkpoint
+
+    assert set(OptimStepResponse.model_fields) == {"metrics"}
+    assert not {"step", "name"} & set(Checkpoint.model_fields)
+    public = [name for name in dir(trio.TrainingClient) if not name.startswith("_")]
+    assert [name for name in public if "step" in name] == ["optim_step", "optim_step_async"]
+    page = " ".join((ROOT / "best-practices" / "checkpoints.md").read_text().split())
+    assert "**What a saved state holds, and where a resumed count starts.**" in page
+    assert (
+        'trio-local reports the optimizer\'s count as `optim_step(...).result().metrics["step"]`'
+        in (page)
+    )
