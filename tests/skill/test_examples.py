@@ -556,12 +556,14 @@ def test_11_vision_trains_on_a_generated_png_and_samples_the_answers(service) ->
 
 
 SKILL_IV_FACTS = """
+import subprocess, sys
 import pytrio as trio
 
 namespace = {}
 exec(RETRY, namespace)
 exec(NEWEST, namespace)
 with_retries, newest_named = namespace["with_retries"], namespace["newest_named"]
+trio.configure(actor_capacity_wait_timeout_seconds=0.5)  # a full service answers 429 at once
 service = trio.ServiceClient()
 rest = service.create_rest_client()
 training = service.create_lora_training_client(base_model="Qwen/Qwen3-4B-Instruct-2507", rank=4)
@@ -613,6 +615,29 @@ try:
 except trio.PyTrioError as err:
     print("path as id", err.code, err.status_code, err.retryable, "attempts", len(attempts))
 
+# a retryable error that heals: another process holds every training slot, then exits
+HOLDER = '''
+import time, pytrio as trio
+trio.configure(actor_capacity_wait_timeout_seconds=0.5)
+service, held = trio.ServiceClient(), []
+try:
+    while len(held) < 64:
+        held.append(service.create_lora_training_client(base_model=MODEL, rank=4))
+except trio.PyTrioError as err:
+    print("HELD", err.code, err.retryable, flush=True)
+time.sleep(1.5)
+'''
+holder = subprocess.Popen(
+    [sys.executable, "-c", f"MODEL = {training.model_id!r}\\n" + HOLDER],
+    stdout=subprocess.PIPE, text=True,
+)
+held = next(line for line in holder.stdout if line.startswith("HELD"))  # the SDK prints too
+print("holder", held.strip())
+attempts.clear()
+create = counted(lambda: service.create_lora_training_client(base_model=training.model_id, rank=4))
+with_retries(create, first_delay_s=1.0, attempts=6)
+print("created after", len(attempts) > 1, "holder exited", holder.wait(timeout=60) == 0)
+
 # where a resumed client's count starts
 resumed = service.create_training_client_from_state_with_optimizer(state.path)
 resumed.forward_backward([datum], "cross_entropy").result()
@@ -648,6 +673,9 @@ def test_skill_iv_facts_hold_under_trio_local(service) -> None:
     assert "duplicate EventFailedError checkpoint_exists False attempts 1" in out
     # pytrio marks control.request_failed retryable even for a 404: the helper does not retry it
     assert "path as id control.request_failed 404 True attempts 1" in out
+    assert "holder HELD actor_capacity_exceeded True" in out  # the 429 the SDK marks retryable
+    assert "created after True holder exited True" in out
+    assert "retryable actor_capacity_exceeded (attempt 1); retrying in 1 s" in out
     assert "resumed with optimizer, first step 4.0" in out
     assert "weights only, first step 1.0" in out
     custom = re.search(r"^custom (\[.*\]) (\S+) (\w+)$", out, re.M).groups()
