@@ -398,3 +398,16 @@ def test_the_sdk_keeps_no_step_counter() -> None:
         'trio-local reports the optimizer\'s count as `optim_step(...).result().metrics["step"]`'
         in (page)
     )
+
+
+def test_qwen3_5_architectures_and_trio_locals_request_limit() -> None:
+    for relative, name in (
+        ("models/qwen3_5/modeling_qwen3_5.py", "Qwen3_5ForConditionalGeneration"),
+        ("models/qwen3_5_moe/modeling_qwen3_5_moe.py", "Qwen3_5MoeForConditionalGeneration"),
+    ):
+        assert f"class {name}(" in transformers_file(relative)
+        assert f"`{name}`" in FLAT_PAGE
+    from trio_local.config import ServeConfig
+
+    assert ServeConfig.actor_body_limit == 64 * 1024 * 1024  # a dataclass default
+    assert "its request-body limit (64 MiB per actor request)" in FLAT_PAGE
