@@ -124,7 +124,7 @@ MODEL_FAMILIES: tuple[ModelFamily, ...] = (
     # Qwen2ForCausalLM) with no vision_config, and the repository has no preprocessor_config.json.
     ModelFamily(
         "Qwen3",
-        r"qwen3-",
+        r"qwen3-(?!omni)",  # Qwen3-Omni hears and sees: a family of its own, not listed here
         None,
         "https://huggingface.co/Qwen/Qwen3-4B-Instruct-2507/blob/main/config.json",
     ),

@@ -129,6 +129,7 @@ def test_families_and_sources() -> None:
     for model_id, family in cases.items():
         assert vision.family_of(model_id).name == family, model_id
     assert vision.family_of("meta-llama/Llama-3.1-8B") is None
+    assert vision.family_of("Qwen/Qwen3-Omni-30B-A3B-Instruct") is None  # not text-only
     with pytest.raises(ValueError, match="text-only"):
         vision.image_tokens("Qwen/Qwen3-8B", 64, 64)
 
