@@ -336,6 +336,22 @@ def test_10_tinker_port_trains_and_keeps_tinkers_loss_normalisation(service) -> 
     assert len(samples) == 2
 
 
+def test_11_vision_trains_on_a_generated_png_and_samples_the_answers(service) -> None:
+    out = run_example(service, "11_vision_sft.py")
+    model, size, count = re.search(
+        r"^model (\S+) image (\d+x\d+) expected_tokens (\d+)$", out, re.M
+    ).groups()
+    width, height = map(int, size.split("x"))
+    assert int(count) == vision.image_tokens(model, width, height) == 70  # 64x48 on Qwen3.5
+    length, text = map(int, re.search(r"prompt length (\d+) \(text (\d+) \+ image\)", out).groups())
+    assert length == text + int(count)
+    losses = floats(r"step \d+ loss ([\d.]+)", out)
+    assert len(losses) == 10 and losses[-1] < losses[0] / 10, losses
+    samples = re.findall(r"sample -> '(.*?)' \(trained '(.*?)'\)", out)
+    assert samples == [("red", "red"), ("blue", "blue")]  # the image decides the answer
+    assert "compute_logprobs with an image: validation.image_logprobs_unsupported" in out
+
+
 def test_rl_iteration_without_advantage_sends_nothing_useful(service) -> None:
     # best-practices/rl.md: an all-zero-advantage batch has no loss and no counted tokens, and
     # an empty batch is refused by the SDK before anything is sent
@@ -537,22 +553,6 @@ def test_guessed_facts_hold_under_trio_local(service) -> None:
     after = run_python(service, "-c", code)
     assert after.returncode == 0, after.stderr[-3000:]
     assert datetime.fromisoformat(after.stdout.strip()) > datetime.fromisoformat(last)
-
-
-def test_11_vision_trains_on_a_generated_png_and_samples_the_answers(service) -> None:
-    out = run_example(service, "11_vision_sft.py")
-    model, size, count = re.search(
-        r"^model (\S+) image (\d+x\d+) expected_tokens (\d+)$", out, re.M
-    ).groups()
-    width, height = map(int, size.split("x"))
-    assert int(count) == vision.image_tokens(model, width, height) == 70  # 64x48 on Qwen3.5
-    length, text = map(int, re.search(r"prompt length (\d+) \(text (\d+) \+ image\)", out).groups())
-    assert length == text + int(count)
-    losses = floats(r"step \d+ loss ([\d.]+)", out)
-    assert len(losses) == 10 and losses[-1] < losses[0] / 10, losses
-    samples = re.findall(r"sample -> '(.*?)' \(trained '(.*?)'\)", out)
-    assert samples == [("red", "red"), ("blue", "blue")]  # the image decides the answer
-    assert "compute_logprobs with an image: validation.image_logprobs_unsupported" in out
 
 
 SKILL_IV_FACTS = """
