@@ -20,7 +20,7 @@ from typing import Any
 
 from pytrio_facts import vision
 from trio_local.engine.errors import EngineError
-from trio_local.engine.image_size import ImageHeaderError, image_size
+from trio_local.engine.image_size import image_size
 
 MAGIC = {"png": b"\x89PNG\r\n\x1a\n", "jpeg": b"\xff\xd8\xff"}
 
@@ -75,7 +75,7 @@ def image_span(chunk: Any, where: str, *, start: int, index: int, model_id: str)
     try:
         width, height = image_size(bytes(chunk.data), chunk.format)
         length = processor.tokens(height, width)
-    except (ImageHeaderError, ValueError) as error:
+    except ValueError as error:  # ImageHeaderError, or an aspect ratio over the processor's
         raise EngineError("invalid_image", f"{label}: {error}") from None
     return ImageSpan(start, length, bytes(chunk.data), index, width, height, chunk.expected_tokens)
 
@@ -102,25 +102,21 @@ def flatten(
     return Flattened(ids, tuple(images))
 
 
-def describe_estimates(flat: Flattened, where: str, model_id: str) -> str:
-    """What each image's expected_tokens got wrong, for an error message ("" when nothing)."""
-    return "; ".join(
+def estimate_mismatch(flat: Flattened, where: str, model_id: str, targets: int) -> EngineError:
+    """The failure of a datum whose targets were sized with a wrong expected_tokens."""
+    wrong = "; ".join(
         f"{where}.chunks[{span.chunk}] is a {span.width}x{span.height} image, which "
         f"{model_id}'s image processor turns into {span.length} tokens, but its "
         f"expected_tokens says {span.estimate}"
         for span in flat.images
         if span.wrong_estimate
     )
-
-
-def estimate_mismatch(flat: Flattened, where: str, model_id: str, targets: int) -> EngineError:
-    """The failure of a datum whose targets were sized with a wrong expected_tokens."""
     return EngineError(
         "expected_tokens_mismatch",
-        f"{describe_estimates(flat, where, model_id)}. The service counts an image's "
-        f"positions from the image itself, so the input has {len(flat.ids)} positions and the "
-        f"{targets} target_tokens/weights do not line up; compute expected_tokens from the "
-        "image size with the model's processor settings and size the targets with it",
+        f"{wrong}. The service counts an image's positions from the image itself, so the "
+        f"input has {len(flat.ids)} positions and the {targets} target_tokens/weights do not "
+        "line up; compute expected_tokens from the image size with the model's processor "
+        "settings and size the targets with it",
     )
 
 
