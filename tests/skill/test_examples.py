@@ -24,6 +24,7 @@ import pytest
 
 pytest.importorskip("torch")  # the `local` extra: trio-local trains a real model
 
+from pytrio_facts import vision
 from trio_local.background import LocalService, serve_in_background
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -335,6 +336,22 @@ def test_10_tinker_port_trains_and_keeps_tinkers_loss_normalisation(service) -> 
     assert len(samples) == 2
 
 
+def test_11_vision_trains_on_a_generated_png_and_samples_the_answers(service) -> None:
+    out = run_example(service, "11_vision_sft.py")
+    model, size, count = re.search(
+        r"^model (\S+) image (\d+x\d+) expected_tokens (\d+)$", out, re.M
+    ).groups()
+    width, height = map(int, size.split("x"))
+    assert int(count) == vision.image_tokens(model, width, height) == 70  # 64x48 on Qwen3.5
+    length, text = map(int, re.search(r"prompt length (\d+) \(text (\d+) \+ image\)", out).groups())
+    assert length == text + int(count)
+    losses = floats(r"step \d+ loss ([\d.]+)", out)
+    assert len(losses) == 10 and losses[-1] < losses[0] / 10, losses
+    samples = re.findall(r"sample -> '(.*?)' \(trained '(.*?)'\)", out)
+    assert samples == [("red", "red"), ("blue", "blue")]  # the image decides the answer
+    assert "compute_logprobs with an image: validation.image_logprobs_unsupported" in out
+
+
 def test_rl_iteration_without_advantage_sends_nothing_useful(service) -> None:
     # best-practices/rl.md: an all-zero-advantage batch has no loss and no counted tokens, and
     # an empty batch is refused by the SDK before anything is sent
@@ -536,3 +553,130 @@ def test_guessed_facts_hold_under_trio_local(service) -> None:
     after = run_python(service, "-c", code)
     assert after.returncode == 0, after.stderr[-3000:]
     assert datetime.fromisoformat(after.stdout.strip()) > datetime.fromisoformat(last)
+
+
+SKILL_IV_FACTS = """
+import subprocess, sys
+import pytrio as trio
+
+namespace = {}
+exec(RETRY, namespace)
+exec(NEWEST, namespace)
+with_retries, newest_named = namespace["with_retries"], namespace["newest_named"]
+trio.configure(actor_capacity_wait_timeout_seconds=0.5)  # a full service answers 429 at once
+service = trio.ServiceClient()
+rest = service.create_rest_client()
+training = service.create_lora_training_client(base_model="Qwen/Qwen3-4B-Instruct-2507", rank=4)
+run_id = training.training_run_cuid
+datum = trio.Datum(
+    model_input=trio.ModelInput.from_ints([9707, 1879, 11]),
+    loss_fn_inputs={"target_tokens": [1879, 11, 1879]},
+)
+adam = trio.AdamParams(learning_rate=1e-3)
+attempts = []
+
+
+def counted(call):
+    def wrapped():
+        attempts.append(1)
+        return call()
+
+    return wrapped
+
+
+# the retry helper: a value comes back; errors that cannot heal are raised at the first attempt
+value = with_retries(counted(lambda: training.forward([datum], "cross_entropy").result()))
+print("retry value", sorted(value.metrics), "attempts", len(attempts))
+
+# what a state holds: the optimizer's count after N steps; names at the end of the path
+for _ in range(3):
+    training.forward_backward([datum], "cross_entropy").result()
+    print("optim step", training.optim_step(adam).result().metrics["step"])
+state = training.save_state("ckpt-000003").result()
+training.forward_backward([datum], "cross_entropy").result()
+training.optim_step(adam).result()
+newest = training.save_state("ckpt-000004").result()
+training.save_state("other-000009").result()  # newer, but not a ckpt-*
+found_run, found = newest_named(rest, [run_id])
+print("newest ckpt", found.path == newest.path, found_run == run_id, found.path.rsplit("/", 1)[-1])
+ids = [c.checkpoint_id for c in rest.list_checkpoints(run_id).result().checkpoints]
+named = any(i.startswith("ckpt-") for i in ids)
+print("ids start with ckpt-", named, "ids", sorted({i[:3] for i in ids}))
+
+attempts.clear()
+try:
+    with_retries(counted(lambda: training.save_state("ckpt-000004").result()), first_delay_s=0)
+except trio.PyTrioError as err:
+    print("duplicate", type(err).__name__, err.code, err.retryable, "attempts", len(attempts))
+attempts.clear()
+try:
+    archive = counted(lambda: rest.get_checkpoint_archive_url(state.path).result())
+    with_retries(archive, first_delay_s=0)
+except trio.PyTrioError as err:
+    print("path as id", err.code, err.status_code, err.retryable, "attempts", len(attempts))
+
+# a retryable error that heals: another process holds every training slot, then exits
+HOLDER = '''
+import time, pytrio as trio
+trio.configure(actor_capacity_wait_timeout_seconds=0.5)
+service, held = trio.ServiceClient(), []
+try:
+    while len(held) < 64:
+        held.append(service.create_lora_training_client(base_model=MODEL, rank=4))
+except trio.PyTrioError as err:
+    print("HELD", err.code, err.retryable, flush=True)
+time.sleep(1.5)
+'''
+holder = subprocess.Popen(
+    [sys.executable, "-c", f"MODEL = {training.model_id!r}\\n" + HOLDER],
+    stdout=subprocess.PIPE, text=True,
+)
+held = next(line for line in holder.stdout if line.startswith("HELD"))  # the SDK prints too
+print("holder", held.strip())
+attempts.clear()
+create = counted(lambda: service.create_lora_training_client(base_model=training.model_id, rank=4))
+with_retries(create, first_delay_s=1.0, attempts=6)
+print("created after", len(attempts) > 1, "holder exited", holder.wait(timeout=60) == 0)
+
+# where a resumed client's count starts
+resumed = service.create_training_client_from_state_with_optimizer(state.path)
+resumed.forward_backward([datum], "cross_entropy").result()
+print("resumed with optimizer, first step", resumed.optim_step(adam).result().metrics["step"])
+fresh = service.create_training_client_from_state(state.path)
+fresh.forward_backward([datum], "cross_entropy").result()
+print("weights only, first step", fresh.optim_step(adam).result().metrics["step"])
+
+
+# custom-loss metrics: the surrogate call's three, then yours, which win on a clash
+def nll(data, logprobs):
+    loss = -sum(lp.sum() for lp in logprobs)
+    return loss, {"loss_sum": -1.0, "nll": loss.item()}
+
+
+metrics = training.forward_backward_custom([datum], nll).result().metrics
+same = abs(metrics["loss_mean"] * 3 - metrics["nll"]) < 1e-3  # the surrogate's mean: nll / 3
+print("custom", sorted(metrics), metrics["loss_sum"], same)
+"""
+
+
+def test_skill_iv_facts_hold_under_trio_local(service) -> None:
+    retry = _python_block("references/debugging.md", "def with_retries")
+    newest = _python_block("references/rest-client.md", "def newest_named")
+    script = f"RETRY = {retry!r}\nNEWEST = {newest!r}\n" + SKILL_IV_FACTS
+    process = run_python(service, "-c", script)
+    assert process.returncode == 0, process.stderr[-4000:]
+    out = process.stdout
+    assert "retry value ['loss_mean', 'loss_sum', 'token_count'] attempts 1" in out
+    assert re.findall(r"^optim step ([\d.]+)$", out, re.M) == ["1.0", "2.0", "3.0"]
+    assert "newest ckpt True True ckpt-000004" in out
+    assert "ids start with ckpt- False ids ['ck_']" in out
+    assert "duplicate EventFailedError checkpoint_exists False attempts 1" in out
+    # pytrio marks control.request_failed retryable even for a 404: the helper does not retry it
+    assert "path as id control.request_failed 404 True attempts 1" in out
+    assert "holder HELD actor_capacity_exceeded True" in out  # the 429 the SDK marks retryable
+    assert "created after True holder exited True" in out
+    assert "retryable actor_capacity_exceeded (attempt 1); retrying in 1 s" in out
+    assert "resumed with optimizer, first step 4.0" in out
+    assert "weights only, first step 1.0" in out
+    custom = re.search(r"^custom (\[.*\]) (\S+) (\w+)$", out, re.M).groups()
+    assert custom == ("['loss_mean', 'loss_sum', 'nll', 'token_count']", "-1.0", "True")

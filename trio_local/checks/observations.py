@@ -38,6 +38,7 @@ class SampleCall:
     source_checkpoint_uri: str | None  # None or "": the base model
     request: Any  # pytrio.protocol.actor.sampling_run.sample.SampleRequest
     result: dict[str, Any] | None
+    model_id: str = ""  # the sampling run's base model ("" when the caller did not say)
 
     @property
     def is_scoring(self) -> bool:

@@ -22,6 +22,7 @@ from trio_local.checks.chat import ChatTokens
 from trio_local.checks.checkpoint_reused import CheckpointReused
 from trio_local.checks.context import CheckContext
 from trio_local.checks.eos_untrained import EosUntrained
+from trio_local.checks.image_tokens import ImageTokens
 from trio_local.checks.minus_100 import Minus100
 from trio_local.checks.non_finite import NonFinite
 from trio_local.checks.observations import (
@@ -51,6 +52,7 @@ CHECKS: tuple[type[Check], ...] = (
     RisingLoss,
     StaleSampler,
     CheckpointReused,
+    ImageTokens,
 )
 QUEUE_SIZE = 4096
 MAX_ERRORS = 3  # a check that raised this often is switched off for the rest of the run
@@ -88,7 +90,12 @@ class Checker:
         return run
 
     def sample_work(
-        self, sampling_run: str, source_uri: str | None, request: Any, execute: Callable[[], Any]
+        self,
+        sampling_run: str,
+        source_uri: str | None,
+        request: Any,
+        execute: Callable[[], Any],
+        model_id: str = "",
     ):
         def run() -> Any:
             result = None
@@ -96,7 +103,7 @@ class Checker:
                 result = execute()
                 return result
             finally:
-                self.offer(SampleCall(sampling_run, source_uri, request, result))
+                self.offer(SampleCall(sampling_run, source_uri, request, result, model_id))
 
         return run
 

@@ -562,6 +562,7 @@ class Engine:
             "prompt",
             vocab_size=entry.family.embedding_rows,
             image_pad_id=entry.family.image_pad_id,
+            model_id=entry.model_id,
         )
         prompt = flat.ids
         options = sampling.SamplingOptions.from_wire(request.sampling_params)

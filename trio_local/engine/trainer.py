@@ -15,7 +15,7 @@ from pytrio.protocol.actor.events.trainer.optimize_step import TrainerOptimizeSt
 
 from trio_local.catalogue import TRAINER_LIMITS, RunnerLimits
 from trio_local.engine.errors import EngineError
-from trio_local.engine.images import Flattened, flatten, inputs_embeds
+from trio_local.engine.images import Flattened, estimate_mismatch, flatten, inputs_embeds
 from trio_local.engine.losses import LOSSES, LossInputs
 from trio_local.engine.model import LoraSpec, ModelHost
 from trio_local.engine.optimizer import AdamW
@@ -59,7 +59,11 @@ def _datum_positions(index: int, datum: Any, run: TrainerRun) -> Flattened:
         f"data[{index}].model_input",
         vocab_size=run.host.spec.vocab_size,
         image_pad_id=run.image_pad_id,
+        model_id=run.model_id,
     )
+    if len(datum.target_ids) != len(flat.ids) and any(s.wrong_estimate for s in flat.images):
+        where = f"data[{index}].model_input"
+        raise estimate_mismatch(flat, where, run.model_id, len(datum.target_ids))
     if len(datum.target_ids) != len(flat.ids):
         raise EngineError(
             "invalid_datum",

@@ -38,7 +38,7 @@ async def sample(request: Request) -> Response:
     model_id = row.model_id
     work = lambda: state.engine.sample(model_id, uri, body)  # noqa: E731
     if state.checks is not None:
-        work = state.checks.sample_work(run_id, uri, body, work)
+        work = state.checks.sample_work(run_id, uri, body, work, model_id=model_id)
     future = state.scheduler.submit(run_id, "sample", work)
     try:
         result = await asyncio.wrap_future(future)
