@@ -33,8 +33,9 @@ class AppState:
 
     @classmethod
     def from_config(cls, config: Config) -> AppState:
-        """Raises `LedgerError` when the ledger cannot be read (never a silent fresh budget)."""
-        ledger = Ledger.open(ledger_path(config))
+        """The ledger is read at first use; a ledger that cannot be read fails that use
+        (`LedgerError`), never silently grants a fresh budget."""
+        ledger = Ledger.deferred(lambda: ledger_path(config))
         return cls(
             config=config,
             budget=Budget.from_ledger(config.max_session_steps, config.max_session_tokens, ledger),

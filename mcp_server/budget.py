@@ -39,21 +39,25 @@ class Budget:
     tokens_held: int = 0
     ledger: Ledger = field(default_factory=lambda: Ledger(None), repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _synced: bool = field(default=False, repr=False)
 
     @classmethod
     def from_ledger(cls, max_steps: int, max_tokens: int, ledger: Ledger) -> Budget:
         """A budget that starts from what the ledger says was spent, and records what is."""
-        return cls(
-            max_steps,
-            max_tokens,
-            steps_used=ledger.data.steps_used,
-            tokens_used=ledger.data.tokens_used,
-            ledger=ledger,
-        )
+        return cls(max_steps, max_tokens, ledger=ledger)
+
+    def _sync(self) -> None:
+        """Under the lock, once: add what earlier servers spent (the ledger is read lazily)."""
+        if not self._synced:
+            spent = self.ledger.load()
+            self.steps_used += spent.steps_used
+            self.tokens_used += spent.tokens_used
+            self._synced = True
 
     def left(self) -> BudgetLeft:
         """Neither spent nor held by a call in progress."""
         with self._lock:
+            self._sync()
             return self._left()
 
     def _left(self) -> BudgetLeft:
@@ -66,6 +70,7 @@ class Budget:
     def reserve(self, steps: int, tokens: int) -> Reservation:
         """Hold a call's whole plan, or refuse it before anything is sent."""
         with self._lock:
+            self._sync()
             left = self._left()
             if steps > left.steps:
                 raise GuardRefusal(
@@ -88,6 +93,7 @@ class Budget:
         self, held_steps: int, held_tokens: int, spent_steps: int, spent_tokens: int
     ) -> None:
         with self._lock:
+            self._sync()
             self.steps_held -= held_steps
             self.tokens_held -= held_tokens
             self.steps_used += spent_steps

@@ -151,6 +151,8 @@ def main(argv: list[str] | None = None) -> int:
             server, app = build_server(config, extra_tools=[ECHO], raw_tools=[RAW_ECHO])
         else:
             server, app = build_server(config)
+        # Read now: an unreadable ledger stops the server here, naming the file.
+        app.ledger.load()
     except LedgerError as exc:
         print(f"trio-mcp: {exc}", file=sys.stderr)
         return 2

@@ -58,22 +58,44 @@ class LedgerData(BaseModel):
 
 @dataclass
 class Ledger:
-    """The persistent record; `path` None keeps it in memory only."""
+    """The persistent record; `path` None keeps it in memory only.
+
+    `deferred` resolves the path and reads the file at first use, so building a server imports
+    neither the SDK nor trio-local and touches no file until a call needs the ledger.
+    """
 
     path: Path | None
     data: LedgerData = field(default_factory=LedgerData)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    resolve: Callable[[], Path | None] | None = field(default=None, repr=False)
+    _lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
+    _loaded: bool = field(default=False, repr=False)
 
     @classmethod
     def open(cls, path: Path | None) -> Ledger:
         ledger = cls(path)
-        if path is not None:
-            with ledger._locked():
-                ledger.data = ledger._read()
+        ledger.load()
         return ledger
+
+    @classmethod
+    def deferred(cls, resolve: Callable[[], Path | None]) -> Ledger:
+        return cls(None, resolve=resolve)
+
+    def load(self) -> LedgerData:
+        """Resolve the path and read the file, once; the data (what was spent, steps)."""
+        with self._lock:
+            if self.resolve is not None:
+                self.path, self.resolve = self.resolve(), None
+            elif self._loaded:
+                return self.data
+            if self.path is not None:
+                with self._locked():
+                    self.data = self._read()
+            self._loaded = True
+            return self.data
 
     @property
     def where(self) -> str:
+        self.load()
         return str(self.path) if self.path is not None else "memory (this process only)"
 
     def add_spend(self, steps: int, tokens: int) -> None:
@@ -88,9 +110,10 @@ class Ledger:
 
     def step_of(self, checkpoint: str) -> int | None:
         with self._lock:
-            return self.data.checkpoint_steps.get(checkpoint)
+            return self.load().checkpoint_steps.get(checkpoint)
 
     def _update(self, change: Callable[[LedgerData], object]) -> None:
+        self.load()
         with self._lock, self._locked():
             data = self._read() if self.path is not None else self.data
             change(data)
