@@ -19,6 +19,7 @@ from types import TracebackType
 from pydantic import BaseModel, Field
 
 from mcp_server.errors import GuardRefusal
+from mcp_server.guards import all_of
 from mcp_server.ledger import Ledger
 
 
@@ -72,19 +73,25 @@ class Budget:
         with self._lock:
             self._sync()
             left = self._left()
-            if steps > left.steps:
-                raise GuardRefusal(
-                    f"this call needs {steps} optimizer steps but the session has {left.steps} "
-                    "left",
-                    "max_session_steps",
-                    self.max_steps,
-                )
-            if tokens > left.tokens:
-                raise GuardRefusal(
-                    f"this call trains {tokens} tokens but the session has {left.tokens} left",
-                    "max_session_tokens",
-                    self.max_tokens,
-                )
+
+            def enough_steps() -> None:
+                if steps > left.steps:
+                    raise GuardRefusal(
+                        f"this call needs {steps} optimizer steps but the session has "
+                        f"{left.steps} left",
+                        "max_session_steps",
+                        self.max_steps,
+                    )
+
+            def enough_tokens() -> None:
+                if tokens > left.tokens:
+                    raise GuardRefusal(
+                        f"this call trains {tokens} tokens but the session has {left.tokens} left",
+                        "max_session_tokens",
+                        self.max_tokens,
+                    )
+
+            all_of(enough_steps, enough_tokens)
             self.steps_held += steps
             self.tokens_held += tokens
         return Reservation(self, steps, tokens)

@@ -224,3 +224,29 @@ def test_the_ledger_file_holds_only_counts_and_paths(tmp_path: Path) -> None:
         "tokens_used": 0,
         "checkpoint_steps": {"trio://r/weights/s": 12},
     }
+
+
+async def test_a_refusal_lists_everything_the_call_needs_at_once(tmp_path) -> None:
+    config = Config(
+        eager_backend=False,
+        audit_log=tmp_path / "a.jsonl",
+        read_only=True,
+        max_rank=16,
+        allowed_models=["Org/Allowed"],
+    )
+    server, app = build_server(config)
+    async with Client(server) as client:
+        refused = await client.call_tool(
+            "create_training_run", {"rank": 32, "base_model": "Org/Other"}
+        )
+    text = refused.content[0].text
+    assert refused.is_error and text.startswith("3 problems"), text
+    assert all(s in text for s in ("read_only", "max_rank", "allowed_models")), text
+    app.close()
+
+    budget = Budget(5, 10)
+    with pytest.raises(GuardRefusal) as one:
+        budget.reserve(6, 1)
+    assert "max_session_steps" in str(one.value) and "max_session_tokens" not in str(one.value)
+    with pytest.raises(Exception, match="max_session_steps.*max_session_tokens"):
+        budget.reserve(6, 11)
