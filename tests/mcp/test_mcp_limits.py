@@ -14,6 +14,7 @@ from mcp import Client
 from mcp_server.budget import Budget
 from mcp_server.config import Config
 from mcp_server.errors import GuardRefusal
+from mcp_server.guards import Refusals
 from mcp_server.ledger import LOCAL_NAME, Ledger, LedgerError, ledger_path
 from mcp_server.registry import summarise
 from mcp_server.resources import NOT_LIMITS
@@ -248,5 +249,5 @@ async def test_a_refusal_lists_everything_the_call_needs_at_once(tmp_path) -> No
     with pytest.raises(GuardRefusal) as one:
         budget.reserve(6, 1)
     assert "max_session_steps" in str(one.value) and "max_session_tokens" not in str(one.value)
-    with pytest.raises(Exception, match="max_session_steps.*max_session_tokens"):
+    with pytest.raises(Refusals, match=r"max_session_steps.*max_session_tokens"):
         budget.reserve(6, 11)
