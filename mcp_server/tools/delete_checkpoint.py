@@ -127,4 +127,5 @@ SPEC = ToolSpec(
     destructive=True,
     idempotent=True,
     open_world=False,
+    task_support="forbidden",  # it may ask the user to confirm
 )
