@@ -1,7 +1,8 @@
-"""Long calls as MCP tasks (2025-11-25), on the real console script over stdio, in raw JSON-RPC
-(mcp 2.3.0's client sends no task-augmented requests): a task-augmented call is answered at
-once and its result fetched later; train_sft as a task reports progress and, cancelled, stops
-and charges exactly the steps the backend took; a tool that may ask the user is never a task."""
+"""Long calls as MCP tasks (2025-11-25) on the real console script, in raw JSON-RPC (mcp
+2.3.0's client sends no task-augmented requests): a task-augmented call is answered at once and
+its result fetched later, over stdio and streamable HTTP; train_sft as a task reports progress
+and, cancelled, stops and charges exactly the steps the backend took; a tool that may ask the
+user is never a task."""
 
 from __future__ import annotations
 
@@ -13,9 +14,11 @@ import time
 from pathlib import Path
 
 import pytest
-from mcp_helpers import TRIO_MCP
+from mcp_helpers import TOKEN, TRIO_MCP, http_server
 
 pytestmark = pytest.mark.slow
+
+NO_BACKEND = ("--set", "eager_backend=false")
 
 
 class Raw:
@@ -146,3 +149,58 @@ def test_long_calls_run_as_tasks_with_progress_and_cancellation(tmp_path) -> Non
         peer.close()
     outcomes = [json.loads(line) for line in peer.audit.read_text().splitlines()]
     assert ("train_sft", "cancelled") in [(o["tool"], o["outcome"]) for o in outcomes]
+
+
+def _sse_or_json(response) -> dict:
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        data = [line[5:] for line in response.text.splitlines() if line.startswith("data:")]
+        return json.loads([d for d in data if d.strip()][-1])
+    return response.json()
+
+
+def test_a_task_over_streamable_http(tmp_path) -> None:
+    import httpx
+
+    with http_server(*NO_BACKEND, "--audit-log", str(tmp_path / "a.jsonl"), cwd=tmp_path) as (
+        url,
+        _,
+    ):
+        headers = {
+            "Authorization": f"Bearer {TOKEN}",
+            "Accept": "application/json, text/event-stream",
+        }
+        with httpx.Client(headers=headers, timeout=30) as http:
+
+            def post(message: dict, session: dict) -> dict:
+                response = http.post(url, json=message, headers=session)
+                assert response.status_code in (200, 202), response.text
+                return _sse_or_json(response) if "id" in message else {}
+
+            hello = {"protocolVersion": "2025-11-25", "capabilities": {}}
+            hello["clientInfo"] = {"name": "raw", "version": "0"}
+            first = http.post(
+                url, json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}
+            )
+            session = {"mcp-session-id": first.headers["mcp-session-id"]}
+            session["mcp-protocol-version"] = "2025-11-25"
+            post({"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
+            lint = {"name": "lint_code", "arguments": {"source": "x = 1\n"}, "task": {}}
+            created = post(
+                {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": lint}, session
+            )
+            task_id = created["result"]["task"]["taskId"]
+            done = post(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 3,
+                    "method": "tasks/result",
+                    "params": {"taskId": task_id},
+                },
+                session,
+            )
+            assert done["result"]["structuredContent"]["summary"] == "no findings"
+            got = post(
+                {"jsonrpc": "2.0", "id": 4, "method": "tasks/get", "params": {"taskId": task_id}},
+                session,
+            )
+            assert got["result"]["status"] == "completed"
