@@ -27,8 +27,9 @@ create_training_run -> train_sft (returns the loss of every step) -> sample (sam
 as training) -> save_checkpoint -> resume_training_run -> end_training_run (frees the run's slot).
 Every result says which backend answered; 'local' is trio-local, a tiny offline stand-in model.
 Limits are set by the operator: read trio-mcp://limits first (each tool's schema carries them
-too); a refusal names every setting it hit. Long calls can run as MCP tasks (2025-11-25). lint_code checks PyTRIO code before you run it. The skill's docs
-are resources under skill://pytrio/.
+too); a refusal names every setting it hit. Long calls can run as MCP tasks (2025-11-25).
+lint_code checks PyTRIO code before you run it. The skill's docs are resources under
+skill://pytrio/.
 """
 
 

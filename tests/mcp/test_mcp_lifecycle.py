@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import time
 
+import anyio
 import pytest
 from mcp import Client
 
@@ -32,6 +33,18 @@ async def _ok(client: Client, tool: str, arguments: dict) -> dict:
     assert not result.is_error, (tool, _text(result))
     assert len(_text(result)) < 500, _text(result)  # a summary; the result is structured
     return result.structured_content
+
+
+async def _gather(client: Client, calls: list[tuple[str, dict]]) -> list:
+    results: list = [None] * len(calls)
+
+    async def one(index: int, tool: str, arguments: dict) -> None:
+        results[index] = await client.call_tool(tool, arguments)
+
+    async with anyio.create_task_group() as group:
+        for index, (tool, arguments) in enumerate(calls):
+            group.start_soon(one, index, tool, arguments)
+    return results
 
 
 async def _resource(client: Client, uri: str) -> dict:
@@ -66,7 +79,17 @@ async def test_end_restart_resume_continues_steps_and_keeps_the_budget(tmp_path)
         again = await client.call_tool("train_step", {"run_id": run, "datums": [DATUM]})
         assert again.is_error and "not open" in _text(again)
         other = await _ok(client, "create_training_run", {"rank": 8})  # in the freed slot
-        await _ok(client, "end_training_run", {"run_id": other["run_id"]})
+        # Ending at once from several calls, while another opens: one ends it, one slot.
+        calls = [("end_training_run", {"run_id": other["run_id"]})] * 3
+        calls += [("create_training_run", {"rank": 8})] * 2
+        results = await _gather(client, calls)
+        ends, creates = results[:3], results[3:]
+        assert sum(not r.is_error for r in ends) == 1, [_text(r) for r in ends]
+        assert all("not open" in _text(r) for r in ends if r.is_error)
+        assert sum(not r.is_error for r in creates) <= 1
+        assert len(app.runs.runs) + app.runs.opening <= 1
+        for run_id in list(app.runs.runs):
+            await _ok(client, "end_training_run", {"run_id": run_id})
         assert (await _resource(client, "trio-mcp://budget"))["steps_used"] == 2
     app.close()
 
