@@ -105,7 +105,8 @@ class Budget:
             self.tokens_held -= held_tokens
             self.steps_used += spent_steps
             self.tokens_used += spent_tokens
-            # Written before the lock is let go: what a restart reads is never less than spent.
+            # Recorded before the lock is let go; written at once when the call ends (its
+            # reservation is released), else at most every ledger.FLUSH_S seconds.
             self.ledger.add_spend(spent_steps, spent_tokens)
 
 
@@ -126,6 +127,7 @@ class Reservation:
     def release(self) -> None:
         self.budget._settle(self.steps, self.tokens, 0, 0)
         self.steps = self.tokens = 0
+        self.budget.ledger.flush()  # the call is over: what it spent is on disk
 
     def __enter__(self) -> Reservation:
         return self

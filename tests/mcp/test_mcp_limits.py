@@ -96,15 +96,18 @@ def test_the_budget_spent_survives_a_restart_and_writers_add_up(tmp_path) -> Non
     path = tmp_path / "data" / LOCAL_NAME
     budget = Budget.from_ledger(100, 1000, Ledger.open(path))
     with budget.reserve(5, 50) as held:
-        held.spend(3, 30)
+        held.spend(1, 10)  # the first spend is written at once, later ones at most every 1 s
+        held.spend(2, 20)
+        assert Ledger.open(path).data.steps_used == 1
     assert budget.left().steps == 97
+    assert Ledger.open(path).data.steps_used == 3  # the call ended: all of it is on disk
 
     # Two servers on the same file (and threads in each) add up exactly.
     first, second = Ledger.open(path), Ledger.open(path)
 
     def spend(ledger: Ledger) -> None:
         for _ in range(25):
-            ledger.add_spend(1, 2)
+            ledger.add_spend(1, 2, flush=True)
 
     threads = [threading.Thread(target=spend, args=(ledger,)) for ledger in (first, second) * 2]
     for thread in threads:
