@@ -67,6 +67,8 @@ async def test_end_restart_resume_continues_steps_and_keeps_the_budget(tmp_path)
         for _ in range(2):
             await _ok(client, "train_step", {"run_id": run, "datums": [DATUM]})
         state = (await _ok(client, "save_checkpoint", {"run_id": run, "name": "s2"}))["path"]
+        weights = {"run_id": run, "name": "w2", "kind": "sampler"}
+        sampler = (await _ok(client, "save_checkpoint", weights))["path"]
         # The SDK saves temporary sampler weights for this sample: not the user's checkpoint.
         await _ok(client, "sample", {"model": run, "prompt": "hi", "max_tokens": 2})
 
@@ -74,7 +76,7 @@ async def test_end_restart_resume_continues_steps_and_keeps_the_budget(tmp_path)
         assert refused.is_error and "max_concurrent_runs" in _text(refused)
         assert run in _text(refused) and "end_training_run" in _text(refused)
         ended = await _ok(client, "end_training_run", {"run_id": run})
-        assert ended["checkpoints_kept"] == [state] and ended["slots_free"] == 1
+        assert ended["checkpoints_kept"] == [state, sampler] and ended["slots_free"] == 1
         assert ended["ended_at_step"] == 2 and ended["unsaved_steps"] == 0
         again = await client.call_tool("train_step", {"run_id": run, "datums": [DATUM]})
         assert again.is_error and "not open" in _text(again)
@@ -104,11 +106,14 @@ async def test_end_restart_resume_continues_steps_and_keeps_the_budget(tmp_path)
         listed = await _ok(client, "list_checkpoints", {})
         paths = {c["path"]: c for c in listed["checkpoints"]}
         assert paths[state]["step"] == 2 and paths[state]["kind"] == "training"
+        assert paths[sampler]["step"] == 2 and paths[sampler]["kind"] == "sampler"
         assert not any(c["temporary"] for c in listed["checkpoints"])
         assert listed["temporary_hidden"] >= 1
         shown = await _ok(client, "list_checkpoints", {"run_id": run, "include_temporary": True})
         assert any(c["temporary"] for c in shown["checkpoints"])
 
+        wrong_kind = await client.call_tool("resume_training_run", {"checkpoint": sampler})
+        assert wrong_kind.is_error and "is a sampler checkpoint" in _text(wrong_kind)
         # The guards of this server apply through the run that saved it, read from the backend.
         app.config = app.config.model_copy(update={"max_rank": 4, "min_rank": 4})
         refused = await client.call_tool("resume_training_run", {"checkpoint": state})
