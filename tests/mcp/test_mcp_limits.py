@@ -5,6 +5,7 @@ spent (exactly, under concurrent writers, atomically), idle runs end, results ar
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from pathlib import Path
 
@@ -254,3 +255,33 @@ async def test_a_refusal_lists_everything_the_call_needs_at_once(tmp_path) -> No
     assert "max_session_steps" in str(one.value) and "max_session_tokens" not in str(one.value)
     with pytest.raises(Refusals, match=r"max_session_steps.*max_session_tokens"):
         budget.reserve(6, 11)
+
+
+def test_a_failed_ledger_write_leaves_the_old_ledger_whole(tmp_path, monkeypatch) -> None:
+    path = tmp_path / LOCAL_NAME
+    ledger = Ledger.open(path)
+    ledger.add_spend(4, 40, flush=True)
+    before = path.read_bytes()
+
+    def crash(fd: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("mcp_server.ledger.os.fsync", crash)
+    with pytest.raises(LedgerError, match="cannot write the ledger"):
+        ledger.add_spend(1, 1, flush=True)
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == [LOCAL_NAME, LOCAL_NAME + ".lock"]
+
+
+def test_the_server_does_not_start_on_an_unreadable_ledger(tmp_path, capsys) -> None:
+    from mcp_server.cli import main
+
+    path = tmp_path / "ledger.json"
+    path.write_text("{not json")
+    handlers, level = logging.root.handlers[:], logging.root.level
+    try:
+        code = main(["--set", f"ledger_file='{path}'", "--audit-log", str(tmp_path / "a.jsonl")])
+    finally:  # main() configures the root logger for the process it runs in
+        logging.root.handlers[:], logging.root.level = handlers, level
+    assert code == 2
+    assert str(path) in capsys.readouterr().err
