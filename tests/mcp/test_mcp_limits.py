@@ -14,7 +14,7 @@ from mcp import Client
 
 from mcp_server.budget import Budget
 from mcp_server.config import Config
-from mcp_server.errors import GuardRefusal
+from mcp_server.errors import GuardRefusal, InvalidInput
 from mcp_server.guards import Refusals
 from mcp_server.ledger import LOCAL_NAME, Ledger, LedgerError, ledger_path
 from mcp_server.registry import summarise
@@ -171,6 +171,8 @@ async def test_idle_runs_end_and_free_their_slot_unless_busy(tmp_path) -> None:
     assert set(registry.runs) == {"b", "c"} and "a" in registry.ended
     # The run is gone, its checkpoint and step are not (and outlive the process).
     assert registry.known_step("trio://a/weights/s") == 4
+    with pytest.raises(InvalidInput, match=r"it ended .*resume_training_run from 'trio://a/"):
+        registry.get("a")
     assert Ledger.open(tmp_path / "ledger.json").step_of("trio://a/weights/s") == 4
     with registry.reserve_slot(3):
         pass
