@@ -131,6 +131,10 @@ class Document:
     read: Callable[[], str]
 
 
+def _as_json(report: Callable[[AppState], object], app: AppState) -> str:
+    return json.dumps(report(app), indent=2)
+
+
 def documents(app: AppState, root: Path | None = None) -> list[Document]:
     root = skill_root() if root is None else root
     found = [
@@ -144,38 +148,40 @@ def documents(app: AppState, root: Path | None = None) -> list[Document]:
         )
         for uri, path in skill_documents(root)
     ]
-    found.append(
+    # The session's state, as JSON: (name, title, description, what to read).
+    state: list[tuple[str, str, str, Callable[[AppState], object]]] = [
+        (
+            "runs",
+            "Training runs in this session",
+            "The runs opened or resumed in this session: step, last loss, checkpoints.",
+            run_summaries,
+        ),
+        (
+            "budget",
+            "Session budget left",
+            "Optimizer steps and trained tokens: the maxima, what is spent (kept across "
+            "restarts), held by calls in progress, and left.",
+            budget_report,
+        ),
+        (
+            "limits",
+            "Configured limits",
+            "Every limit this server enforces (the settings a refusal names) and what is left: "
+            "budget, run slots. Read it before planning a training session.",
+            limits_report,
+        ),
+    ]
+    found += [
         Document(
-            uri="trio-mcp://runs",
-            name="runs",
-            title="Training runs in this session",
-            description="The runs opened or resumed in this session: step, last loss, checkpoints.",
+            uri=f"trio-mcp://{name}",
+            name=name,
+            title=title,
+            description=description,
             mime_type="application/json",
-            read=lambda: json.dumps(run_summaries(app), indent=2),
+            read=functools.partial(_as_json, report, app),
         )
-    )
-    found.append(
-        Document(
-            uri="trio-mcp://budget",
-            name="budget",
-            title="Session budget left",
-            description="Optimizer steps and trained tokens: the maxima, what is spent (kept "
-            "across restarts), held by calls in progress, and left.",
-            mime_type="application/json",
-            read=lambda: json.dumps(budget_report(app), indent=2),
-        )
-    )
-    found.append(
-        Document(
-            uri="trio-mcp://limits",
-            name="limits",
-            title="Configured limits",
-            description="Every limit this server enforces (the settings a refusal names) and "
-            "what is left: budget, run slots. Read it before planning a training session.",
-            mime_type="application/json",
-            read=lambda: json.dumps(limits_report(app), indent=2),
-        )
-    )
+        for name, title, description, report in state
+    ]
     return found
 
 
