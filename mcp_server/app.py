@@ -10,6 +10,7 @@ from mcp_server.audit import AuditLog
 from mcp_server.backend import Backend, BackendManager
 from mcp_server.budget import Budget
 from mcp_server.config import Config
+from mcp_server.ledger import Ledger, ledger_path
 from mcp_server.runs import RunRegistry
 
 
@@ -20,6 +21,8 @@ class AppState:
     audit: AuditLog
     backend: BackendManager
     runs: RunRegistry = field(default_factory=RunRegistry)
+    # What outlives the process: budget spent, checkpoint steps (shared with `budget`).
+    ledger: Ledger = field(default_factory=lambda: Ledger(None))
     # Tool calls running now, and the signal that is stopping the server (None: serving).
     in_flight: int = 0
     stopped_by: int | None = None
@@ -30,14 +33,20 @@ class AppState:
 
     @classmethod
     def from_config(cls, config: Config) -> AppState:
+        """The ledger is read at first use; a ledger that cannot be read fails that use
+        (`LedgerError`), never silently grants a fresh budget."""
+        ledger = Ledger.deferred(lambda: ledger_path(config))
         return cls(
             config=config,
-            budget=Budget(config.max_session_steps, config.max_session_tokens),
+            budget=Budget.from_ledger(config.max_session_steps, config.max_session_tokens, ledger),
             audit=AuditLog(config.audit_log),
             backend=BackendManager(config),
+            runs=RunRegistry(ledger=ledger),
+            ledger=ledger,
         )
 
     def close(self) -> None:
+        self.ledger.flush()
         self.backend.close()
 
 

@@ -4,6 +4,7 @@ from mcp_server.spec import ToolSpec
 from mcp_server.tools import (
     create_training_run,
     delete_checkpoint,
+    end_training_run,
     get_training_run,
     lint_code,
     list_checkpoints,
@@ -28,6 +29,7 @@ ALL_TOOLS: list[ToolSpec] = [
     sample.SPEC,
     save_checkpoint.SPEC,
     resume_training_run.SPEC,
+    end_training_run.SPEC,
     delete_checkpoint.SPEC,
     lint_code.SPEC,
     plot_loss.SPEC,
