@@ -231,6 +231,8 @@ class FuturesChecker(Checker):
         if not self.dropped_future:
             return
         value = node.value
+        if self.model.listed(value):
+            return  # a catalogue of calls in a document: nothing is run, nothing dropped
         if isinstance(value, ast.Call):
             # client_call first: it answers None at once for `print(...)` and the like.
             typ = self.model.type_of(value) if self.model.client_call(value) else None

@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from trio_lint.semantics.documents import catalogue
 from trio_lint.semantics.model import SemanticModel
 from trio_lint.semantics.names import (
     Binding,
@@ -610,10 +611,18 @@ def build_model(
         model.module_scope.bind(name, ImportBinding(bound.qualname, bound.origin))
         model._origins.add(bound.origin)
         model._all_origins.add(bound.origin)
+    if seed is not None:
+        # A block of a document: a block that lists one object's members is no program.
+        model.catalogue = catalogue(tree)
     typed = getattr(seed, "typed", None)
     if typed is not None:
         for name, typ in typed().items():
-            model.module_scope.bind(name, TypedBinding(typ))
+            if name == model.catalogue.receiver:
+                # The type the block's heading names, not the last one: untyped here, and
+                # handed on to the next block as it came.
+                model.carried[name] = typ
+            else:
+                model.module_scope.bind(name, TypedBinding(typ))
     # The pass recurses once or twice per AST level, and generated tables nest deeper than the
     # default 1,000 frames allow (sympy's resolvent_lookup.py: 568 levels). Python-to-Python
     # calls do not grow the C stack on 3.11+, so a higher limit is safe; it is only ever raised,
