@@ -109,6 +109,14 @@ patches divided by `merge_size ** 2`).
             "        trio.types.EncodedTextChunk(tokens=text_tokens)])\n"
             "    return sampler.sample(prompt=prompt, num_samples=1, sampling_params=params)\n"
         ),
+        # 0.1 had no image chunks (PTR003 reports the name there).
+        Valid(
+            "import pytrio as trio\n"
+            "def prompt(text_tokens, png):\n"
+            "    image = trio.ImageChunk(data=png, format='png')\n"
+            "    return len(trio.ModelInput(chunks=[image]))\n",
+            config={"target-version": "0.1"},
+        ),
     )
     INVALID = (
         Invalid(

@@ -150,6 +150,24 @@ the same fields. Otherwise no fix (an unknown key would fail either way; PTR203 
             line=7,
             fixed=None,
         ),
+        # The receiver is unknown, but the call's name and keywords are SamplingClient.sample's.
+        Invalid(
+            "import pytrio as trio\n"
+            "class Server:\n"
+            "    def __init__(self, engine):\n"
+            "        self.engine = engine\n"
+            "    def reply(self, prompt):\n"
+            "        return self.engine.sample(prompt=prompt, num_samples=1,\n"
+            "                                  sampling_params={'max_tokens': 64})\n",
+            fixed="import pytrio as trio\n"
+            "class Server:\n"
+            "    def __init__(self, engine):\n"
+            "        self.engine = engine\n"
+            "    def reply(self, prompt):\n"
+            "        return self.engine.sample(prompt=prompt, num_samples=1,\n"
+            "                                  sampling_params=trio.SamplingParams(max_tokens=64))\n",
+            line=7,
+        ),
     )
 
     def visit_Call(self, node: ast.Call) -> None:

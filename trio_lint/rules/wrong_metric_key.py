@@ -196,6 +196,24 @@ its 0.2 name. `"loss"` and `"train_loss"` have no fix: per token (`loss_mean`) o
             "    return out.metrics[LOSS_KEY]\n",
             line=5,
         ),
+        # A metrics dict handed to a logging method whose parameter is annotated `dict`.
+        Invalid(
+            "import pytrio as trio\n"
+            "class Logger:\n"
+            "    def log(self, metrics: dict[str, float]) -> float:\n"
+            "        return metrics['loss:sum']\n"
+            "def step(train: trio.TrainingClient, batch, logger: Logger):\n"
+            "    fb = train.forward_backward(batch, 'cross_entropy').result()\n"
+            "    return logger.log(fb.metrics)\n",
+            fixed="import pytrio as trio\n"
+            "class Logger:\n"
+            "    def log(self, metrics: dict[str, float]) -> float:\n"
+            "        return metrics['loss_sum']\n"
+            "def step(train: trio.TrainingClient, batch, logger: Logger):\n"
+            "    fb = train.forward_backward(batch, 'cross_entropy').result()\n"
+            "    return logger.log(fb.metrics)\n",
+            line=4,
+        ),
     )
 
     def visit_Subscript(self, node: ast.Subscript) -> None:

@@ -216,12 +216,15 @@ class _Pass(ast.NodeVisitor):
                 self.scope.bind(arg.arg, ParameterBinding(fixed=fixed))
             elif (
                 (plain or (method and arg is not node.args.args[0]))
-                and arg.annotation is None
+                and (arg.annotation is None or _generic(arg.annotation))
                 and arg not in (node.args.vararg, node.args.kwarg)
             ):
+                # Unannotated, or annotated with a plain container (`metrics: dict[str, float]`):
+                # typed by what every call site of the module passes.
                 index = positional.index(arg) if arg in positional else None
                 key = node.name if plain else "." + node.name  # type: ignore[union-attr]
-                self.scope.bind(arg.arg, ParameterBinding(param=(key, index, arg.arg)))
+                binding = ParameterBinding(param=(key, index, arg.arg), annotation=arg.annotation)
+                self.scope.bind(arg.arg, binding)
             else:
                 self.scope.bind(arg.arg, ParameterBinding(annotation=arg.annotation))
         if isinstance(node, ast.Lambda):
@@ -588,6 +591,19 @@ def _fields(node_class: type) -> tuple[str, ...]:
 
 
 _PASS_RECURSION_LIMIT = 20_000
+
+
+# Annotations that say a parameter is a plain container (or anything): what the call sites pass
+# says more (`def log(metrics: dict[str, float])` called with `fb.metrics`).
+_GENERIC_ANNOTATIONS = frozenset(
+    {"dict", "Dict", "Mapping", "MutableMapping", "list", "List", "Sequence", "Any", "object"}
+)
+
+
+def _generic(annotation: ast.expr) -> bool:
+    head = annotation.value if isinstance(annotation, ast.Subscript) else annotation
+    name = head.attr if isinstance(head, ast.Attribute) else getattr(head, "id", None)
+    return name in _GENERIC_ANNOTATIONS
 
 
 def build_model(

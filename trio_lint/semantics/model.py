@@ -304,7 +304,7 @@ class SemanticModel(TypeInference, ValueQueries):
         if recv is not None:
             found = (recv.kind, func.attr) if recv.is_client else None
         else:
-            kind = DISTINCTIVE_METHODS.get(func.attr)
+            kind = DISTINCTIVE_METHODS.get(func.attr) or self.matched_kind(call)
             found = (kind, func.attr) if kind is not None else None
         self._client_calls[key] = found
         return found
