@@ -138,4 +138,8 @@ double await is the correct form.
         "call-site-method-parameter",
         "config-dict",
         "loop-variable",
+        "dict-entry-get",
+        "annotated-parameter",
+        "nested-coroutine-parameter",
+        "gathered-list",
     )

@@ -157,6 +157,10 @@ patches divided by `merge_size ** 2`).
         "call-site-parameter",
         "call-site-method-parameter",
         "loop-variable",
+        "dict-entry-get",
+        "annotated-parameter",
+        "nested-coroutine-parameter",
+        "queue-worker",
     )
 
     def __init__(self, ctx) -> None:

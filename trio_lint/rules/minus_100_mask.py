@@ -213,6 +213,10 @@ No fix: the mask has to become a `weights` list aligned with the shifted targets
         "config-dict",
         "loop-variable",
         "in-method",
+        "dict-entry-get",
+        "annotated-parameter",
+        "nested-coroutine-parameter",
+        "queue-worker",
     )
 
     def __init__(self, ctx) -> None:

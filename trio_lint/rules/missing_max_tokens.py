@@ -14,7 +14,7 @@ from trio_lint.rules._common import (
     sdk_line,
     source_text,
 )
-from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid
+from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid, limited
 from trio_lint.semantics.receivers import Kind
 
 _SAMPLE = ("sample", "sample_async")
@@ -122,6 +122,12 @@ built from `**kwargs` is not reported.
             line=4,
             message_contains="used by `sample`",
         ),
+    )
+    reach = limited(
+        "queue-worker",
+        **{
+            "dict-entry-get:valid": "the route reads the value with `.get()` where the example's shape needs the name itself"
+        },
     )
 
     def __init__(self, ctx) -> None:

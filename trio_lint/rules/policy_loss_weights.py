@@ -201,6 +201,19 @@ No fix: the advantages have to be rebuilt with the mask.
         "call-site-method-parameter",
         "config-dict",
         "loop-variable",
+        "dict-entry-get",
+        "annotated-parameter",
+        "nested-coroutine-parameter",
+        "queue-worker",
+        # These routes move the advantages built from the weights to where the fold is not
+        # followed (a parameter, a dict entry, a queue): the folded-weights example is then
+        # reported like any Datum with both keys.
+        **{
+            "dict-entry-get:valid": "the fold moves out of sight",
+            "annotated-parameter:valid": "the fold moves out of sight",
+            "nested-coroutine-parameter:valid": "the fold moves out of sight",
+            "queue-worker:valid": "the fold moves out of sight",
+        },
     )
 
     def __init__(self, ctx) -> None:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from pytrio_facts.sdk import SAMPLING_PARAMS
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules._common import argument
-from trio_lint.rules.base import PYTRIO, Invalid, LooksAt, Rule, Valid, edit, safe_fix
+from trio_lint.rules.base import PYTRIO, Invalid, LooksAt, Rule, Valid, edit, limited, safe_fix
 from trio_lint.semantics.receivers import Kind
 
 if TYPE_CHECKING:
@@ -168,6 +168,9 @@ the same fields. Otherwise no fix (an unknown key would fail either way; PTR203 
             "                                  sampling_params=trio.SamplingParams(max_tokens=64))\n",
             line=7,
         ),
+    )
+    reach = limited(
+        "queue-worker",
     )
 
     def visit_Call(self, node: ast.Call) -> None:

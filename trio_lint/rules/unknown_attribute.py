@@ -164,6 +164,9 @@ the release has, `torch.from_numpy(x.to_numpy())`.
     )
     reach = limited(
         "config-dict",
+        **{
+            "dict-entry-get:valid": "the route reads the value with `.get()` where the example's shape needs the name itself"
+        },
     )
 
     @classmethod

@@ -597,6 +597,7 @@ _PASS_RECURSION_LIMIT = 20_000
 # says more (`def log(metrics: dict[str, float])` called with `fb.metrics`).
 _GENERIC_ANNOTATIONS = frozenset(
     {"dict", "Dict", "Mapping", "MutableMapping", "list", "List", "Sequence", "Any", "object"}
+    | {"int", "float", "str", "bool", "bytes", "tuple", "Tuple"}
 )
 
 

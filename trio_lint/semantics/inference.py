@@ -92,8 +92,12 @@ class TypeInference:
             return self._attribute_type(expr)  # type: ignore[arg-type]
         if expr_class is ast.Await:
             value = expr.value  # type: ignore[attr-defined]
-            if value.__class__ is ast.Call and _asyncio_call(value) == "gather":
-                return self._gathered_type(value)
+            if value.__class__ is ast.Call:
+                if _asyncio_call(value) == "gather":
+                    return self._gathered_type(value)
+                items = self.queue_items(value, awaited=True)  # `await queue.get()`: what was put
+                if items:
+                    return self._agreeing_type(items)
             return _awaited(self.type_of(value))
         if isinstance(expr, ast.Subscript):
             base = self.type_of(expr.value)
@@ -272,8 +276,10 @@ class TypeInference:
                 return SdkType(Kind.LIST, typ) if _awaited(typ) is not None else None
             return typ if typ is not None and typ.kind is Kind.LIST and _awaited(typ.of) else None
         recv = self.type_of(func.value)
-        if recv is None and name == "get":
-            held = self._held_under_key(call)
+        if recv is None and name in ("get", "get_nowait"):
+            held = self._agreeing_type(
+                self._keyed_entry(call) or self.queue_items(call, awaited=False)
+            )
             if held is not None:
                 return held
         if recv is None:
@@ -310,21 +316,6 @@ class TypeInference:
                 return None
             found = typ
         return found
-
-    def _held_under_key(self, call: ast.Call) -> SdkType | None:
-        """`_state.get("sampler")` (no default, or `None`) of a dict whose entry under that
-        constant key the module sets (`_state["sampler"] = sc`): what `_state["sampler"]` holds."""
-        args = call.args
-        if call.keywords or not 1 <= len(args) <= 2:
-            return None
-        key = args[0]
-        if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
-            return None
-        if len(args) == 2 and not (isinstance(args[1], ast.Constant) and args[1].value is None):
-            return None
-        entries = self.dict_entries(call.func.value)  # type: ignore[attr-defined]
-        entry = entries.get(key.value) if entries else None
-        return self.type_of(entry) if entry is not None else None
 
     def matched_kind(self, call: ast.Call) -> Kind | None:
         """Evidence from the call's shape: in a unit that imports the SDK, `x.m(...)` whose
