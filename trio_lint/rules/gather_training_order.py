@@ -118,6 +118,16 @@ def _one_client_each(
     return True
 
 
+# A coroutine that trains one client on its batches (the examples of several such tasks).
+_TRAIN = (
+    "import asyncio\nimport pytrio as trio\n"
+    "async def train(client: trio.TrainingClient, batches, adam):\n"
+    "    for batch in batches:\n"
+    "        await (await client.forward_backward_async(batch, 'cross_entropy'))\n"
+    "        await (await client.optim_step_async(adam))\n"
+)
+
+
 class GatherTrainingOrder(Rule):
     code = "PTR107"
     name = "gather-training-order"
@@ -199,31 +209,17 @@ No fix.
         ),
         # Two LoRA adapters trained at once: each task drives a client of its own.
         Valid(
-            "import asyncio\nimport pytrio as trio\n"
-            "async def train(client: trio.TrainingClient, batches, adam):\n"
-            "    for batch in batches:\n"
-            "        await (await client.forward_backward_async(batch, 'cross_entropy'))\n"
-            "        await (await client.optim_step_async(adam))\n"
-            "async def main(a_client: trio.TrainingClient, b_client: trio.TrainingClient,\n"
+            _TRAIN
+            + "async def main(a_client: trio.TrainingClient, b_client: trio.TrainingClient,\n"
             "               a_data, b_data, adam):\n"
             "    await asyncio.gather(train(a_client, a_data, adam), train(b_client, b_data, adam))\n"
         ),
         Valid(
-            "import asyncio\nimport pytrio as trio\n"
-            "async def train(client: trio.TrainingClient, batches, adam):\n"
-            "    for batch in batches:\n"
-            "        await (await client.forward_backward_async(batch, 'cross_entropy'))\n"
-            "        await (await client.optim_step_async(adam))\n"
-            "async def main(clients: dict[str, trio.TrainingClient], data, adam):\n"
+            _TRAIN + "async def main(clients: dict[str, trio.TrainingClient], data, adam):\n"
             "    await asyncio.gather(*(train(clients[name], data[name], adam) for name in clients))\n"
         ),
         Valid(
-            "import asyncio\nimport pytrio as trio\n"
-            "async def train(client: trio.TrainingClient, batches, adam):\n"
-            "    for batch in batches:\n"
-            "        await (await client.forward_backward_async(batch, 'cross_entropy'))\n"
-            "        await (await client.optim_step_async(adam))\n"
-            "async def main(clients: list[trio.TrainingClient], data, adam):\n"
+            _TRAIN + "async def main(clients: list[trio.TrainingClient], data, adam):\n"
             "    tasks = []\n"
             "    for client, batches in zip(clients, data):\n"
             "        tasks.append(asyncio.create_task(train(client, batches, adam)))\n"
@@ -275,12 +271,7 @@ No fix.
         ),
         # One client handed to both tasks through their parameters.
         Invalid(
-            "import asyncio\nimport pytrio as trio\n"
-            "async def train(client: trio.TrainingClient, batches, adam):\n"
-            "    for batch in batches:\n"
-            "        await (await client.forward_backward_async(batch, 'cross_entropy'))\n"
-            "        await (await client.optim_step_async(adam))\n"
-            "async def main(client: trio.TrainingClient, a_data, b_data, adam):\n"
+            _TRAIN + "async def main(client: trio.TrainingClient, a_data, b_data, adam):\n"
             "    await asyncio.gather(train(client, a_data, adam), train(client, b_data, adam))\n",
             line=6,
             message_contains="several concurrent tasks",
