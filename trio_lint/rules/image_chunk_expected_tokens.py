@@ -153,7 +153,6 @@ patches divided by `merge_size ** 2`).
     )
     reach = limited(
         "config-dict",
-        "init-attribute",
         "call-site-parameter",
         "call-site-method-parameter",
         "loop-variable",

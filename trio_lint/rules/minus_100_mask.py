@@ -212,7 +212,6 @@ No fix: the mask has to become a `weights` list aligned with the shifted targets
         "pydantic-default",
         "config-dict",
         "loop-variable",
-        "in-method",
         "dict-entry-get",
         "annotated-parameter",
         "nested-coroutine-parameter",

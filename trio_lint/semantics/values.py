@@ -298,6 +298,33 @@ class ValueQueries:
             factory = keyword_value(call, "default_factory")
             if isinstance(factory, ast.Lambda):
                 return [factory.body]
+        if isinstance(func, ast.Attribute):
+            # `config.sampling()` / `self.config.sampling()` with `config: Config` (or
+            # `Config(...)`): what the method of that class of the module returns.
+            for scope in self._instance_classes(func.value, 3):
+                method = scope.methods.get(func.attr)
+                if method is not None and not isinstance(method, ast.AsyncFunctionDef):
+                    return list(self._returns.get(id(method), []))
+        return []
+
+    def _instance_classes(self, expr: ast.AST, depth: int) -> list[Scope]:
+        """The class of this module an instance expression is of: a name annotated with it or
+        bound to `Cls(...)`, or `self.x` bound to such a name in another method."""
+        if depth <= 0:
+            return []
+        if isinstance(expr, ast.Call):
+            return self._class_scopes(expr.func)
+        if isinstance(expr, ast.Name):
+            bindings = self._name_bindings(expr)
+            if len(bindings) != 1:
+                return []
+            binding = bindings[0]
+            if binding.annotation is not None:
+                return self._class_scopes(binding.annotation)
+            return self._instance_classes(binding.expr, depth - 1) if binding.expr else []
+        if isinstance(expr, ast.Attribute) and id(expr) in self._self_attrs:
+            found = self._attribute_sources(expr)
+            return self._instance_classes(found[0], depth - 1) if len(found) == 1 else []
         return []
 
     def _class_scopes(self, expr: ast.AST | None) -> list[Scope]:
