@@ -688,6 +688,92 @@ def _route_loop_variable(module: ast.Module, src: _Source) -> bool:
     return True
 
 
+def _route_dict_entry_get(module: ast.Module, src: _Source) -> bool:
+    """`STATE[key] = E` into a module-level dict made empty, read as `STATE.get(key)`."""
+    key = src.name
+    name = _fresh(module, "STATE")
+    rest = _replace(src.rest(), src.name, lambda: _expr(f"{name}.get({key!r})"))
+    store = ast.parse(f"{name}[{key!r}] = 0").body[0]
+    store.value = src.expr  # type: ignore[attr-defined]
+    src.scope.body[src.index :] = [store, *rest]
+    holder = ast.Assign([ast.Name(name, ast.Store())], ast.Dict([], []))
+    _insert_before_top(module, src, [holder])
+    return True
+
+
+def _route_annotated_parameter(module: ast.Module, src: _Source) -> bool:
+    """The call-site parameter route, the parameter annotated with a plain type (`object`)."""
+    if not _consumer(module, src, as_method=False):
+        return False
+    for node in ast.walk(module):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith(
+            "consume"
+        ):
+            first = node.args.args[0]
+            if first.arg == src.name and first.annotation is None:
+                first.annotation = _expr(_annotation(src.expr))
+                return True
+    return False
+
+
+def _route_nested_coroutine_parameter(module: ast.Module, src: _Source) -> bool:
+    """The code after the binding becomes a nested `async def` taking the value as its
+    parameter, called with the expression (awaited, or run with `asyncio.run` from sync code)."""
+    scope = src.scope
+    rest = src.rest()
+    if scope.function is None or any(isinstance(s, (ast.Global, ast.Nonlocal)) for s in rest):
+        return False
+    inner = _fresh(module, "consume")
+    fn = _function(inner, [ast.arg(src.name)], rest, True)
+    call: ast.expr = ast.Call(func=ast.Name(inner, ast.Load()), args=[src.expr], keywords=[])
+    if scope.is_async:
+        call = ast.Await(call)
+    else:
+        _add_import(module, "import asyncio")
+        call = ast.Call(func=_expr("asyncio.run"), args=[call], keywords=[])
+    del scope.body[src.index :]
+    scope.body.extend([fn, ast.Return(call)])
+    return True
+
+
+def _route_gathered_list(module: ast.Module, src: _Source) -> bool:
+    """`x = await C` -> `xs = await asyncio.gather(C)`; `x = xs[0]`."""
+    if not isinstance(src.expr, ast.Await) or not src.scope.is_async:
+        return False
+    _add_import(module, "import asyncio")
+    items = _fresh(module, f"{src.name}_all")
+    gathered = ast.Await(ast.Call(func=_expr("asyncio.gather"), args=[src.expr.value], keywords=[]))
+    src.scope.body[src.index : src.index + 1] = [
+        ast.Assign([ast.Name(items, ast.Store())], gathered),
+        ast.Assign([ast.Name(src.name, ast.Store())], _expr(f"{items}[0]")),
+    ]
+    return True
+
+
+def _route_queue_worker(module: ast.Module, src: _Source) -> bool:
+    """The value goes into an `asyncio.Queue`; the code after the binding becomes a worker
+    coroutine that takes it with `await queue.get()`."""
+    scope = src.scope
+    rest = src.rest()
+    if scope.function is None or any(isinstance(s, (ast.Global, ast.Nonlocal)) for s in rest):
+        return False
+    _add_import(module, "import asyncio")
+    queue = _fresh(module, "queue")
+    worker = _fresh(module, "worker")
+    take = ast.parse(f"{src.name} = await {queue}.get()").body[0]
+    fn = _function(worker, [], [take, *rest], True)
+    put = ast.parse(f"{queue}.put_nowait(0)").body[0]
+    put.value.args[0] = src.expr  # type: ignore[attr-defined]
+    call: ast.expr = ast.Call(func=ast.Name(worker, ast.Load()), args=[], keywords=[])
+    if scope.is_async:
+        call = ast.Await(call)
+    else:
+        call = ast.Call(func=_expr("asyncio.run"), args=[call], keywords=[])
+    del scope.body[src.index :]
+    scope.body.extend([_parse_stmts(f"{queue} = asyncio.Queue()")[0], put, fn, ast.Return(call)])
+    return True
+
+
 _VALUE_ROUTES: dict[str, Callable[[ast.Module, _Source], bool]] = {
     "local-name": _route_local_name,
     "module-constant": _route_module_constant,
@@ -701,6 +787,11 @@ _VALUE_ROUTES: dict[str, Callable[[ast.Module, _Source], bool]] = {
     "argparse-default": _route_argparse_default,
     "config-dict": _route_config_dict,
     "loop-variable": _route_loop_variable,
+    "dict-entry-get": _route_dict_entry_get,
+    "annotated-parameter": _route_annotated_parameter,
+    "nested-coroutine-parameter": _route_nested_coroutine_parameter,
+    "gathered-list": _route_gathered_list,
+    "queue-worker": _route_queue_worker,
 }
 
 

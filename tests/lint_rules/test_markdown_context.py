@@ -58,3 +58,54 @@ def test_a_later_block_rebinding_the_name_wins() -> None:
 def test_a_python_file_is_one_unit_and_seeds_nothing() -> None:
     code = "import pytrio as trio\nprint(result.elapsed_time)\n"
     assert lint_source(code, path="x.py") == []
+
+
+CATALOGUES = """```python
+import pytrio as trio
+client = trio.ServiceClient()
+train = client.create_lora_training_client(base_model="Qwen/Qwen3-8B")
+result = train.forward_backward(batch, "cross_entropy").result()
+```
+
+## SaveWeightsResponse
+
+```python
+result.path   # str
+result.model  # str
+```
+
+```python
+rest = client.create_rest_client()
+rest.list_training_runs()      # runs
+rest.list_checkpoints(run_id)  # one run's checkpoints
+rest.list_user_checkpoints()   # every checkpoint
+```
+
+```python
+train.forward_backward(data, "cross_entropy")
+train.optim_step(trio.AdamParams(learning_rate=1e-4))
+```
+
+```python
+print(result.elapsed_time)
+```
+"""
+
+
+def test_a_catalogue_block_is_documentation_and_hands_its_names_on() -> None:
+    found = _found(CATALOGUES)
+    # The listed fields and calls: not read from the earlier block's result, nothing dropped.
+    assert not [line for _, line in found if line < 22]
+    # Two calls in a row are a training step: their futures are dropped.
+    assert ("PTR102", 23) in found and ("PTR102", 24) in found
+    # The block after the catalogue still sees the ForwardBackwardOutput of the first block.
+    assert ("PTR006", 28) in found
+
+
+def test_a_catalogue_in_a_python_file_is_a_program() -> None:
+    code = (
+        "import pytrio as trio\n"
+        "rest = trio.ServiceClient().create_rest_client()\n"
+        "rest.list_training_runs()\nrest.list_checkpoints(run_id)\nrest.list_user_checkpoints()\n"
+    )
+    assert [d.code for d in lint_source(code, path="x.py")] == ["PTR102"] * 3

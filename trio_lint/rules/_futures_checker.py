@@ -42,6 +42,8 @@ def _tinker_future_api() -> frozenset[str]:
 
 # Builtins that consume an iterable: a future given to one of them is not its result.
 _CONSUMERS = frozenset({"sum", "len", "list", "tuple", "sorted", "max", "min", "enumerate", "zip"})
+# asyncio's functions that wait for awaitables (PTR104: given values an await already gave).
+_GATHERERS = frozenset({"gather", "wait", "as_completed"})
 
 
 def _reading(use: str | None, member: ast.Attribute | None) -> str:
@@ -95,7 +97,8 @@ class FuturesChecker(Checker):
     # Calls: a builtin consuming a future (PTR101), `.result()` on a value (PTR104); attributes
     # and items of a plain name only when the model types it as a future (PTR101).
     looks_at = LooksAt(
-        calls=_CONSUMERS | {"result"}, receivers=SdkValues(symbols=False, kinds=FUTURE_KINDS)
+        calls=_CONSUMERS | _GATHERERS | {"result"},
+        receivers=SdkValues(symbols=False, kinds=FUTURE_KINDS),
     )
     _callee_ids: set[int] | None = None  # per unit, like the instance (`_callees`)
 
@@ -120,6 +123,8 @@ class FuturesChecker(Checker):
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
+        if self.awaited_value and _gatherer(func):
+            self._check_gathered(node, func)
         if func.__class__ is ast.Attribute:
             if self.awaited_value:
                 self._check_result_call(node, func)  # type: ignore[arg-type]
@@ -231,6 +236,8 @@ class FuturesChecker(Checker):
         if not self.dropped_future:
             return
         value = node.value
+        if self.model.listed(value):
+            return  # a catalogue of calls in a document: nothing is run, nothing dropped
         if isinstance(value, ast.Call):
             # client_call first: it answers None at once for `print(...)` and the like.
             typ = self.model.type_of(value) if self.model.client_call(value) else None
@@ -271,6 +278,29 @@ class FuturesChecker(Checker):
             code=AWAITED_VALUE,
         )
 
+    def _check_gathered(self, node: ast.Call, func: ast.expr) -> None:
+        """`asyncio.gather(*results)` where `results` came out of an earlier `gather` (or each
+        argument out of an `await`): the values are no awaitables, and gathering them raises
+        `TypeError` (0.2.9's `SampleResponse` is not even hashable)."""
+        runner = func.attr if isinstance(func, ast.Attribute) else func.id  # type: ignore[attr-defined]
+        for arg in node.args:
+            starred = isinstance(arg, ast.Starred)
+            value = arg.value if starred else arg  # type: ignore[attr-defined]
+            typ = self.pytrio_model.type_of(value)
+            if starred or runner != "gather":
+                typ = typ.of if typ is not None and typ.kind is Kind.LIST else None
+            if typ is None or typ.kind in _AWAITABLE or typ.is_client or typ.kind is Kind.LIST:
+                continue
+            if not self._from_await(value):
+                continue  # a value a sync call gave: not a second wait
+            name = ast.unparse(value)
+            self.report(
+                arg,
+                f"`{name}` holds `{typ.kind}` values that an earlier `await` already gave, not "
+                f"awaitables: `{runner}` raises `TypeError` on them; use the values themselves",
+                code=AWAITED_VALUE,
+            )
+
     def _check_result_call(self, node: ast.Call, func: ast.Attribute) -> None:
         if func.attr != "result" or node.args:
             return
@@ -292,6 +322,19 @@ class FuturesChecker(Checker):
     def _from_await(self, expr: ast.expr) -> bool:
         if isinstance(expr, ast.Await):
             return True
+        if isinstance(expr, ast.Subscript):
+            return self._from_await(expr.value)  # `results[0]` of `results = await gather(...)`
         if not isinstance(expr, ast.Name):
             return False
         return isinstance(self.pytrio_model.bound_expression(expr), ast.Await)
+
+
+def _gatherer(func: ast.expr) -> bool:
+    """`asyncio.gather` / `asyncio.wait` / `asyncio.as_completed`, or the bare names."""
+    if isinstance(func, ast.Attribute):
+        return (
+            func.attr in _GATHERERS
+            and isinstance(func.value, ast.Name)
+            and func.value.id == "asyncio"
+        )
+    return isinstance(func, ast.Name) and func.id in _GATHERERS

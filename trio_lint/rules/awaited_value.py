@@ -24,11 +24,14 @@ On 0.2: flags a second `await` or a `.result()` on a value that one `await` alre
 the results of `SamplingClient.sample_async`/`compute_logprobs_async`, of every RestClient and
 ServiceClient `*_async` method, and of `create_sampling_client_async`. Both the inline
 `await (await sampler.sample_async(...))` and `r = await ...` followed by `await r` /
-`r.result()` are flagged.
+`r.result()` are flagged, and so is gathering such values again: `asyncio.gather(*results)`
+(or `wait`, `as_completed`) where `results` is what an earlier `await asyncio.gather(...)` of
+those calls gave.
 
 ## Why is this bad?
 In 0.2.9 these coroutines return the value itself (`return await response`), so the extra `await` raises
-`TypeError: object SampleResponse can't be used in 'await' expression`. The habit comes from the
+`TypeError: object SampleResponse can't be used in 'await' expression` (and a second `gather`
+`TypeError: unhashable type: 'SampleResponse'`). The habit comes from the
 training methods and from 0.1.13, whose `sample_async` returned an `APIFuture`; both need two awaits.
 
 ## Fix safety
@@ -74,6 +77,14 @@ double await is the correct form.
             "    return await train.save_weights_and_get_sampling_client()\n",
             config={"sdk-modules": ["tinker"]},
         ),
+        # The training methods' first await gives futures: gathering those again waits for them.
+        Valid(
+            "import asyncio\nimport pytrio as trio\n"
+            "async def steps(train: trio.TrainingClient, batches):\n"
+            "    futures = await asyncio.gather(\n"
+            "        *[train.forward_backward_async(b, 'cross_entropy') for b in batches])\n"
+            "    return await asyncio.gather(*futures)\n"
+        ),
     )
     INVALID = (
         Invalid(
@@ -108,6 +119,18 @@ double await is the correct form.
             "    resp = await rest.list_training_runs_async()\n"
             "    return resp.training_runs\n",
         ),
+        # Gathered twice: the first gather gave the responses themselves.
+        Invalid(
+            "import asyncio\nimport pytrio as trio\n"
+            "async def sample_all(sampler: trio.SamplingClient, prompts, params):\n"
+            "    results = await asyncio.gather(*[\n"
+            "        sampler.sample_async(prompt=p, num_samples=1, sampling_params=params)\n"
+            "        for p in prompts])\n"
+            "    return await asyncio.gather(*results)\n",
+            line=7,
+            message_contains="earlier `await`",
+            fixed=None,
+        ),
     )
     reach = limited(
         "local-name",
@@ -115,4 +138,8 @@ double await is the correct form.
         "call-site-method-parameter",
         "config-dict",
         "loop-variable",
+        "dict-entry-get",
+        "annotated-parameter",
+        "nested-coroutine-parameter",
+        "gathered-list",
     )

@@ -346,6 +346,8 @@ and RestClient calls have no fix (their async twins return the value, not a futu
     reach = limited(
         "init-attribute",
         "helper-return",
+        "dict-entry-get",
+        "queue-worker",
         **{
             # Started as a task, a coroutine runs beside others: the VALID examples' blocking
             # calls in a coroutine nobody runs concurrently become exactly this rule's finding.

@@ -7,7 +7,7 @@ import ast
 from pytrio_facts.sdk import LIMITS
 from trio_lint.diagnostics import Severity
 from trio_lint.rules._common import argument
-from trio_lint.rules.base import PYTRIO, Invalid, LooksAt, Rule, Valid
+from trio_lint.rules.base import PYTRIO, Invalid, LooksAt, Rule, Valid, limited
 from trio_lint.semantics.receivers import FUTURE_KINDS, Kind
 
 _WINDOW = LIMITS.retry_window_seconds
@@ -134,6 +134,9 @@ No fix: dropping the timeout changes how long the caller may wait.
             "    return train.save_state(checkpoint_name_for_the_final_epoch).result(timeout=60)\n",
             message_contains="`train.save_state(...).result()`",
         ),
+    )
+    reach = limited(
+        "queue-worker",
     )
 
     def _rest_query(self, expr: ast.expr) -> bool:

@@ -153,6 +153,13 @@ nothing.
     )
     reach = limited(
         "in-method",
+        **{
+            "dict-entry-get:valid": "the route reads the value with `.get()` where the example's shape needs the name itself"
+        },
+        **{
+            "nested-coroutine-parameter:valid": "the route wraps the example's return in `asyncio.run(...)` of a nested coroutine"
+        },
+        **{"queue-worker:valid": "the route wraps the example's return in a worker coroutine"},
     )
 
     def __init__(self, ctx) -> None:

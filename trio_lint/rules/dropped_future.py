@@ -64,6 +64,14 @@ pipelining of a forward-backward with the next optimizer step.
             "    await (await train.optim_step_async(trio.AdamParams()))\n"
             "    return await fut\n"
         ),
+        # A Markdown block that lists one client's calls, one per line, runs nothing.
+        Valid(
+            "```python\nimport pytrio as trio\nrest = trio.ServiceClient().create_rest_client()\n"
+            "rest.list_training_runs()      # training runs\n"
+            "rest.list_checkpoints(run_id)  # one run's checkpoints\n"
+            "rest.list_user_checkpoints()   # every checkpoint\n```\n",
+            path="api.md",
+        ),
     )
     INVALID = (
         Invalid(

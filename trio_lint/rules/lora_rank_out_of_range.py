@@ -7,7 +7,7 @@ import ast
 from pytrio_facts.sdk import LIMITS
 from trio_lint.diagnostics import Severity
 from trio_lint.rules._common import argument, int_literal
-from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid
+from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid, limited
 from trio_lint.semantics.receivers import Kind
 
 _LOW, _HIGH = LIMITS.lora_rank_min, LIMITS.lora_rank_max
@@ -72,6 +72,9 @@ No fix: the rank is a modelling choice.
             "async def main(svc: trio.ServiceClient):\n"
             "    return await svc.create_lora_training_client_async(base_model='m', rank=256)\n",
         ),
+    )
+    reach = limited(
+        "queue-worker",
     )
 
     def visit_Call(self, node: ast.Call) -> None:

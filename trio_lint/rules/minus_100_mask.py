@@ -212,7 +212,10 @@ No fix: the mask has to become a `weights` list aligned with the shifted targets
         "pydantic-default",
         "config-dict",
         "loop-variable",
-        "in-method",
+        "dict-entry-get",
+        "annotated-parameter",
+        "nested-coroutine-parameter",
+        "queue-worker",
     )
 
     def __init__(self, ctx) -> None:

@@ -14,7 +14,7 @@ from trio_lint.rules._common import (
     sdk_line,
     source_text,
 )
-from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid
+from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid, limited
 from trio_lint.semantics.receivers import Kind
 
 _SAMPLE = ("sample", "sample_async")
@@ -122,6 +122,27 @@ built from `**kwargs` is not reported.
             line=4,
             message_contains="used by `sample`",
         ),
+        # Built in a config object's method, used through the instance a runner holds.
+        Invalid(
+            "import pytrio as trio\n"
+            "class Config:\n"
+            "    def sampling(self):\n"
+            "        return trio.SamplingParams(temperature=0.7)\n"
+            "class Runner:\n"
+            "    def __init__(self, config: Config, sampler: trio.SamplingClient):\n"
+            "        self.config = config\n"
+            "        self.sampler = sampler\n"
+            "    def run(self, prompt):\n"
+            "        return self.sampler.sample(prompt, 1, self.config.sampling()).result()\n",
+            line=4,
+        ),
+    )
+    reach = limited(
+        "queue-worker",
+        "nested-coroutine-parameter",
+        **{
+            "dict-entry-get:valid": "the route reads the value with `.get()` where the example's shape needs the name itself"
+        },
     )
 
     def __init__(self, ctx) -> None:

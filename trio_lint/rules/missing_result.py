@@ -283,4 +283,8 @@ submitting the next request first is usually faster).
         "argparse-default",
         "config-dict",
         "loop-variable",
+        "dict-entry-get",
+        "annotated-parameter",
+        "nested-coroutine-parameter",
+        "queue-worker",
     )

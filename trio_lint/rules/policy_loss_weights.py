@@ -17,11 +17,38 @@ _METHODS = ("forward", "forward_async", "forward_backward", "forward_backward_as
 
 def _inputs_keys(model, datum: ast.expr) -> list[str] | None:
     """The keys of a `Datum(...)`'s `loss_fn_inputs`: a literal, `dict(...)`, `{**base, ...}` or
-    a name bound to one (None when they are not known)."""
+    a name bound to one (None when they are not known); without `weights` when the advantages
+    were computed from them (`advantages = [a * w for a, w in zip(adv, weights)]`): the mask is
+    in the loss already, and the extra key is only ignored."""
     if not (isinstance(datum, ast.Call) and model.is_sdk(datum.func, "Datum")):
         return None
     entries = model.dict_entries(argument(datum, 1, "loss_fn_inputs"))
-    return None if entries is None else list(entries)
+    if entries is None:
+        return None
+    if (
+        "weights" in entries
+        and "advantages" in entries
+        and _folded(model, entries["weights"], entries["advantages"])
+    ):
+        return [key for key in entries if key != "weights"]
+    return list(entries)
+
+
+def _folded(model, weights: ast.expr, advantages: ast.expr) -> bool:
+    """The advantages are built from the weights: a name the weights are (or are converted
+    from) is read where the advantages are built."""
+    held = {ast.unparse(weights)} | {
+        ast.unparse(origin)
+        for origin in model.origins(weights, 20)
+        if isinstance(origin, ast.Name | ast.Attribute | ast.Subscript)
+    }
+    for origin in model.origins(advantages, 40):
+        for node in ast.walk(origin):
+            if isinstance(node, ast.Name | ast.Attribute | ast.Subscript) and (
+                ast.unparse(node) in held
+            ):
+                return True
+    return False
 
 
 class PolicyLossWeights(Rule):
@@ -41,7 +68,9 @@ Flags `weights` in the `loss_fn_inputs` of data sent to a policy loss (`importan
 `ppo`, `cispo`, `dro`): the `Datum(...)`s of a batch passed to `forward_backward` with such a
 `loss_fn` (a list display, a comprehension, a list filled with `append`, or a helper's return
 value), or (as info) any `Datum` whose inputs have both `advantages` and `weights`. The inputs
-may be a dict literal, `dict(...)`, `{**base, ...}` or a name bound to one of those.
+may be a dict literal, `dict(...)`, `{**base, ...}` or a name bound to one of those. Weights
+the advantages were computed from (`advantages = [a * w for a, w in zip(adv, weights)]`) are
+not reported: the mask is in the loss already.
 
 ## Why is this bad?
 For policy losses the client sends only `target_tokens`, `logprobs` and `advantages`; `weights`
@@ -100,6 +129,18 @@ No fix: the advantages have to be rebuilt with the mask.
             "    batch = [trio.Datum(model_input=mi, loss_fn_inputs={**BASE, 'target_tokens': t})\n"
             "             for t in rows]\n"
             "    train.forward_backward(batch, 'cross_entropy').result()\n"
+        ),
+        # The weights are folded into the advantages: the prompt is masked where it counts.
+        Valid(
+            "import pytrio as trio\n"
+            "def make(tokens, lp, adv, weights):\n"
+            "    advantages = [a * w for a, w in zip(adv, weights)]\n"
+            "    return trio.Datum(model_input=trio.ModelInput.from_ints(tokens[:-1]),\n"
+            "                      loss_fn_inputs={'target_tokens': tokens[1:], 'logprobs': lp,\n"
+            "                                      'advantages': advantages, 'weights': weights})\n"
+            "def step(train: trio.TrainingClient, rollouts):\n"
+            "    batch = [make(*r) for r in rollouts]\n"
+            "    return train.forward_backward(batch, 'importance_sampling').result()\n"
         ),
     )
     INVALID = (
@@ -160,6 +201,19 @@ No fix: the advantages have to be rebuilt with the mask.
         "call-site-method-parameter",
         "config-dict",
         "loop-variable",
+        "dict-entry-get",
+        "annotated-parameter",
+        "nested-coroutine-parameter",
+        "queue-worker",
+        # These routes move the advantages built from the weights to where the fold is not
+        # followed (a parameter, a dict entry, a queue): the folded-weights example is then
+        # reported like any Datum with both keys.
+        **{
+            "dict-entry-get:valid": "the fold moves out of sight",
+            "annotated-parameter:valid": "the fold moves out of sight",
+            "nested-coroutine-parameter:valid": "the fold moves out of sight",
+            "queue-worker:valid": "the fold moves out of sight",
+        },
     )
 
     def __init__(self, ctx) -> None:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules._common import argument, wrap_in_call
-from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid, edit, safe_fix
+from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid, edit, limited, safe_fix
 from trio_lint.semantics.receivers import Kind
 
 if TYPE_CHECKING:
@@ -162,6 +162,9 @@ Wrapping the expression in `ModelInput.from_ints(...)` is safe for the expressio
             "        return sampler.sample(trio.ModelInput.from_ints(self.prefix), 1, sp)\n",
             line=6,
         ),
+    )
+    reach = limited(
+        "queue-worker",
     )
 
     def visit_Call(self, node: ast.Call) -> None:

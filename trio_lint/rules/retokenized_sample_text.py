@@ -132,6 +132,10 @@ No fix: the prompt tokens and the sampled tokens have to be joined as token list
         "config-dict",
         "loop-variable",
         "in-method",
+        "dict-entry-get",
+        "annotated-parameter",
+        "nested-coroutine-parameter",
+        "queue-worker",
     )
 
     def __init__(self, ctx) -> None:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from pytrio_facts.sdk import SAMPLING_PARAMS
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules._common import argument
-from trio_lint.rules.base import PYTRIO, Invalid, LooksAt, Rule, Valid, edit, safe_fix
+from trio_lint.rules.base import PYTRIO, Invalid, LooksAt, Rule, Valid, edit, limited, safe_fix
 from trio_lint.semantics.receivers import Kind
 
 if TYPE_CHECKING:
@@ -150,6 +150,27 @@ the same fields. Otherwise no fix (an unknown key would fail either way; PTR203 
             line=7,
             fixed=None,
         ),
+        # The receiver is unknown, but the call's name and keywords are SamplingClient.sample's.
+        Invalid(
+            "import pytrio as trio\n"
+            "class Server:\n"
+            "    def __init__(self, engine):\n"
+            "        self.engine = engine\n"
+            "    def reply(self, prompt):\n"
+            "        return self.engine.sample(prompt=prompt, num_samples=1,\n"
+            "                                  sampling_params={'max_tokens': 64})\n",
+            fixed="import pytrio as trio\n"
+            "class Server:\n"
+            "    def __init__(self, engine):\n"
+            "        self.engine = engine\n"
+            "    def reply(self, prompt):\n"
+            "        return self.engine.sample(prompt=prompt, num_samples=1,\n"
+            "                                  sampling_params=trio.SamplingParams(max_tokens=64))\n",
+            line=7,
+        ),
+    )
+    reach = limited(
+        "queue-worker",
     )
 
     def visit_Call(self, node: ast.Call) -> None:

@@ -177,6 +177,14 @@ itself writes it, and it is the clear form for a first script.
         "call-site-method-parameter",
         "config-dict",
         "loop-variable",
+        "dict-entry-get",
+        "annotated-parameter",
+        "nested-coroutine-parameter",
+        "gathered-list",
+        "queue-worker",
+        **{
+            "dict-entry-get:valid": "the route reads the value with `.get()` where the example's shape needs the name itself"
+        },
     )
 
     def __init__(self, ctx) -> None:

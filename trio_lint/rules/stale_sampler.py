@@ -136,6 +136,8 @@ No fix: where to refresh (every step, every k steps) is the author's choice.
     reach = limited(
         "helper-return",
         "config-dict",
+        "dict-entry-get",
+        "gathered-list",
     )
 
     def __init__(self, ctx) -> None:

@@ -482,6 +482,10 @@ joins get no fix: whether a flat list (`tolist()`) or an array is meant is the a
         "argparse-default",
         "config-dict",
         "loop-variable",
+        "dict-entry-get",
+        "annotated-parameter",
+        "nested-coroutine-parameter",
+        "queue-worker",
     )
 
     def _is_tensor_data(self, expr: ast.expr) -> bool:

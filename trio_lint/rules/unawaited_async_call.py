@@ -152,6 +152,7 @@ there is no fix: use the sync method (`forward_backward`) instead.
     reach = limited(
         "init-attribute",
         "config-dict",
+        "dict-entry-get",
     )
 
     def __init__(self, ctx) -> None:

@@ -92,6 +92,16 @@ the release has, `torch.from_numpy(x.to_numpy())`.
             "    fut = training.forward_backward(data, 'cross_entropy')\n"
             "    return fut.model_dump_json()\n"
         ),
+        # A Markdown block listing the fields of the type its heading names: `result` is that
+        # type there, not what an earlier block left in it.
+        Valid(
+            "```python\nimport pytrio as trio\n"
+            "result = train.forward_backward(data, 'cross_entropy').result()\n```\n\n"
+            "## SampleResponse\n\n```python\n"
+            "result.sequences        # list[SampleSequence]\n"
+            "result.prompt_logprobs  # list[float | None]\n```\n",
+            path="types.md",
+        ),
     )
     INVALID = (
         Invalid(
@@ -154,6 +164,9 @@ the release has, `torch.from_numpy(x.to_numpy())`.
     )
     reach = limited(
         "config-dict",
+        **{
+            "dict-entry-get:valid": "the route reads the value with `.get()` where the example's shape needs the name itself"
+        },
     )
 
     @classmethod

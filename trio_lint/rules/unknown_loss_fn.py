@@ -9,7 +9,7 @@ import functools
 from pytrio_facts.versions import LOSS_NAMES_BY_LINE
 from trio_lint.diagnostics import Severity
 from trio_lint.rules._common import argument, sdk_line
-from trio_lint.rules.base import ALL_SDKS, Invalid, LooksAt, Rule, Valid
+from trio_lint.rules.base import ALL_SDKS, Invalid, LooksAt, Rule, Valid, limited
 from trio_lint.semantics.receivers import Kind
 
 _METHODS = ("forward", "forward_async", "forward_backward", "forward_backward_async")
@@ -120,6 +120,9 @@ No fix: choosing a loss changes the training objective.
             message_contains="on tinker 0.38.0",
             config={"sdk-modules": ["tinker"]},
         ),
+    )
+    reach = limited(
+        "queue-worker",
     )
 
     def visit_Call(self, node: ast.Call) -> None:

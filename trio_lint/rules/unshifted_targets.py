@@ -6,7 +6,7 @@ import ast
 
 from trio_lint.diagnostics import Severity
 from trio_lint.rules._common import argument, keyword, same_tree
-from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid
+from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid, limited
 
 
 class UnshiftedTargets(Rule):
@@ -79,6 +79,9 @@ No fix: `weights`, `logprobs` and `advantages` need the same shift.
             line=3,
             config={"sdk-modules": ["tinker"]},
         ),
+    )
+    reach = limited(
+        "queue-worker",
     )
 
     def __init__(self, ctx) -> None:

@@ -185,6 +185,10 @@ No fix: where the weights were meant to start is the author's decision.
         "pydantic-default",
         "config-dict",
         "loop-variable",
+        "dict-entry-get",
+        "annotated-parameter",
+        "nested-coroutine-parameter",
+        "queue-worker",
     )
 
     def visit_Call(self, node: ast.Call) -> None:

@@ -7,7 +7,7 @@ import ast
 
 from trio_lint.diagnostics import Severity
 from trio_lint.rules._common import argument
-from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid
+from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid, limited
 from trio_lint.semantics.receivers import Kind
 
 _MODELS = {"trainable-models": ["Qwen/Qwen3-4B-Instruct-2507", "Qwen/Qwen3-8B"]}
@@ -103,6 +103,9 @@ No fix: the model is the author's choice.
             "    return await svc.create_lora_training_client_async(base_model='Qwen/Qwen3-8B')\n",
             config={"trainable-models": ["my-org/custom-7b"]},
         ),
+    )
+    reach = limited(
+        "queue-worker",
     )
 
     def visit_Call(self, node: ast.Call) -> None:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from pytrio_facts.sdk import METRIC_KEYS, WRONG_METRIC_KEYS
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules._common import replace_string_value, sdk_line
-from trio_lint.rules.base import Invalid, LooksAt, Rule, SdkValues, Valid, edit, safe_fix
+from trio_lint.rules.base import Invalid, LooksAt, Rule, SdkValues, Valid, edit, limited, safe_fix
 from trio_lint.semantics.receivers import Kind
 
 if TYPE_CHECKING:
@@ -196,6 +196,28 @@ its 0.2 name. `"loss"` and `"train_loss"` have no fix: per token (`loss_mean`) o
             "    return out.metrics[LOSS_KEY]\n",
             line=5,
         ),
+        # A metrics dict handed to a logging method whose parameter is annotated `dict`.
+        Invalid(
+            "import pytrio as trio\n"
+            "class Logger:\n"
+            "    def log(self, metrics: dict[str, float]) -> float:\n"
+            "        return metrics['loss:sum']\n"
+            "def step(train: trio.TrainingClient, batch, logger: Logger):\n"
+            "    fb = train.forward_backward(batch, 'cross_entropy').result()\n"
+            "    return logger.log(fb.metrics)\n",
+            fixed="import pytrio as trio\n"
+            "class Logger:\n"
+            "    def log(self, metrics: dict[str, float]) -> float:\n"
+            "        return metrics['loss_sum']\n"
+            "def step(train: trio.TrainingClient, batch, logger: Logger):\n"
+            "    fb = train.forward_backward(batch, 'cross_entropy').result()\n"
+            "    return logger.log(fb.metrics)\n",
+            line=4,
+        ),
+    )
+    reach = limited(
+        "dict-entry-get",
+        "queue-worker",
     )
 
     def visit_Subscript(self, node: ast.Subscript) -> None:

@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from trio_lint.semantics.documents import catalogue
 from trio_lint.semantics.model import SemanticModel
 from trio_lint.semantics.names import (
     Binding,
@@ -215,12 +216,15 @@ class _Pass(ast.NodeVisitor):
                 self.scope.bind(arg.arg, ParameterBinding(fixed=fixed))
             elif (
                 (plain or (method and arg is not node.args.args[0]))
-                and arg.annotation is None
+                and (arg.annotation is None or _generic(arg.annotation))
                 and arg not in (node.args.vararg, node.args.kwarg)
             ):
+                # Unannotated, or annotated with a plain container (`metrics: dict[str, float]`):
+                # typed by what every call site of the module passes.
                 index = positional.index(arg) if arg in positional else None
                 key = node.name if plain else "." + node.name  # type: ignore[union-attr]
-                self.scope.bind(arg.arg, ParameterBinding(param=(key, index, arg.arg)))
+                binding = ParameterBinding(param=(key, index, arg.arg), annotation=arg.annotation)
+                self.scope.bind(arg.arg, binding)
             else:
                 self.scope.bind(arg.arg, ParameterBinding(annotation=arg.annotation))
         if isinstance(node, ast.Lambda):
@@ -589,6 +593,20 @@ def _fields(node_class: type) -> tuple[str, ...]:
 _PASS_RECURSION_LIMIT = 20_000
 
 
+# Annotations that say a parameter is a plain container (or anything): what the call sites pass
+# says more (`def log(metrics: dict[str, float])` called with `fb.metrics`).
+_GENERIC_ANNOTATIONS = frozenset(
+    {"dict", "Dict", "Mapping", "MutableMapping", "list", "List", "Sequence", "Any", "object"}
+    | {"int", "float", "str", "bool", "bytes", "tuple", "Tuple"}
+)
+
+
+def _generic(annotation: ast.expr) -> bool:
+    head = annotation.value if isinstance(annotation, ast.Subscript) else annotation
+    name = head.attr if isinstance(head, ast.Attribute) else getattr(head, "id", None)
+    return name in _GENERIC_ANNOTATIONS
+
+
 def build_model(
     tree: ast.Module,
     sdk_modules: Sequence[str] = ("pytrio",),
@@ -610,10 +628,18 @@ def build_model(
         model.module_scope.bind(name, ImportBinding(bound.qualname, bound.origin))
         model._origins.add(bound.origin)
         model._all_origins.add(bound.origin)
+    if seed is not None:
+        # A block of a document: a block that lists one object's members is no program.
+        model.catalogue = catalogue(tree)
     typed = getattr(seed, "typed", None)
     if typed is not None:
         for name, typ in typed().items():
-            model.module_scope.bind(name, TypedBinding(typ))
+            if name == model.catalogue.receiver:
+                # The type the block's heading names, not the last one: untyped here, and
+                # handed on to the next block as it came.
+                model.carried[name] = typ
+            else:
+                model.module_scope.bind(name, TypedBinding(typ))
     # The pass recurses once or twice per AST level, and generated tables nest deeper than the
     # default 1,000 frames allow (sympy's resolvent_lookup.py: 568 levels). Python-to-Python
     # calls do not grow the C stack on 3.11+, so a higher limit is safe; it is only ever raised,

@@ -18,6 +18,7 @@ from trio_lint.semantics.receivers import (
     DISTINCTIVE_METHODS,
     Kind,
     SdkType,
+    keyword_match,
 )
 from trio_lint.semantics.scopes import (
     SEQUENCE_ANNOTATIONS,
@@ -90,10 +91,14 @@ class TypeInference:
         if expr_class is ast.Attribute:
             return self._attribute_type(expr)  # type: ignore[arg-type]
         if expr_class is ast.Await:
-            inner = self.type_of(expr.value)  # type: ignore[attr-defined]
-            if inner is not None and inner.kind in (Kind.COROUTINE, Kind.API_FUTURE):
-                return inner.of
-            return None
+            value = expr.value  # type: ignore[attr-defined]
+            if value.__class__ is ast.Call:
+                if _asyncio_call(value) == "gather":
+                    return self._gathered_type(value)
+                items = self.queue_items(value, awaited=True)  # `await queue.get()`: what was put
+                if items:
+                    return self._agreeing_type(items)
+            return _awaited(self.type_of(value))
         if isinstance(expr, ast.Subscript):
             base = self.type_of(expr.value)
             if base is not None and base.kind is Kind.LIST:
@@ -124,6 +129,28 @@ class TypeInference:
             # `fb.metrics or {}`: the fallbacks are empty, so the value is the first operand's
             return self.type_of(expr.values[0])
         return None
+
+    def _gathered_type(self, call: ast.Call) -> SdkType | None:
+        """`await asyncio.gather(*xs)`, `await gather(a, b)`: a list of what awaiting each
+        argument gives, when they all agree (`return_exceptions=True` mixes in exceptions)."""
+        if any(k.arg == "return_exceptions" for k in call.keywords):
+            return None
+        found: SdkType | None = None
+        for arg in call.args:
+            typ = self._awaited_items(arg.value) if isinstance(arg, ast.Starred) else None
+            if not isinstance(arg, ast.Starred):
+                typ = _awaited(self.type_of(arg))
+            if typ is None or (found is not None and type_shape(typ) != type_shape(found)):
+                return None
+            found = typ
+        return SdkType(Kind.LIST, found) if found is not None else None
+
+    def _awaited_items(self, items: ast.expr) -> SdkType | None:
+        """What awaiting each item of `*items` gives (a list, a comprehension, a generator)."""
+        if isinstance(items, ast.GeneratorExp):
+            return _awaited(self.type_of(items.elt))
+        typ = self.type_of(items)
+        return _awaited(typ.of) if typ is not None and typ.kind is Kind.LIST else None
 
     def _binding_type(self, binding: NameBinding) -> SdkType | None:
         if binding.fixed is not None:
@@ -240,9 +267,23 @@ class TypeInference:
         if not isinstance(func, ast.Attribute):
             return self._returned_type(call)
         name = func.attr
+        if name == "as_completed" and _asyncio_call(call) == name and len(call.args) == 1:
+            # `for fut in asyncio.as_completed(xs)`: each `await fut` gives what an item of xs
+            # gives (only iteration is asked of it)
+            items = call.args[0]
+            typ = self.type_of(items.elt if isinstance(items, ast.GeneratorExp) else items)
+            if isinstance(items, ast.GeneratorExp):
+                return SdkType(Kind.LIST, typ) if _awaited(typ) is not None else None
+            return typ if typ is not None and typ.kind is Kind.LIST and _awaited(typ.of) else None
         recv = self.type_of(func.value)
+        if recv is None and name in ("get", "get_nowait"):
+            held = self._agreeing_type(
+                self._keyed_entry(call) or self.queue_items(call, awaited=False)
+            )
+            if held is not None:
+                return held
         if recv is None:
-            kind = DISTINCTIVE_METHODS.get(name)
+            kind = DISTINCTIVE_METHODS.get(name) or self.matched_kind(call)
             if kind is not None:
                 return self.methods[kind].get(name)
             return self._returned_type(call)
@@ -275,6 +316,18 @@ class TypeInference:
                 return None
             found = typ
         return found
+
+    def matched_kind(self, call: ast.Call) -> Kind | None:
+        """Evidence from the call's shape: in a unit that imports the SDK, `x.m(...)` whose
+        name and keywords fit exactly one client method of the release (`keyword_match`)."""
+        if not call.keywords or not self._origins:
+            return None
+        keywords = frozenset(k.arg for k in call.keywords if k.arg is not None)
+        if len(keywords) != len(call.keywords) or any(
+            isinstance(a, ast.Starred) for a in call.args
+        ):
+            return None
+        return keyword_match(self.version, call.func.attr, len(call.args), keywords)  # type: ignore[attr-defined]
 
     def _functions_called(self, call: ast.Call) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
         func = call.func
@@ -336,6 +389,22 @@ class TypeInference:
             return None
         qualname = f"{binding.qualname}.{rest}" if rest else binding.qualname
         return qualname.rsplit(".", 1)[-1] if "." in qualname else None
+
+
+def _awaited(typ: SdkType | None) -> SdkType | None:
+    """What `await` of a value of this type gives (None: not known to be awaitable)."""
+    if typ is not None and typ.kind in (Kind.COROUTINE, Kind.API_FUTURE):
+        return typ.of
+    return None
+
+
+def _asyncio_call(call: ast.Call) -> str | None:
+    """`gather` for `asyncio.gather(...)` and a bare `gather(...)`, likewise `as_completed`."""
+    func = call.func
+    if isinstance(func, ast.Attribute):
+        base = func.value
+        return func.attr if isinstance(base, ast.Name) and base.id == "asyncio" else None
+    return func.id if isinstance(func, ast.Name) else None
 
 
 def _empty_literal(expr: ast.expr) -> bool:

@@ -23,6 +23,8 @@ Receivers (what an expression holds: clients, futures, SDK results; see `receive
   `dict[str, TensorData]` gives TensorData through `[key]`, `.get(key)`, `.values()`, `.items()`.
 - `client_call(call)` -> (client kind, method) for `recv.m(...)` on a PyTRIO client.
 - `method_returns(kind, name)` -> what a client method returns on the target SDK line.
+- `listed(expr)`: a line of a Markdown block that lists one object's members, one per line
+  (`documents.py`): no program runs it, and its receiver keeps no type from earlier blocks.
 
 Values (where the value of an expression was bound; all flow-sensitive inside a scope)
 - `bound_expression(name)`: the expression the binding that reaches this read assigned.
@@ -60,6 +62,7 @@ import functools
 from collections.abc import Container, Sequence
 from typing import TYPE_CHECKING, Any
 
+from trio_lint.semantics.documents import NOT_A_CATALOGUE, Catalogue
 from trio_lint.semantics.inference import TypeInference
 from trio_lint.semantics.names import (
     CANONICAL_ROOT,
@@ -121,6 +124,9 @@ class SemanticModel(TypeInference, ValueQueries):
         self._client_calls: dict[int, tuple[Kind, str] | None] = {}
         self._finals: dict[tuple[int, str], NameBinding | None] = {}  # (id(scope), name)
         self._built_from: dict[tuple[int, int], list[ast.expr]] = {}  # origins: (id(expr), limit)
+        # A block of a document that lists one object's members (`documents.py`).
+        self.catalogue: Catalogue = NOT_A_CATALOGUE
+        self.carried: dict[str, SdkType] = {}  # its receiver's type from earlier blocks
         # `build_model(events_for=...)`: the nodes of those classes, and `Leave`s, in the order
         # the pass met them (the rules' dispatch order).
         self.events: list[Any] = []
@@ -172,6 +178,8 @@ class SemanticModel(TypeInference, ValueQueries):
             typ = self._binding_type(binding)
             if typ is not None:
                 typed[name] = typ
+        for name, typ in self.carried.items():
+            typed.setdefault(name, typ)
         return typed
 
     def sdk_alias(self) -> str | None:
@@ -296,13 +304,18 @@ class SemanticModel(TypeInference, ValueQueries):
         if recv is not None:
             found = (recv.kind, func.attr) if recv.is_client else None
         else:
-            kind = DISTINCTIVE_METHODS.get(func.attr)
+            kind = DISTINCTIVE_METHODS.get(func.attr) or self.matched_kind(call)
             found = (kind, func.attr) if kind is not None else None
         self._client_calls[key] = found
         return found
 
     def method_returns(self, kind: Kind, name: str) -> SdkType | None:
         return self.methods.get(kind, {}).get(name)
+
+    def listed(self, expr: ast.AST) -> bool:
+        """`expr` is a line of a catalogue block (`rest.list_training_runs()  # runs` among
+        other members of `rest`, nothing run): documentation of an API, not a program."""
+        return id(expr) in self.catalogue.lines
 
 
 class ModuleNames(dict):
@@ -353,6 +366,7 @@ class ModelView:
         def sdk_alias(self) -> str | None: ...
         def calls_of(self, name: str) -> list[ast.Call]: ...
         def method_returns(self, kind: Kind, name: str) -> SdkType | None: ...
+        def listed(self, expr: ast.AST) -> bool: ...
         def bound_expression(self, name: ast.Name) -> ast.expr | None: ...
         def value_of(self, expr: ast.AST | None) -> ast.expr | None: ...
         def sources(self, expr: ast.AST | None) -> list[ast.expr]: ...
@@ -379,6 +393,7 @@ _VALUE_QUERIES = (
     "sdk_alias",
     "calls_of",
     "method_returns",
+    "listed",
     "bound_expression",
     "value_of",
     "sources",

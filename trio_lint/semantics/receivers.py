@@ -36,6 +36,7 @@ __all__ = [
     "Kind",
     "SdkType",
     "attribute_table",
+    "keyword_match",
     "method_table",
 ]
 
@@ -306,3 +307,50 @@ def _newest_name(symbol: str, name: str, version: str) -> str:
 # Values built by calling an SDK class (besides clients): `trio.Datum(...)` converts its
 # `loss_fn_inputs` to TensorData, so what it holds is known from the constructor alone.
 CONSTRUCTED_KINDS = frozenset({*CLIENT_KINDS, Kind.DATUM, Kind.TENSOR_DATA})
+
+
+@dataclass(frozen=True, slots=True)
+class _Signature:
+    kind: Kind
+    names: frozenset[str]  # every parameter a keyword may name
+    required: tuple[str, ...]  # parameters without a default, in order
+    max_positional: int
+
+
+def keyword_match(
+    version: str, name: str, positional: int, keywords: frozenset[str]
+) -> Kind | None:
+    """The client kind whose public method `name` a call `x.name(<positional> args,
+    <keywords>=...)` of an unknown receiver fits, when exactly one client method of the release
+    has that name and the call gives it at least two keywords, all its parameter names, its
+    required parameters and no more positional arguments than it takes. (Evidence from the
+    code's own shape: `.sample(prompt=..., num_samples=..., sampling_params=...)`.)"""
+    if len(keywords) < 2:
+        return None
+    found = _signatures(_release(version)).get(name)
+    if found is None or not keywords <= found.names or positional > found.max_positional:
+        return None
+    given = set(found.required[:positional]) | keywords
+    return found.kind if all(param in given for param in found.required) else None
+
+
+@cache
+def _signatures(version: str) -> dict[str, _Signature]:
+    data = api_model.api_data()
+    found: dict[str, _Signature | None] = {}
+    for kind in CLIENT_KINDS:
+        symbol = data.symbol(f"pytrio.{kind.value}", version)
+        if not isinstance(symbol, api_model.Class):
+            continue
+        for name, function in symbol.methods.items():
+            if name.startswith("_") or function.catch_all:
+                continue
+            params = [p for p in function.params if p.name not in ("self", "cls")]
+            signature = _Signature(
+                kind,
+                frozenset(p.name for p in params if p.kind != "positional_only"),
+                tuple(p.name for p in params if not p.has_default and "var" not in p.kind),
+                function.max_positional,
+            )
+            found[name] = None if name in found else signature  # on two clients: no evidence
+    return {name: sig for name, sig in found.items() if sig is not None}

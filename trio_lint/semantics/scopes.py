@@ -48,7 +48,8 @@ CONVERSION_ATTRS = frozenset(
 )
 SELF_CONVERSIONS = frozenset({"copy", "tolist", "clone", "long", "int", "float", "to", "detach"})
 # Mutating methods: (how the argument joins the container).
-ITEM_METHODS = frozenset({"append", "insert", "add"})
+# (`put`/`put_nowait`: an `asyncio.Queue` holds what is put in it, `values.queue_items`.)
+ITEM_METHODS = frozenset({"append", "insert", "add", "put", "put_nowait"})
 ITEMS_METHODS = frozenset({"extend", "update"})
 FIELD_CALLS = frozenset({"field", "Field"})
 # Annotations of a homogeneous sequence: `list[X]` holds X's (`tuple[X, ...]` does not qualify).

@@ -49,10 +49,52 @@ class ValueQueries:
         if isinstance(expr, ast.Attribute):
             return self._attribute_sources(expr)
         if isinstance(expr, ast.Call):
-            return self._call_sources(expr)
+            return (
+                self._keyed_entry(expr)
+                or self.queue_items(expr, awaited=False)
+                or self._call_sources(expr)
+            )
+        if isinstance(expr, ast.Await) and isinstance(expr.value, ast.Call):
+            return self.queue_items(expr.value, awaited=True)  # `await queue.get()`
         if isinstance(expr, ast.NamedExpr):
             return [expr.value]
         return []
+
+    def _keyed_entry(self, call: ast.Call) -> list[ast.expr]:
+        """`STATE.get("key")` (no default, or None): the entry the module set under that key."""
+        func, args = call.func, call.args
+        if not (isinstance(func, ast.Attribute) and func.attr == "get") or call.keywords:
+            return []
+        if not 1 <= len(args) <= 2 or not (
+            isinstance(args[0], ast.Constant) and isinstance(args[0].value, str)
+        ):
+            return []
+        if len(args) == 2 and not (isinstance(args[1], ast.Constant) and args[1].value is None):
+            return []
+        entries = self.dict_entries(func.value)
+        entry = entries.get(args[0].value) if entries else None
+        return [entry] if entry is not None else []
+
+    def queue_items(self, call: ast.Call, *, awaited: bool) -> list[ast.expr]:
+        """`await queue.get()` (`awaited`) / `queue.get_nowait()` of an `asyncio.Queue()` bound to
+        a name: what the module puts in it (`queue.put_nowait(e)`, `await queue.put(e)`)."""
+        func = call.func
+        if not (
+            isinstance(func, ast.Attribute)
+            and func.attr == ("get" if awaited else "get_nowait")
+            and not call.args
+            and isinstance(func.value, ast.Name)
+        ):
+            return []
+        found: list[ast.expr] = []
+        for binding in self._name_bindings(func.value):
+            made = binding.expr
+            head = made.func if isinstance(made, ast.Call) else None
+            name = head.attr if isinstance(head, ast.Attribute) else getattr(head, "id", None)
+            if name not in ("Queue", "LifoQueue", "PriorityQueue"):
+                return []
+            found += [value for how, _, value in binding.parts or () if how == "item"]
+        return found
 
     def _name_sources(self, name: ast.Name, depth: int) -> list[ast.expr]:
         found: list[ast.expr] = []
@@ -256,6 +298,33 @@ class ValueQueries:
             factory = keyword_value(call, "default_factory")
             if isinstance(factory, ast.Lambda):
                 return [factory.body]
+        if isinstance(func, ast.Attribute):
+            # `config.sampling()` / `self.config.sampling()` with `config: Config` (or
+            # `Config(...)`): what the method of that class of the module returns.
+            for scope in self._instance_classes(func.value, 3):
+                method = scope.methods.get(func.attr)
+                if method is not None and not isinstance(method, ast.AsyncFunctionDef):
+                    return list(self._returns.get(id(method), []))
+        return []
+
+    def _instance_classes(self, expr: ast.AST, depth: int) -> list[Scope]:
+        """The class of this module an instance expression is of: a name annotated with it or
+        bound to `Cls(...)`, or `self.x` bound to such a name in another method."""
+        if depth <= 0:
+            return []
+        if isinstance(expr, ast.Call):
+            return self._class_scopes(expr.func)
+        if isinstance(expr, ast.Name):
+            bindings = self._name_bindings(expr)
+            if len(bindings) != 1:
+                return []
+            binding = bindings[0]
+            if binding.annotation is not None:
+                return self._class_scopes(binding.annotation)
+            return self._instance_classes(binding.expr, depth - 1) if binding.expr else []
+        if isinstance(expr, ast.Attribute) and id(expr) in self._self_attrs:
+            found = self._attribute_sources(expr)
+            return self._instance_classes(found[0], depth - 1) if len(found) == 1 else []
         return []
 
     def _class_scopes(self, expr: ast.AST | None) -> list[Scope]:
