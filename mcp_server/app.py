@@ -10,6 +10,7 @@ from mcp_server.audit import AuditLog
 from mcp_server.backend import Backend, BackendManager
 from mcp_server.budget import Budget
 from mcp_server.config import Config
+from mcp_server.rollouts import RolloutStore
 from mcp_server.runs import RunRegistry
 
 
@@ -20,6 +21,8 @@ class AppState:
     audit: AuditLog
     backend: BackendManager
     runs: RunRegistry = field(default_factory=RunRegistry)
+    # Completions `sample` returned, kept for `train_on_rewards` (bounded in count and time).
+    rollouts: RolloutStore = field(default_factory=lambda: RolloutStore(4096, 3600.0))
     # Tool calls running now, and the signal that is stopping the server (None: serving).
     in_flight: int = 0
     stopped_by: int | None = None
@@ -35,6 +38,7 @@ class AppState:
             budget=Budget(config.max_session_steps, config.max_session_tokens),
             audit=AuditLog(config.audit_log),
             backend=BackendManager(config),
+            rollouts=RolloutStore(config.max_rollouts, config.rollout_ttl_s),
         )
 
     def close(self) -> None:

@@ -41,8 +41,9 @@ class RunState:
     created: float = field(default_factory=time.time)
     checkpoints: list[CheckpointRecord] = field(default_factory=list)
     tokenizer: Any = None
-    # (step, sampling client) for the run's current weights; saved again only after training.
-    sampler: tuple[int, Any] | None = None
+    # The sampling client of the run's current weights (tools/_sampling.RunSampler); saved
+    # again only after training.
+    sampler: Any = None
 
 
 @dataclass

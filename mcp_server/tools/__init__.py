@@ -13,6 +13,7 @@ from mcp_server.tools import (
     resume_training_run,
     sample,
     save_checkpoint,
+    train_on_rewards,
     train_sft,
     train_step,
 )
@@ -26,6 +27,7 @@ ALL_TOOLS: list[ToolSpec] = [
     train_sft.SPEC,
     train_step.SPEC,
     sample.SPEC,
+    train_on_rewards.SPEC,
     save_checkpoint.SPEC,
     resume_training_run.SPEC,
     delete_checkpoint.SPEC,
