@@ -4,6 +4,7 @@ from mcp_server.spec import ToolSpec
 from mcp_server.tools import (
     create_training_run,
     delete_checkpoint,
+    evaluate,
     get_training_run,
     lint_code,
     list_checkpoints,
@@ -27,6 +28,7 @@ ALL_TOOLS: list[ToolSpec] = [
     train_sft.SPEC,
     train_step.SPEC,
     sample.SPEC,
+    evaluate.SPEC,
     train_on_rewards.SPEC,
     save_checkpoint.SPEC,
     resume_training_run.SPEC,
