@@ -12,10 +12,13 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import socket
+import threading
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import anyio
 
@@ -109,9 +112,71 @@ def _connect(config: Config, stack: contextlib.ExitStack) -> Backend:
         trio.configure(base_url=handle.base_url, api_key=handle.api_key)
     else:
         remember_secret(configured_api_key())
+        probe(service_url(), config.connect_timeout_s)
+    # The SDK retries a Control request that cannot connect for up to 15 minutes (pytrio 0.2.9
+    # `control_retry_timeout_seconds`); an agent waiting that long sees a hung tool call.
+    trio.configure(control_retry_timeout_seconds=config.connect_timeout_s)
     trio.configure_observability(enabled=config.telemetry)
     service = trio.ServiceClient()
     return Backend(kind=kind, service=service, rest=service.create_rest_client(), local=handle)
+
+
+_PROXY_VARIABLES = (
+    "HTTPS_PROXY",
+    "https_proxy",
+    "HTTP_PROXY",
+    "http_proxy",
+    "ALL_PROXY",
+    "all_proxy",
+)
+
+
+def service_url() -> str:
+    """The base URL the SDK will call (PYTRIO_BASE_URL, the active profile's, or its default)."""
+    from pytrio.config.config import configuration
+
+    return str(configuration.base_url)
+
+
+def probe(url: str, timeout_s: float) -> None:
+    """Refuse at once, naming `url`, when nothing accepts a connection there.
+
+    A TCP connect within `timeout_s` (name lookup included) is the whole test; behind a proxy
+    the service is reached through the proxy, so only the SDK's own (bounded) retries apply.
+    """
+    if any(os.environ.get(name) for name in _PROXY_VARIABLES):
+        return
+    parsed = urlsplit(url)
+    host = parsed.hostname
+    port = parsed.port or (443 if parsed.scheme == "https" else 80)
+    if not host:
+        raise BackendFailure("the PyTRIO service URL has no host; check PYTRIO_BASE_URL")
+    shown = f"{parsed.scheme}://{host}:{port}{parsed.path}"  # never a user:password@ part
+    outcome: list[BaseException | None] = []
+
+    def connect() -> None:
+        try:
+            socket.create_connection((host, port), timeout=timeout_s).close()
+            outcome.append(None)
+        except OSError as exc:
+            outcome.append(exc)
+
+    # A name lookup has no timeout of its own: the attempt runs in a daemon thread and is
+    # abandoned when it takes longer than `timeout_s`.
+    worker = threading.Thread(target=connect, daemon=True, name="trio-mcp-probe")
+    worker.start()
+    worker.join(timeout_s)
+    if not outcome:
+        reason: str = f"no answer within {timeout_s:g} s"
+    elif outcome[0] is None:
+        return
+    else:
+        reason = str(outcome[0]) or type(outcome[0]).__name__
+    raise BackendFailure(
+        f"cannot reach the PyTRIO service at {shown} ({reason}). Check the network and the "
+        "service URL (PYTRIO_BASE_URL or `trio env use`), or use --backend local for the "
+        "offline stand-in; connect_timeout_s sets how long to wait"
+    )
 
 
 @dataclass

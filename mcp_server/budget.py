@@ -1,4 +1,8 @@
-"""The session budget: optimizer steps and tokens this server process may still spend.
+"""The session budget: optimizer steps and tokens the server may still spend.
+
+What was spent is kept in the ledger (`ledger.py`) beside the backend's data, so a restarted
+server starts from what is left, not from a fresh budget; a "session" is everything trained on
+that data (or, with `ledger_file = "memory"`, one server process).
 
 A call reserves its whole plan before it sends anything and settles the reservation as steps
 complete; what it did not use goes back when it ends. Reserving is one atomic check-and-hold, so
@@ -15,13 +19,14 @@ from types import TracebackType
 from pydantic import BaseModel, Field
 
 from mcp_server.errors import GuardRefusal
+from mcp_server.ledger import Ledger
 
 
 class BudgetLeft(BaseModel):
     """What the session may still train; every training result reports it."""
 
-    steps: int = Field(description="Optimizer steps left in this server session.")
-    tokens: int = Field(description="Trained tokens left in this server session.")
+    steps: int = Field(description="Optimizer steps left in this session (kept across restarts).")
+    tokens: int = Field(description="Trained tokens left in this session (kept across restarts).")
 
 
 @dataclass
@@ -32,22 +37,40 @@ class Budget:
     tokens_used: int = 0
     steps_held: int = 0
     tokens_held: int = 0
+    ledger: Ledger = field(default_factory=lambda: Ledger(None), repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _synced: bool = field(default=False, repr=False)
+
+    @classmethod
+    def from_ledger(cls, max_steps: int, max_tokens: int, ledger: Ledger) -> Budget:
+        """A budget that starts from what the ledger says was spent, and records what is."""
+        return cls(max_steps, max_tokens, ledger=ledger)
+
+    def _sync(self) -> None:
+        """Under the lock, once: add what earlier servers spent (the ledger is read lazily)."""
+        if not self._synced:
+            spent = self.ledger.load()
+            self.steps_used += spent.steps_used
+            self.tokens_used += spent.tokens_used
+            self._synced = True
 
     def left(self) -> BudgetLeft:
         """Neither spent nor held by a call in progress."""
         with self._lock:
+            self._sync()
             return self._left()
 
     def _left(self) -> BudgetLeft:
+        # Never below 0: a ledger may hold more than a since-lowered maximum.
         return BudgetLeft(
-            steps=self.max_steps - self.steps_used - self.steps_held,
-            tokens=self.max_tokens - self.tokens_used - self.tokens_held,
+            steps=max(0, self.max_steps - self.steps_used - self.steps_held),
+            tokens=max(0, self.max_tokens - self.tokens_used - self.tokens_held),
         )
 
     def reserve(self, steps: int, tokens: int) -> Reservation:
         """Hold a call's whole plan, or refuse it before anything is sent."""
         with self._lock:
+            self._sync()
             left = self._left()
             if steps > left.steps:
                 raise GuardRefusal(
@@ -66,12 +89,17 @@ class Budget:
             self.tokens_held += tokens
         return Reservation(self, steps, tokens)
 
-    def _settle(self, held_steps: int, held_tokens: int, spent_steps: int, spent_tokens: int):
+    def _settle(
+        self, held_steps: int, held_tokens: int, spent_steps: int, spent_tokens: int
+    ) -> None:
         with self._lock:
+            self._sync()
             self.steps_held -= held_steps
             self.tokens_held -= held_tokens
             self.steps_used += spent_steps
             self.tokens_used += spent_tokens
+            # Written before the lock is let go: what a restart reads is never less than spent.
+            self.ledger.add_spend(spent_steps, spent_tokens)
 
 
 @dataclass

@@ -14,6 +14,7 @@ import anyio
 
 from mcp_server.app import AppState
 from mcp_server.config import ConfigError, default_audit_log, load_config, parse_override
+from mcp_server.ledger import LedgerError
 from mcp_server.redact import RedactingFormatter
 from mcp_server.server import build_server
 
@@ -80,12 +81,24 @@ async def serve(server: object, app: AppState, args: argparse.Namespace) -> int 
         group.start_soon(_stop_on_signal, app, group.cancel_scope, stop_http, args.http)
         if app.config.eager_backend:
             group.start_soon(app.backend.warm_up)
+        group.start_soon(end_idle_runs, app)
         if args.http:
             await serve_http(server, args.port, resolve_token(args.token_file), stop_http)
         else:
             await run_stdio(server)
         group.cancel_scope.cancel()
     return app.stopped_by
+
+
+async def end_idle_runs(app: AppState) -> None:
+    """End runs idle past idle_run_timeout_s even when no call comes (calls also check)."""
+    timeout = app.config.idle_run_timeout_s
+    if timeout <= 0:
+        return
+    while True:
+        await anyio.sleep(min(60.0, max(1.0, timeout / 4)))
+        for run_id in app.runs.end_idle(timeout):
+            log.info("ended run %s: idle for %.0f s (idle_run_timeout_s)", run_id, timeout)
 
 
 async def _stop_on_signal(
@@ -131,12 +144,18 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"trio-mcp: {exc}", file=sys.stderr)
         return 2
-    if args.bench_tools:
-        from mcp_server.bench_tools import ECHO, RAW_ECHO
+    try:
+        if args.bench_tools:
+            from mcp_server.bench_tools import ECHO, RAW_ECHO
 
-        server, app = build_server(config, extra_tools=[ECHO], raw_tools=[RAW_ECHO])
-    else:
-        server, app = build_server(config)
+            server, app = build_server(config, extra_tools=[ECHO], raw_tools=[RAW_ECHO])
+        else:
+            server, app = build_server(config)
+        # Read now: an unreadable ledger stops the server here, naming the file.
+        app.ledger.load()
+    except LedgerError as exc:
+        print(f"trio-mcp: {exc}", file=sys.stderr)
+        return 2
     stopped_by: int | None = None
     try:
         stopped_by = anyio.run(serve, server, app, args)

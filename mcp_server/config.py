@@ -104,12 +104,34 @@ class Config(BaseModel):
         json_schema_extra={"doc_default": "~/.local/share/trio-local"},
     )
 
+    ledger_file: Literal["memory"] | Path | None = Field(
+        None,
+        description="Where the budget spent and each checkpoint's step are kept across restarts: "
+        "beside the local backend's data (trio-mcp-ledger.json in its data dir; in memory for "
+        "a 'temporary' one), or ledger-remote.json beside the audit log for the PyTRIO service. "
+        "'memory' keeps them for this process only (each restart grants a fresh budget).",
+        json_schema_extra={"doc_default": "beside the backend's data"},
+    )
+    idle_run_timeout_s: float = Field(
+        1800.0,
+        ge=0,
+        description="End a training run no call has used for this many seconds, freeing its slot "
+        "(its checkpoints stay); 0 keeps idle runs open.",
+    )
+    connect_timeout_s: float = Field(
+        15.0,
+        gt=0,
+        le=600,
+        description="How long a call waits for an unreachable PyTRIO service before it answers "
+        "that the service cannot be reached (the SDK alone retries for many minutes).",
+    )
+
     @field_validator("audit_log")
     @classmethod
     def _expand(cls, value: Path) -> Path:
         return value.expanduser()
 
-    @field_validator("local_data_dir")
+    @field_validator("local_data_dir", "ledger_file")
     @classmethod
     def _expand_data_dir(cls, value: Path | str | None) -> Path | str | None:
         return value.expanduser() if isinstance(value, Path) else value

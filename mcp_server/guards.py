@@ -6,6 +6,7 @@ Each check raises `GuardRefusal`, whose message names the limit and the setting 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from mcp_server.config import Config
 from mcp_server.errors import GuardRefusal, InvalidInput
@@ -125,3 +126,66 @@ def check_loss_config(loss: str, config: dict[str, float] | None) -> None:
             f"loss_fn_config key(s) {', '.join(map(repr, unknown))} are not used by loss "
             f"{loss!r} (accepted: {accepted})"
         )
+
+
+# The configured limits as JSON-schema bounds, so tools/list shows the caps that hold, not only
+# the SDK's: (argument name, schema keyword, setting). An argument of that name anywhere in a
+# tool's input schema (nested models too) gets the tighter of its own bound and the setting. A
+# tool field can also name its own: `json_schema_extra={CAP_KEY: {"maximum": "max_..."}}`.
+SCHEMA_CAPS: tuple[tuple[str, str, str], ...] = (
+    ("steps", "maximum", "max_steps_per_call"),
+    ("rank", "maximum", "max_rank"),
+    ("rank", "minimum", "min_rank"),
+    ("learning_rate", "maximum", "max_learning_rate"),
+    ("learning_rate", "minimum", "min_learning_rate"),
+    ("max_tokens", "maximum", "max_sample_tokens"),
+    ("num_samples", "maximum", "max_num_samples"),
+    ("examples", "maxItems", "max_examples_per_call"),
+    ("datums", "maxItems", "max_examples_per_call"),
+)
+CAP_KEY = "x-trio-cap"
+_TIGHTER = {"maximum": min, "maxItems": min, "maxLength": min, "minimum": max, "minItems": max}
+
+
+def cap_schema(schema: dict[str, Any], config: Config) -> dict[str, Any]:
+    """`schema` (changed in place and returned) with every configured cap applied."""
+    by_name: dict[str, list[tuple[str, str]]] = {}
+    for name, keyword, setting in SCHEMA_CAPS:
+        by_name.setdefault(name, []).append((keyword, setting))
+
+    def visit(node: Any) -> None:
+        if isinstance(node, list):
+            for item in node:
+                visit(item)
+            return
+        if not isinstance(node, dict):
+            return
+        for name, prop in (node.get("properties") or {}).items():
+            if isinstance(prop, dict):
+                rules = list(by_name.get(name, []))
+                rules += list((prop.pop(CAP_KEY, None) or {}).items())
+                for keyword, setting in rules:
+                    _tighten(prop, keyword, getattr(config, setting))
+        for value in node.values():
+            visit(value)
+
+    visit(schema)
+    return schema
+
+
+def _tighten(prop: dict[str, Any], keyword: str, limit: float) -> None:
+    """Apply `keyword: limit` to a property, to each numeric/array branch of an anyOf too."""
+    branches = prop.get("anyOf")
+    targets = [b for b in branches if isinstance(b, dict)] if branches else [prop]
+    for target in targets:
+        kind = target.get("type")
+        if keyword in ("maxItems", "minItems") and kind != "array":
+            continue
+        if keyword == "maxLength" and kind != "string":
+            continue
+        if keyword in ("maximum", "minimum") and kind not in ("integer", "number"):
+            continue
+        counts = kind == "integer" or keyword in ("maxItems", "minItems", "maxLength")
+        value = int(limit) if counts else limit
+        old = target.get(keyword)
+        target[keyword] = value if old is None else _TIGHTER[keyword](old, value)

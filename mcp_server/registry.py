@@ -30,7 +30,9 @@ from mcp_types import (
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 
+from mcp_server import guards
 from mcp_server.app import AppState
+from mcp_server.config import Config
 from mcp_server.elicit import InputRequired
 from mcp_server.errors import InvalidInput, ServerStopping, TrioMcpError
 from mcp_server.redact import redact
@@ -60,8 +62,12 @@ def format_validation_error(tool: str, exc: ValidationError, model: type[BaseMod
     return f"invalid arguments for {tool}: {'; '.join(problems)} (arguments: {accepted})"
 
 
-def input_schema(spec: ToolSpec) -> dict[str, Any]:
-    schema = spec.input_model.model_json_schema(by_alias=True)
+def input_schema(spec: ToolSpec, config: Config | None = None) -> dict[str, Any]:
+    """The input model's schema with the configured caps as its bounds (`guards.cap_schema`;
+    the defaults when no configuration is given, as the docs show them)."""
+    schema = guards.cap_schema(
+        spec.input_model.model_json_schema(by_alias=True), config or Config()
+    )
     schema["additionalProperties"] = False  # unknown arguments are refused, not dropped
     properties = schema.get("properties", {})
     for name, info in spec.input_model.model_fields.items():
@@ -75,12 +81,12 @@ def output_schema(spec: ToolSpec) -> dict[str, Any]:
     return spec.output_model.model_json_schema(by_alias=True)
 
 
-def tool_definition(spec: ToolSpec) -> Tool:
+def tool_definition(spec: ToolSpec, config: Config | None = None) -> Tool:
     return Tool(
         name=spec.name,
         title=spec.title,
         description=spec.description,
-        input_schema=input_schema(spec),
+        input_schema=input_schema(spec, config),
         output_schema=output_schema(spec),
         annotations=spec.annotations,
     )
@@ -90,11 +96,47 @@ def _error(text: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
 
-def _result(output: Any) -> CallToolResult:
+# The text of a result is a summary of at most this many characters; the structured content
+# carries the whole result, once.
+SUMMARY_CHARS = 400
+_NOT_SUMMARISED = ("backend_note",)
+
+
+def summarise(name: str, structured: dict[str, Any]) -> str:
+    """`<tool>: key=value, ...` of the result's top-level fields: lists by their length (and
+    the last number of a list of numbers), nested objects by their scalar fields."""
+    parts = []
+    for key, value in structured.items():
+        if key in _NOT_SUMMARISED or value is None:
+            continue
+        parts.append(f"{key}={_brief(value)}")
+    text = f"{name}: " + ", ".join(parts)
+    if len(text) > SUMMARY_CHARS:
+        text = text[: SUMMARY_CHARS - 1] + "…"
+    return text + " (full result: structured content)"
+
+
+def _brief(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, str):
+        return value if len(value) <= 80 else value[:79] + "…"
+    if isinstance(value, list):
+        if value and all(isinstance(v, (int, float)) for v in value):
+            return f"[{len(value)} values, last {_brief(value[-1])}]"
+        return f"[{len(value)} items]"
+    if isinstance(value, dict):
+        inner = [f"{k}={_brief(v)}" for k, v in value.items() if isinstance(v, (int, float, str))]
+        return "{" + ", ".join(inner[:6]) + "}"
+    return json.dumps(value)
+
+
+def _result(name: str, output: Any) -> CallToolResult:
     if isinstance(output, CallToolResult):
         return output
     structured = output.model_dump(mode="json", by_alias=True)
-    text = json.dumps(structured, indent=2, ensure_ascii=False)
+    summary = getattr(output, "summary", None)
+    text = summary() if callable(summary) else summarise(name, structured)
     return CallToolResult(
         content=[TextContent(type="text", text=text)], structured_content=structured
     )
@@ -106,18 +148,20 @@ class ToolTable:
 
     specs: Sequence[ToolSpec]
     raw: Sequence[RawTool] = ()
+    config: Config | None = None
     _by_name: dict[str, ToolSpec] = field(init=False)
     _listing: ListToolsResult = field(init=False)
 
     def __post_init__(self) -> None:
         self._by_name = {spec.name: spec for spec in self.specs}
-        tools = [tool_definition(spec) for spec in self.specs] + [tool for tool, _ in self.raw]
+        tools = [tool_definition(spec, self.config) for spec in self.specs]
+        tools += [tool for tool, _ in self.raw]
         self._listing = ListToolsResult(tools=tools)
         self._raw = {tool.name: call for tool, call in self.raw}
 
     def input_schema_of(self, name: str) -> dict[str, Any] | None:
         spec = self._by_name.get(name)
-        return None if spec is None else input_schema(spec)
+        return None if spec is None else input_schema(spec, self.config)
 
     async def list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None
@@ -153,10 +197,16 @@ async def run_call(
             args = spec.input_model.model_validate(dict(arguments))
         except ValidationError as exc:
             raise InvalidInput(format_validation_error(spec.name, exc, spec.input_model)) from None
+        app.runs.end_idle(app.config.idle_run_timeout_s)
         if spec.run_field is not None:
-            async with app.runs.lock(getattr(args, spec.run_field)):
-                return _result(await spec.handler(app, args, call))
-        return _result(await spec.handler(app, args, call))
+            run_id = getattr(args, spec.run_field)
+            app.runs.touch(run_id)
+            try:
+                async with app.runs.lock(run_id):
+                    return _result(spec.name, await spec.handler(app, args, call))
+            finally:
+                app.runs.touch(run_id)  # idle is counted from the end of the last call
+        return _result(spec.name, await spec.handler(app, args, call))
     except InputRequired as asked:
         outcome = "asked"
         return asked.result

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +53,56 @@ def skill_documents(root: Path | None = None) -> list[tuple[str, Path]]:
     return found
 
 
+# Settings that are not limits (where things are, how the server runs): left out of the limits.
+NOT_LIMITS = ("backend", "telemetry", "audit_log", "eager_backend", "local_data_dir", "ledger_file")
+
+
+def budget_report(app: AppState) -> dict[str, object]:
+    """What is left (`steps`, `tokens`, as before), the maxima, what is spent (kept across
+    restarts) and what calls in progress hold."""
+    b = app.budget
+    left = b.left()
+    return {
+        "steps": left.steps,
+        "tokens": left.tokens,
+        "max_session_steps": b.max_steps,
+        "max_session_tokens": b.max_tokens,
+        "steps_used": b.steps_used,
+        "tokens_used": b.tokens_used,
+        "steps_held": b.steps_held,
+        "tokens_held": b.tokens_held,
+        "kept_in": app.ledger.where,
+        "session": "everything trained on this backend's data since its ledger began: a "
+        "restart keeps what was spent (ledger_file = 'memory': one server process)",
+    }
+
+
+def limits_report(app: AppState) -> dict[str, object]:
+    """Every configured limit with its value, and what is left of those that are used up."""
+    config = app.config
+    limits = {
+        name: config.model_dump(mode="json")[name]
+        for name in type(config).model_fields
+        if name not in NOT_LIMITS
+    }
+    open_runs = len(app.runs.runs)
+    return {
+        "limits": limits,
+        "left": {
+            "steps": app.budget.left().steps,
+            "tokens": app.budget.left().tokens,
+            "run_slots": max(0, config.max_concurrent_runs - open_runs - app.runs.opening),
+        },
+        "open_runs": list(app.runs.runs),
+        "budget": budget_report(app),
+        "descriptions": {
+            name: field.description
+            for name, field in type(config).model_fields.items()
+            if name in limits
+        },
+    }
+
+
 def run_summaries(app: AppState) -> list[dict[str, object]]:
     return [
         {
@@ -63,6 +114,8 @@ def run_summaries(app: AppState) -> list[dict[str, object]]:
             "tokens_trained": run.tokens_trained,
             "checkpoints": [c.path for c in run.checkpoints],
             "resumed_from": run.resumed_from,
+            "resumed_at_step": run.resumed_at_step,
+            "idle_s": round(time.monotonic() - run.last_used, 1),
         }
         for run in app.runs.runs.values()
     ]
@@ -106,9 +159,21 @@ def documents(app: AppState, root: Path | None = None) -> list[Document]:
             uri="trio-mcp://budget",
             name="budget",
             title="Session budget left",
-            description="Optimizer steps and trained tokens this session may still spend.",
+            description="Optimizer steps and trained tokens: the maxima, what is spent (kept "
+            "across restarts), held by calls in progress, and left.",
             mime_type="application/json",
-            read=lambda: app.budget.left().model_dump_json(),
+            read=lambda: json.dumps(budget_report(app), indent=2),
+        )
+    )
+    found.append(
+        Document(
+            uri="trio-mcp://limits",
+            name="limits",
+            title="Configured limits",
+            description="Every limit this server enforces (the settings a refusal names) and "
+            "what is left: budget, run slots. Read it before planning a training session.",
+            mime_type="application/json",
+            read=lambda: json.dumps(limits_report(app), indent=2),
         )
     )
     return found

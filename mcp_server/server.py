@@ -40,7 +40,7 @@ def build_server(
     async def lifespan(server: Server[Any]) -> AsyncIterator[AppState]:
         yield state
 
-    tools = ToolTable([*ALL_TOOLS, *extra_tools], raw=raw_tools)
+    tools = ToolTable([*ALL_TOOLS, *extra_tools], raw=raw_tools, config=state.config)
     resources = ResourceTable(documents(state))
     server: Server[AppState] = Server(
         NAME,

@@ -3,10 +3,11 @@
 HTTP binds only 127.0.0.1, checks the Host and Origin headers against DNS rebinding (the SDK's
 TransportSecuritySettings), and refuses any request without `Authorization: Bearer <token>`.
 
-stdio repairs one thing: JSON allows an escaped lone UTF-16 surrogate (`"\\ud800"`) and Python's
-`json` reads it, but the MCP SDK's parser refuses the whole line and, since it never learns the
-request id, sends no reply, so the client waits for ever. Such a line is read with `json`, each
-lone surrogate becomes U+FFFD, and the request goes on like any other, so it is answered.
+stdio answers every request (`CheckedLines`): the MCP SDK's reader sends no reply to a line it
+cannot parse as a message, since it never learns the request id, so the client would wait for
+ever. A line whose only fault is an escaped lone UTF-16 surrogate (`"\\ud800"`, which JSON allows)
+goes on with U+FFFD in its place; any other (params an array or a number, nesting too deep for a
+parser, not JSON) gets a JSON-RPC error with the request's id when it can be found.
 """
 
 from __future__ import annotations
@@ -162,27 +163,120 @@ def _replace_surrogates(value: Any) -> Any:
     return value
 
 
-def repair(item: SessionMessage | Exception) -> SessionMessage | Exception:
-    """A message the SDK could not parse only because of lone surrogates, parsed; else as is."""
-    if not isinstance(item, ValidationError):
-        return item
-    errors = item.errors()
-    if len(errors) != 1 or errors[0]["type"] != "json_invalid":
-        return item
-    line = errors[0].get("input")
-    if not isinstance(line, str) or "\\u" not in line.lower():
-        return item
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]]')
+_KEY_END = re.compile(r"\s*:\s*")
+
+
+def top_level_id(line: str) -> int | str | None:
+    """The `id` member of the top-level object of `line`, found without parsing the rest (a
+    line nested 20,000 deep defeats every recursive parser, yet its request deserves a reply).
+    None when there is no such member or it is not a JSON-RPC id (an integer or a string)."""
+    depth = 0
+    for match in _TOKEN.finditer(line):
+        token = match.group()
+        if token in "{[":
+            depth += 1
+        elif token in "}]":
+            depth -= 1
+        elif depth == 1 and token == '"id"':
+            colon = _KEY_END.match(line, match.end())
+            if colon is None:
+                continue  # "id" as a value, not a key
+            try:
+                value, _ = json.JSONDecoder().raw_decode(line, colon.end())
+            except (ValueError, RecursionError):
+                return None
+            if isinstance(value, (int, str)) and not isinstance(value, bool):
+                return value
+            return None
+    return None
+
+
+def _surrogate_free(line: str) -> str | None:
+    """`line` re-encoded with each lone surrogate as U+FFFD, if that is what made it invalid."""
+    if "\\u" not in line.lower():
+        return None
     try:
         data = json.loads(line)
-    except ValueError:
-        return item
+    except (ValueError, RecursionError):
+        return None
     cleaned = _replace_surrogates(data)
     if cleaned == data:
-        return item
+        return None
+    return json.dumps(cleaned) + "\n"
+
+
+def rejection(line: str) -> types.JSONRPCError | None:
+    """The JSON-RPC error answering a line the SDK cannot read as a message; None when nothing
+    must be answered (a notification or a response from the client, or a blank line)."""
+    if not line.strip():
+        return None
     try:
-        return SessionMessage(types.jsonrpc_message_adapter.validate_python(cleaned, by_name=False))
-    except ValidationError:
-        return item
+        data = json.loads(line)
+    except RecursionError:
+        return _error(top_level_id(line), types.PARSE_ERROR, "parse error: nested too deeply")
+    except ValueError:
+        return _error(top_level_id(line), types.PARSE_ERROR, "parse error: not valid JSON")
+    if not isinstance(data, dict):
+        what = "a batch (array)" if isinstance(data, list) else "not an object"
+        return _error(None, types.INVALID_REQUEST, f"invalid request: the message is {what}")
+    request_id = data.get("id")
+    if isinstance(request_id, bool) or not isinstance(request_id, (int, str)):
+        if "id" in data and "method" in data:
+            return _error(
+                None, types.INVALID_REQUEST, "invalid request: id must be a string or an integer"
+            )
+        return None  # a notification or a response: JSON-RPC sends no reply
+    if "method" not in data:
+        return None  # a malformed response from the client
+    if data.get("jsonrpc") != "2.0":
+        return _error(request_id, types.INVALID_REQUEST, 'invalid request: jsonrpc must be "2.0"')
+    if not isinstance(data["method"], str):
+        return _error(request_id, types.INVALID_REQUEST, "invalid request: method must be a string")
+    if "params" in data and not isinstance(data["params"], dict | None):
+        return _error(request_id, types.INVALID_PARAMS, "invalid params: params must be an object")
+    return _error(request_id, types.INVALID_REQUEST, "invalid request")
+
+
+def _error(request_id: int | str | None, code: int, message: str) -> types.JSONRPCError:
+    return types.JSONRPCError(
+        jsonrpc="2.0", id=request_id, error=types.ErrorData(code=code, message=message)
+    )
+
+
+class CheckedLines:
+    """stdin lines on their way to the SDK's reader, each one it would drop answered instead.
+
+    The SDK's stdio reader parses each line as a JSON-RPC message and, when that fails, never
+    learns the request's id and sends no reply, so the client waits for ever (mcp 2.3.0:
+    params that are an array or a number, a line nested too deeply for its parser). Each line
+    is checked here first: one whose only fault is a lone UTF-16 surrogate (`"\\ud800"`, which
+    JSON allows and Python's `json` reads) goes on with U+FFFD in its place; any other line the
+    SDK cannot read is answered with a JSON-RPC error (`rejections`) and not passed on.
+    """
+
+    def __init__(self, lines: AsyncIterator[str] | Any) -> None:
+        self.lines = lines
+        self.rejections, self.rejected = anyio.create_memory_object_stream[types.JSONRPCError](64)
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._checked()
+
+    async def _checked(self) -> AsyncIterator[str]:
+        async with self.rejections:
+            async for line in self.lines:
+                try:
+                    types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+                except ValidationError:
+                    repaired = _surrogate_free(line)
+                    if repaired is not None:
+                        yield repaired
+                        continue
+                    error = rejection(line)
+                    if error is not None:
+                        await self.rejections.send(error)
+                    continue
+                yield line
 
 
 class StdinLines:
@@ -219,17 +313,17 @@ class StdinLines:
 
 
 async def run_stdio(server: Server[Any]) -> None:
-    """`server.run()` over stdio, with every incoming message passed through `repair`, on a
-    stdin reader that a cancel (the server stopping) never waits for."""
-    async with stdio_server(stdin=StdinLines()) as (read_stream, write_stream):  # type: ignore[arg-type]
-        send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    """`server.run()` over stdio, on a stdin reader that a cancel (the server stopping) never
+    waits for, with every line the SDK would drop without a reply answered (`CheckedLines`)."""
+    lines = CheckedLines(StdinLines())
+    async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
 
-        async def pump() -> None:
-            async with send:
-                async for item in read_stream:
-                    await send.send(repair(item))
+        async def answer_rejections() -> None:
+            async with lines.rejected:
+                async for error in lines.rejected:
+                    await write_stream.send(SessionMessage(error))
 
         async with anyio.create_task_group() as group:
-            group.start_soon(pump)
-            await server.run(receive, write_stream, server.create_initialization_options())
+            group.start_soon(answer_rejections)
+            await server.run(read_stream, write_stream, server.create_initialization_options())
             group.cancel_scope.cancel()

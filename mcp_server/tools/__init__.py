@@ -4,6 +4,7 @@ from mcp_server.spec import ToolSpec
 from mcp_server.tools import (
     create_training_run,
     delete_checkpoint,
+    end_training_run,
     evaluate,
     get_training_run,
     lint_code,
@@ -32,6 +33,7 @@ ALL_TOOLS: list[ToolSpec] = [
     train_on_rewards.SPEC,
     save_checkpoint.SPEC,
     resume_training_run.SPEC,
+    end_training_run.SPEC,
     delete_checkpoint.SPEC,
     lint_code.SPEC,
     plot_loss.SPEC,

@@ -47,7 +47,8 @@ async def create_training_run(
 ) -> CreateTrainingRunOutput:
     guards.require_writable(app.config, "create_training_run")
     guards.check_rank(app.config, args.rank)
-    with app.runs.reserve_slot(app.config.max_concurrent_runs) as slot:
+    limit, idle = app.config.max_concurrent_runs, app.config.idle_run_timeout_s
+    with app.runs.reserve_slot(limit, idle) as slot:
         be = await backend(app)
         offered = list(await call_sdk("listing models", be.service.get_supported_models))
         guards.check_model(app.config, args.base_model, offered)

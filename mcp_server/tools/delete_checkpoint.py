@@ -1,6 +1,8 @@
 """delete_checkpoint: destructive, so confirmed by the user (elicitation) or by repeating the name.
 
-Read-only mode and `allow_delete = false` refuse before anyone is asked. Then: if `confirm`
+Read-only mode, `allow_delete = false` and a checkpoint that is not a path naming its run
+(`trio://<run>/...`) are refused before anyone is asked; any session's checkpoint can be deleted,
+the path says which run holds it. Then: if `confirm`
 repeats the checkpoint exactly, that is the confirmation; otherwise, when the client supports
 elicitation, the user is asked; otherwise the call is refused with the instruction to repeat the
 name in `confirm`. Nothing reaches the backend before the confirmation.
@@ -13,6 +15,7 @@ from pydantic import BaseModel, Field
 
 from mcp_server import guards
 from mcp_server.app import AppState, BackendResult, ToolInput, backend_fields
+from mcp_server.checkpoints import run_id_of, run_id_or_none
 from mcp_server.elicit import ask, can_ask
 from mcp_server.errors import InvalidInput
 from mcp_server.spec import ToolCall, ToolSpec
@@ -32,8 +35,8 @@ class DeleteCheckpointInput(ToolInput):
         min_length=1,
         max_length=200,
         pattern=RUN_ID_PATTERN,
-        description="The run that owns the checkpoint; needed only if it was not saved in this "
-        "session.",
+        description="Not needed: the checkpoint path names its run (accepted for compatibility; "
+        "it must match the path's run).",
     )
 
 
@@ -51,21 +54,25 @@ async def delete_checkpoint(
     app: AppState, args: DeleteCheckpointInput, ctx: ToolCall
 ) -> DeleteCheckpointOutput:
     guards.require_delete_allowed(app.config)
+    in_path = run_id_or_none(args.checkpoint)
+    # A bare checkpoint id (not a path) still works with its run_id, as before.
+    run_id = in_path or args.run_id or run_id_of(args.checkpoint)
+    if args.run_id is not None and args.run_id != run_id:
+        raise InvalidInput(
+            f"run_id {args.run_id!r} is not the run in the checkpoint path ({run_id!r}); leave "
+            "run_id out, the path names its run"
+        )
+    # Everything that needs no backend is checked before the user is asked, and nothing
+    # reaches the backend before the answer: the user is asked once, and the run comes from
+    # the path, so a checkpoint of any earlier session needs nothing more.
     confirmed_by = await _confirm(args, ctx)
     be = await backend(app)
-    saved = app.runs.checkpoints.get(args.checkpoint)
-    run_id = saved[0] if saved else args.run_id
-    if run_id is None:
-        raise InvalidInput(
-            f"checkpoint {args.checkpoint!r} was not saved in this session; pass run_id (the "
-            "run that owns it, see list_checkpoints)"
-        )
     page = await sdk("listing checkpoints", be.rest.list_checkpoints_async(run_id))
     match = [c for c in page.checkpoints if args.checkpoint in (c.path, c.checkpoint_id)]
     if not match:
         raise InvalidInput(
-            f"run {run_id!r} has no checkpoint {args.checkpoint!r}; list_checkpoints shows "
-            "its paths"
+            f"run {run_id!r} has no checkpoint {args.checkpoint!r} (already deleted, or "
+            "mistyped); nothing was deleted; list_checkpoints shows its paths"
         )
     await sdk(
         "deleting the checkpoint", be.rest.delete_checkpoint_async(run_id, match[0].checkpoint_id)
@@ -108,8 +115,9 @@ SPEC = ToolSpec(
     name="delete_checkpoint",
     title="Delete a checkpoint",
     description=(
-        "Permanently delete a checkpoint. The user is asked to confirm when the client supports "
-        "it; otherwise set `confirm` to the exact checkpoint path. Refused in read-only mode or "
+        "Use to remove a checkpoint you no longer need (this session's or an earlier one's): "
+        "permanently deletes it. The user is asked to confirm once when the client supports it; "
+        "otherwise set `confirm` to the exact checkpoint path. Refused in read-only mode or "
         "when allow_delete is off."
     ),
     input_model=DeleteCheckpointInput,

@@ -24,23 +24,35 @@ class GetTrainingRunOutput(BackendResult):
     run_id: str
     config: RunConfig
     open_in_session: bool = Field(description="False: known to the backend but not opened here.")
-    step: int = Field(description="Optimizer steps taken in this session.")
+    ended: bool = Field(
+        False,
+        description="True: this session opened the run and ended it (end_training_run or "
+        "idle timeout); its checkpoints stay.",
+    )
+    step: int = Field(
+        description="The run's optimizer step: a resumed run continues from its checkpoint's step."
+    )
     losses: list[float] = Field(description="Per-token loss of every step in this session.")
     tokens_trained: int
     checkpoints: list[SavedCheckpoint] = Field(description="Checkpoints saved in this session.")
     resumed_from: str | None = None
+    resumed_at_step: int | None = Field(
+        None, description="The step of the checkpoint it was resumed from, when known."
+    )
 
 
 async def get_training_run(
     app: AppState, args: GetTrainingRunInput, ctx: ToolCall
 ) -> GetTrainingRunOutput:
     be = await backend(app)
-    run = app.runs.runs.get(args.run_id)
+    run = app.runs.runs.get(args.run_id) or app.runs.ended.get(args.run_id)
     if run is not None:
         return GetTrainingRunOutput(
             run_id=run.run_id,
             config=run_config(run),
-            open_in_session=True,
+            open_in_session=args.run_id in app.runs.runs,
+            ended=args.run_id in app.runs.ended,
+            resumed_at_step=run.resumed_at_step,
             step=run.step,
             losses=run.losses,
             tokens_trained=run.tokens_trained,

@@ -6,9 +6,8 @@ from pydantic import Field
 
 from mcp_server import guards
 from mcp_server.app import AppState, BackendResult, ToolInput, backend_fields
-from mcp_server.backend import Backend
 from mcp_server.budget import BudgetLeft
-from mcp_server.errors import InvalidInput
+from mcp_server.checkpoints import guarded_checkpoint
 from mcp_server.runs import RunState
 from mcp_server.spec import ToolCall, ToolSpec
 from mcp_server.tools._common import CHECKPOINT, RunConfig, backend, run_config, sdk
@@ -26,45 +25,29 @@ class ResumeTrainingRunInput(ToolInput):
 class ResumeTrainingRunOutput(BackendResult):
     run_id: str = Field(description="The run to continue training; use it like any run_id.")
     resumed_from: str
+    resumed_at_step: int | None = Field(
+        description="The step the checkpoint was saved at (recorded by this server or an "
+        "earlier one on the same data); null when no trio-mcp ledger knows it."
+    )
+    step: int = Field(
+        description="The run's step now: training continues the count from the checkpoint's "
+        "step (0 when that is unknown)."
+    )
     with_optimizer: bool
     config: RunConfig
     budget_left: BudgetLeft
-
-
-async def _checkpoint_model(app: AppState, be: Backend, checkpoint: str) -> tuple[str, int | None]:
-    """Base model and LoRA rank of the run that saved `checkpoint`, before anything is opened.
-
-    The allow-list and max_rank must hold for a run resumed from a checkpoint saved outside this
-    session too, so the backend is asked which run holds it (the run is the path's first segment,
-    `trio://<run>/...`, and the checkpoint must be listed under that run).
-    """
-    saved = app.runs.checkpoints.get(checkpoint)
-    if saved is not None:
-        owner = app.runs.runs[saved[0]]
-        return owner.base_model, owner.rank
-    run_id = checkpoint.split("://", 1)[-1].split("/", 1)[0]
-    listed = await sdk(
-        "looking up the checkpoint's training run", be.rest.list_checkpoints_async(run_id)
-    )
-    if checkpoint not in {c.path for c in listed.checkpoints}:
-        raise InvalidInput(
-            f"checkpoint {checkpoint!r} is not listed under its training run {run_id!r}; pass a "
-            "'state' checkpoint path exactly as save_checkpoint or list_checkpoints returned it"
-        )
-    run = await sdk("reading the checkpoint's training run", be.rest.get_training_run_async(run_id))
-    return run.base_model, run.lora_rank
 
 
 async def resume_training_run(
     app: AppState, args: ResumeTrainingRunInput, ctx: ToolCall
 ) -> ResumeTrainingRunOutput:
     guards.require_writable(app.config, "resume_training_run")
-    with app.runs.reserve_slot(app.config.max_concurrent_runs) as slot:
+    limit, idle = app.config.max_concurrent_runs, app.config.idle_run_timeout_s
+    with app.runs.reserve_slot(limit, idle) as slot:
         be = await backend(app)
-        base_model, rank = await _checkpoint_model(app, be, args.checkpoint)
-        guards.check_model(app.config, base_model, [])
-        if rank is not None:
-            guards.check_rank(app.config, rank)
+        # The run that saved the checkpoint, from this session or the backend: the allow-list
+        # and the rank caps hold for a checkpoint of any earlier server too.
+        origin = await guarded_checkpoint(app, args.checkpoint, need="training")
         if args.with_optimizer:
             opening = be.service.create_training_client_from_state_with_optimizer_async(
                 args.checkpoint
@@ -77,24 +60,28 @@ async def resume_training_run(
         # opened run disagree.
         guards.check_rank(app.config, lora.rank)
         saved = app.runs.checkpoints.get(args.checkpoint)
-        previous = app.runs.runs.get(saved[0]) if saved else None
+        previous = app.runs.runs.get(saved[0]) or app.runs.ended.get(saved[0]) if saved else None
+        step = origin.step or 0
         run = RunState(
             run_id=client.training_run_cuid,
             client=client,
-            base_model=base_model,
+            base_model=origin.base_model,
             rank=lora.rank,
             train_mlp=lora.train_mlp,
             train_attn=lora.train_attn,
             train_unembed=lora.train_unembed,
             seed=lora.seed,
             resumed_from=args.checkpoint,
-            step=saved[1].step if saved else 0,
-            losses=list(previous.losses[: saved[1].step]) if previous and saved else [],
+            resumed_at_step=origin.step,
+            step=step,
+            losses=list(previous.losses[:step]) if previous else [],
         )
         slot.fill(run)
     return ResumeTrainingRunOutput(
         run_id=run.run_id,
         resumed_from=args.checkpoint,
+        resumed_at_step=origin.step,
+        step=step,
         with_optimizer=args.with_optimizer,
         config=run_config(run),
         budget_left=app.budget.left(),
@@ -106,8 +93,10 @@ SPEC = ToolSpec(
     name="resume_training_run",
     title="Resume from a checkpoint",
     description=(
-        "Open a training run from a 'state' checkpoint path (from save_checkpoint or "
-        "list_checkpoints), with or without the optimizer state. Returns the run_id to continue."
+        "Use to continue training from a saved 'state' checkpoint (from save_checkpoint or "
+        "list_checkpoints, this server's or an earlier one's), with or without the optimizer "
+        "state. Returns the new run_id; its step count continues from the checkpoint's step. "
+        "Takes one of the max_concurrent_runs slots (end_training_run frees one)."
     ),
     input_model=ResumeTrainingRunInput,
     output_model=ResumeTrainingRunOutput,

@@ -7,6 +7,8 @@ import pytest
 from mcp import Client
 from mcp_helpers import TOKEN, authorised_client, http_server, stdio_params
 
+from mcp_server.tools import ALL_TOOLS
+
 pytestmark = pytest.mark.anyio
 
 NO_BACKEND = ("--set", "eager_backend=false")
@@ -17,7 +19,7 @@ async def test_stdio_serves_tools_and_keeps_stdout_for_the_wire(tmp_path) -> Non
     params = stdio_params(*NO_BACKEND, "--audit-log", str(tmp_path / "a.jsonl"), cwd=tmp_path)
     async with Client(params) as client:
         tools = await client.list_tools()
-        assert len(tools.tools) == 13
+        assert [t.name for t in tools.tools] == [spec.name for spec in ALL_TOOLS]
         refused = await client.call_tool("create_training_run", {"rank": 3})
         assert refused.is_error
         linted = await client.call_tool("lint_code", {"source": SNIPPET})
