@@ -18,13 +18,13 @@ from typing import Any, Literal
 from mcp_server import guards
 from mcp_server.app import AppState
 from mcp_server.backend import Backend, call_sdk
+from mcp_server.checkpoints import TEMP_SAMPLING_PREFIX, guarded_checkpoint
 from mcp_server.errors import BackendFailure, InvalidInput
 from mcp_server.runs import RunState
 from mcp_server.tools._common import run_tokenizer, sdk, settled, submit
 
 log = logging.getLogger("trio_mcp.sampling")
 
-TEMP_SAMPLER_PREFIX = "temp-sampling-"
 # pytrio 0.2.9 keeps its own temporary sampler weights this long (`_TEMP_SAMPLING_TTL_SECONDS`).
 TEMP_SAMPLER_TTL_S = 6 * 60 * 60
 
@@ -52,7 +52,7 @@ class RunSampler:
 async def run_sampler(app: AppState, be: Backend, run: RunState) -> Sampler:
     current = run.sampler
     if not isinstance(current, RunSampler) or current.step != run.step:
-        name = f"{TEMP_SAMPLER_PREFIX}{uuid.uuid4().hex}"
+        name = f"{TEMP_SAMPLING_PREFIX}{uuid.uuid4().hex}"
         # Events on the training client: a cancel must not cut their submission in half.
         future = await submit(
             "saving weights for sampling",
@@ -88,14 +88,20 @@ async def open_sampler(app: AppState, be: Backend, model: str) -> Sampler:
     run = app.runs.runs.get(model)
     if run is not None:
         return await run_sampler(app, be, run)
-    saved = app.runs.checkpoints.get(model)
-    if saved is not None:
-        owner = app.runs.runs[saved[0]]
+    if "://" in model:
+        # Any checkpoint list_checkpoints shows, from this session or an earlier one: the
+        # guards apply through the run that made it, read from the backend.
+        origin = await guarded_checkpoint(app, model)
         client = await sdk(
             "opening the checkpoint for sampling",
-            be.service.create_sampling_client_async(base_model=owner.base_model, model_path=model),
+            be.service.create_sampling_client_async(base_model=origin.base_model, model_path=model),
         )
-        return Sampler(client, await run_tokenizer(owner), "checkpoint", None, 0)
+        owner = app.runs.runs.get(origin.run_id)
+        if owner is not None:
+            tokenizer = await run_tokenizer(owner)
+        else:
+            tokenizer = await call_sdk("loading the tokenizer", client.get_tokenizer)
+        return Sampler(client, tokenizer, "checkpoint", None, 0)
     offered = list(await call_sdk("listing models", be.service.get_supported_models))
     if model in offered:
         guards.check_model(app.config, model, offered)
@@ -105,7 +111,7 @@ async def open_sampler(app: AppState, be: Backend, model: str) -> Sampler:
         tokenizer = await call_sdk("loading the tokenizer", client.get_tokenizer)
         return Sampler(client, tokenizer, "base_model", None, 0)
     raise InvalidInput(
-        f"model {model!r} is neither a run open in this session, a checkpoint saved in this "
-        f"session, nor a base model ({', '.join(offered)}); use create_training_run, "
-        "resume_training_run or list_models"
+        f"model {model!r} is neither a run open in this session, a checkpoint path "
+        f"(trio://...), nor a base model ({', '.join(offered)}); use create_training_run, "
+        "list_checkpoints or list_models"
     )

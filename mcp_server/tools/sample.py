@@ -29,8 +29,9 @@ class SampleInput(ToolInput):
         min_length=1,
         max_length=1000,
         pattern=ID_PATTERN,
-        description="A run_id open in this session (its current weights), a checkpoint path "
-        "saved in this session, or a base model from list_models.",
+        description="A run_id open in this session (its current weights), any checkpoint path "
+        "list_checkpoints shows (this session's or an earlier one's), or a base model from "
+        "list_models.",
     )
     prompt: str | None = Field(
         None,

@@ -23,6 +23,7 @@ from mcp_server.app import AppState, BackendResult, ToolInput, backend_fields
 from mcp_server.budget import BudgetLeft, Reservation
 from mcp_server.datums import TokenExample, build_sft_example, split_chat
 from mcp_server.errors import BackendFailure, InvalidInput, ServerStopping, TrainingStopped
+from mcp_server.guards import CAP_KEY
 from mcp_server.runs import RunState
 from mcp_server.schedules import Schedule, learning_rates
 from mcp_server.spec import ToolCall, ToolSpec
@@ -99,6 +100,7 @@ class TrainSftInput(ToolInput):
         max_length=1024,
         description="Validation examples, never trained on: their loss per answer token is "
         "measured (a forward pass, no budget step) every eval_every steps and at the end.",
+        json_schema_extra={CAP_KEY: {"maxItems": "max_examples_per_call"}},
     )
     eval_every: int | None = Field(
         None, ge=1, le=10_000, description="Steps between validations (default: steps // 10)."
