@@ -15,13 +15,15 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from pydantic import Field
+
 from mcp_server import guards
 from mcp_server.app import AppState
 from mcp_server.backend import Backend, call_sdk
 from mcp_server.checkpoints import TEMP_SAMPLING_PREFIX, guarded_checkpoint
 from mcp_server.errors import BackendFailure, InvalidInput
 from mcp_server.runs import RunState
-from mcp_server.tools._common import run_tokenizer, sdk, settled, submit
+from mcp_server.tools._common import ID_PATTERN, run_tokenizer, sdk, settled, submit
 
 log = logging.getLogger("trio_mcp.sampling")
 
@@ -29,6 +31,15 @@ log = logging.getLogger("trio_mcp.sampling")
 TEMP_SAMPLER_TTL_S = 6 * 60 * 60
 
 ModelKind = Literal["run", "checkpoint", "base_model"]
+# The `model` argument of the tools that read a model (sample, evaluate).
+MODEL = Field(
+    min_length=1,
+    max_length=1000,
+    pattern=ID_PATTERN,
+    description="A run_id open in this session (its current weights), any checkpoint path "
+    "list_checkpoints shows (this session's or an earlier one's), or a base model from "
+    "list_models.",
+)
 
 
 @dataclass(frozen=True)

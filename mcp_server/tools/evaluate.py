@@ -20,8 +20,8 @@ from mcp_server.app import AppState, BackendResult, ToolInput, backend_fields
 from mcp_server.datums import TokenExample, build_sft_example, split_chat
 from mcp_server.errors import BackendFailure
 from mcp_server.spec import ToolCall, ToolSpec
-from mcp_server.tools._common import ID_PATTERN, backend, sdk
-from mcp_server.tools._sampling import open_sampler
+from mcp_server.tools._common import backend, sdk
+from mcp_server.tools._sampling import MODEL, open_sampler
 from mcp_server.tools.train_sft import ChatExample, Example
 
 # Requests in flight at once: enough to keep the backend batching, few enough to stay polite.
@@ -29,13 +29,7 @@ CONCURRENCY = 16
 
 
 class EvaluateInput(ToolInput):
-    model: str = Field(
-        min_length=1,
-        max_length=1000,
-        pattern=ID_PATTERN,
-        description="What to evaluate: a run_id (its current weights), a checkpoint path, or a "
-        "base model from list_models.",
-    )
+    model: str = MODEL
     examples: list[Example] = Field(
         min_length=1,
         max_length=1024,

@@ -17,22 +17,15 @@ from mcp_server.app import AppState, BackendResult, ToolInput, backend_fields
 from mcp_server.datums import sample_prompt_tokens
 from mcp_server.errors import InvalidInput
 from mcp_server.spec import ToolCall, ToolSpec
-from mcp_server.tools._common import ID_PATTERN, backend, sdk
-from mcp_server.tools._sampling import Sampler, open_sampler
+from mcp_server.tools._common import backend, sdk
+from mcp_server.tools._sampling import MODEL, Sampler, open_sampler
 from mcp_server.tools.train_sft import ChatMessage
 
 MAX_PROMPTS = 64
 
 
 class SampleInput(ToolInput):
-    model: str = Field(
-        min_length=1,
-        max_length=1000,
-        pattern=ID_PATTERN,
-        description="A run_id open in this session (its current weights), any checkpoint path "
-        "list_checkpoints shows (this session's or an earlier one's), or a base model from "
-        "list_models.",
-    )
+    model: str = MODEL
     prompt: str | None = Field(
         None,
         min_length=1,
