@@ -417,11 +417,14 @@ SPEC = ToolSpec(
     name="train_sft",
     title="Fine-tune on examples (SFT)",
     description=(
-        "Supervised fine-tuning on {prompt, completion} pairs or {messages} chats. The server "
+        "Use it to teach a run examples (facts, a format, a style; also the warm start before "
+        "RL): supervised fine-tuning on {prompt, completion} pairs or {messages} chats. The server "
         "tokenizes and builds every datum correctly (prompt weight 0, completion weight 1, EOS, "
         "one-token shift), pipelines the steps, reports progress per step, and returns the "
         "per-token loss of each step, tokens, elapsed time and the session budget left. Stops "
-        "with an error on NaN or divergence."
+        "with an error on NaN or divergence. held_out examples get a validation loss every "
+        "eval_every steps (and an early stop when it rises); lr_schedule and warmup_steps shape "
+        "the learning rate. Check the result with evaluate."
     ),
     input_model=TrainSftInput,
     output_model=TrainSftOutput,

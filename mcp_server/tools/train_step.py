@@ -194,7 +194,8 @@ SPEC = ToolSpec(
         "(importance_sampling, ppo, cispo, dro) and custom data. Each datum is "
         "{model_input: tokens[:-1], loss_fn_inputs: {target_tokens: tokens[1:], ...}} with one "
         "value per position; everything is validated (lengths, shift, finite values, the "
-        "loss's required inputs) before it is sent. Prefer train_sft for plain SFT."
+        "loss's required inputs) before it is sent. Prefer train_sft for plain SFT and "
+        "sample + train_on_rewards for RL from rewards; use this for losses they do not build."
     ),
     input_model=TrainStepInput,
     output_model=TrainStepOutput,

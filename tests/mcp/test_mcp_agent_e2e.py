@@ -92,7 +92,7 @@ async def learn_from_rewards(client) -> list[float]:
     await call(
         client,
         "train_sft",
-        {"run_id": run_id, "examples": warm, "steps": 20, "learning_rate": 2e-3},
+        {"run_id": run_id, "examples": warm, "steps": 10, "learning_rate": 4e-3},
     )
     saved = await call(client, "save_checkpoint", {"run_id": run_id, "name": "warm-start"})
     policy = await call(
