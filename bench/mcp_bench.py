@@ -152,38 +152,26 @@ def direct_loop(service, tokenizer_source, steps: int) -> tuple[float, int]:
     return tokens_per_step * steps / elapsed, tokens_per_step
 
 
-async def throughput(steps: int, rounds: int, audit: Path) -> list[tuple[str, float]]:
-    from mcp_server.config import Config
-    from mcp_server.server import build_server
-
-    config = Config(
-        eager_backend=False, backend="local", audit_log=audit, local_data_dir="temporary"
-    )
-    server, app = build_server(config)
+async def throughput(client: Client, service, steps: int, rounds: int) -> list[tuple[str, float]]:
     results: dict[str, list[float]] = {"direct SDK loop": [], "trio-mcp train_sft": []}
-    try:
-        async with Client(server) as client:
-            await client.call_tool("list_models", {})  # starts trio-local
-            service = app.backend.started.service
-            for _ in range(rounds):
-                rate, _ = await anyio.to_thread.run_sync(direct_loop, service, None, steps)
-                results["direct SDK loop"].append(rate)
-                created = await client.call_tool("create_training_run", {"rank": 16, "seed": 0})
-                run_id = created.structured_content["run_id"]
-                trained = await client.call_tool(
-                    "train_sft",
-                    {
-                        "run_id": run_id,
-                        "examples": EXAMPLES,
-                        "steps": steps,
-                        "learning_rate": 5e-3,
-                        "batch_size": len(EXAMPLES),
-                    },
-                )
-                assert not trained.is_error, trained.content
-                results["trio-mcp train_sft"].append(trained.structured_content["tokens_per_s"])
-    finally:
-        app.close()
+    for _ in range(rounds):
+        rate, _ = await anyio.to_thread.run_sync(direct_loop, service, None, steps)
+        results["direct SDK loop"].append(rate)
+        created = await client.call_tool("create_training_run", {"rank": 16, "seed": 0})
+        run_id = created.structured_content["run_id"]
+        trained = await client.call_tool(
+            "train_sft",
+            {
+                "run_id": run_id,
+                "examples": EXAMPLES,
+                "steps": steps,
+                "learning_rate": 5e-3,
+                "batch_size": len(EXAMPLES),
+            },
+        )
+        assert not trained.is_error, trained.content
+        results["trio-mcp train_sft"].append(trained.structured_content["tokens_per_s"])
+        await client.call_tool("end_training_run", {"run_id": run_id})
     return [(name, statistics.median(rates)) for name, rates in results.items()]
 
 
@@ -288,8 +276,22 @@ async def rl_tools_loop(client: Client, iterations: int, group: int) -> float:
 
 
 async def rl_throughput(
-    iterations: int, group: int, rounds: int, audit: Path
+    client: Client, service, iterations: int, group: int, rounds: int
 ) -> list[tuple[str, float]]:
+    results: dict[str, list[float]] = {"direct SDK loop": [], "sample + train_on_rewards": []}
+    # One untimed iteration of each first: the model build and first compilations.
+    await anyio.to_thread.run_sync(rl_direct_loop, service, 1, 2)
+    await rl_tools_loop(client, 1, 2)
+    for _ in range(rounds):
+        rate = await anyio.to_thread.run_sync(rl_direct_loop, service, iterations, group)
+        results["direct SDK loop"].append(rate)
+        rate = await rl_tools_loop(client, iterations, group)
+        results["sample + train_on_rewards"].append(rate)
+    return [(name, statistics.median(rates)) for name, rates in results.items()]
+
+
+async def training_benches(args: argparse.Namespace, audit: Path) -> dict[str, list]:
+    """Sections 3 and 4 on one in-process server and one trio-local (started once)."""
     from mcp_server.config import Config
     from mcp_server.server import build_server
 
@@ -297,22 +299,20 @@ async def rl_throughput(
         eager_backend=False, backend="local", audit_log=audit, local_data_dir="temporary"
     )
     server, app = build_server(config)
-    results: dict[str, list[float]] = {"direct SDK loop": [], "sample + train_on_rewards": []}
+    rows: dict[str, list] = {}
     try:
         async with Client(server) as client:
             await client.call_tool("list_models", {})  # starts trio-local
             service = app.backend.started.service
-            # One untimed iteration of each first: the model build and first compilations.
-            await anyio.to_thread.run_sync(rl_direct_loop, service, 1, 2)
-            await rl_tools_loop(client, 1, 2)
-            for _ in range(rounds):
-                rate = await anyio.to_thread.run_sync(rl_direct_loop, service, iterations, group)
-                results["direct SDK loop"].append(rate)
-                rate = await rl_tools_loop(client, iterations, group)
-                results["sample + train_on_rewards"].append(rate)
+            if not args.skip_train:
+                rows["sft"] = await throughput(client, service, args.steps, args.rounds)
+            if not args.skip_rl:
+                rows["rl"] = await rl_throughput(
+                    client, service, args.rl_iterations, args.rl_group, args.rounds
+                )
     finally:
         app.close()
-    return [(name, statistics.median(rates)) for name, rates in results.items()]
+    return rows
 
 
 def main() -> None:
@@ -352,16 +352,17 @@ def main() -> None:
             f"{median / floor:>10.2f}"
         )
 
-    if not args.skip_train:
-        rows = anyio.run(throughput, args.steps, args.rounds, audit)
+    benches = anyio.run(training_benches, args, audit)
+    if "sft" in benches:
+        rows = benches["sft"]
         direct = rows[0][1]
         print(f"\n3. train_sft tokens/s, {args.steps} steps x {args.rounds} rounds on trio-local")
         print(f"{'loop':<22}{'tokens/s':>10}{'ratio':>8}{'target':>8}")
         for name, rate in rows:
             print(f"{name:<22}{rate:>10.1f}{rate / direct:>8.2f}{0.9:>8.2f}")
 
-    if not args.skip_rl:
-        rows = anyio.run(rl_throughput, args.rl_iterations, args.rl_group, args.rounds, audit)
+    if "rl" in benches:
+        rows = benches["rl"]
         direct = rows[0][1]
         print(
             f"\n4. RL loop, trained tokens/s (sampling included), {args.rl_iterations} iterations "
