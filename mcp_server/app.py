@@ -50,6 +50,7 @@ class AppState:
         )
 
     def close(self) -> None:
+        self.ledger.flush()
         self.backend.close()
 
 

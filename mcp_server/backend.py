@@ -113,9 +113,10 @@ def _connect(config: Config, stack: contextlib.ExitStack) -> Backend:
     else:
         remember_secret(configured_api_key())
         probe(service_url(), config.connect_timeout_s)
-    # The SDK retries a Control request that cannot connect for up to 15 minutes (pytrio 0.2.9
-    # `control_retry_timeout_seconds`); an agent waiting that long sees a hung tool call.
-    trio.configure(control_retry_timeout_seconds=config.connect_timeout_s)
+        # The SDK retries a failing Control request for up to 15 minutes (pytrio 0.2.9
+        # `control_retry_timeout_seconds`); an agent waiting that long sees a hung tool call.
+        # (trio-local is this process's own child: a slow answer there is a model loading.)
+        trio.configure(control_retry_timeout_seconds=config.connect_timeout_s)
     trio.configure_observability(enabled=config.telemetry)
     service = trio.ServiceClient()
     return Backend(kind=kind, service=service, rest=service.create_rest_client(), local=handle)

@@ -19,6 +19,7 @@ from types import TracebackType
 from pydantic import BaseModel, Field
 
 from mcp_server.errors import GuardRefusal
+from mcp_server.guards import all_of
 from mcp_server.ledger import Ledger
 
 
@@ -72,19 +73,25 @@ class Budget:
         with self._lock:
             self._sync()
             left = self._left()
-            if steps > left.steps:
-                raise GuardRefusal(
-                    f"this call needs {steps} optimizer steps but the session has {left.steps} "
-                    "left",
-                    "max_session_steps",
-                    self.max_steps,
-                )
-            if tokens > left.tokens:
-                raise GuardRefusal(
-                    f"this call trains {tokens} tokens but the session has {left.tokens} left",
-                    "max_session_tokens",
-                    self.max_tokens,
-                )
+
+            def enough_steps() -> None:
+                if steps > left.steps:
+                    raise GuardRefusal(
+                        f"this call needs {steps} optimizer steps but the session has "
+                        f"{left.steps} left",
+                        "max_session_steps",
+                        self.max_steps,
+                    )
+
+            def enough_tokens() -> None:
+                if tokens > left.tokens:
+                    raise GuardRefusal(
+                        f"this call trains {tokens} tokens but the session has {left.tokens} left",
+                        "max_session_tokens",
+                        self.max_tokens,
+                    )
+
+            all_of(enough_steps, enough_tokens)
             self.steps_held += steps
             self.tokens_held += tokens
         return Reservation(self, steps, tokens)
@@ -98,7 +105,8 @@ class Budget:
             self.tokens_held -= held_tokens
             self.steps_used += spent_steps
             self.tokens_used += spent_tokens
-            # Written before the lock is let go: what a restart reads is never less than spent.
+            # Recorded before the lock is let go; written at once when the call ends (its
+            # reservation is released), else at most every ledger.FLUSH_S seconds.
             self.ledger.add_spend(spent_steps, spent_tokens)
 
 
@@ -119,6 +127,7 @@ class Reservation:
     def release(self) -> None:
         self.budget._settle(self.steps, self.tokens, 0, 0)
         self.steps = self.tokens = 0
+        self.budget.ledger.flush()  # the call is over: what it spent is on disk
 
     def __enter__(self) -> Reservation:
         return self

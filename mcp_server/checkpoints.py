@@ -142,21 +142,30 @@ async def checkpoint_origin(app: AppState, path: str) -> CheckpointOrigin:
 def check_origin(app: AppState, origin: CheckpointOrigin, *, need: Kind | None = None) -> None:
     """Apply the configured guards to a checkpoint through the run that made it: the base model
     must be allowed and the rank within the caps; `need` refuses the other kind by name."""
-    guards.check_model(app.config, origin.base_model, [])
-    if origin.rank is not None:
-        guards.check_rank(app.config, origin.rank)
-    if origin.corrupted:
-        raise InvalidInput(
-            f"checkpoint {origin.path!r} belongs to run {origin.run_id!r}, which the backend "
-            "marks as corrupted; use another checkpoint"
-        )
-    if need is not None and origin.kind != need:
-        wanted = "a 'state' checkpoint (trio://<run>/weights/<name>)"
-        if need == "sampler":
-            wanted = "a 'sampler' checkpoint (trio://<run>/sampler_weights/<name>)"
-        raise InvalidInput(
-            f"checkpoint {origin.path!r} is a {origin.kind} checkpoint; pass {wanted}"
-        )
+
+    def rank() -> None:
+        if origin.rank is not None:
+            guards.check_rank(app.config, origin.rank)
+
+    def corrupted() -> None:
+        if origin.corrupted:
+            raise InvalidInput(
+                f"checkpoint {origin.path!r} belongs to run {origin.run_id!r}, which the backend "
+                "marks as corrupted; use another checkpoint"
+            )
+
+    def kind() -> None:
+        if need is not None and origin.kind != need:
+            wanted = "a 'state' checkpoint (trio://<run>/weights/<name>)"
+            if need == "sampler":
+                wanted = "a 'sampler' checkpoint (trio://<run>/sampler_weights/<name>)"
+            raise InvalidInput(
+                f"checkpoint {origin.path!r} is a {origin.kind} checkpoint; pass {wanted}"
+            )
+
+    guards.all_of(
+        lambda: guards.check_model(app.config, origin.base_model, []), rank, corrupted, kind
+    )
 
 
 async def guarded_checkpoint(

@@ -67,12 +67,19 @@ class Config(BaseModel):
     max_tokens_per_call: int = Field(262_144, ge=1, description="Tokens trained in one call.")
     max_tokens_per_example: int = Field(4096, ge=2, description="Tokens in one example or datum.")
     max_steps_per_call: int = Field(200, ge=1, description="Optimizer steps in one train_sft call.")
-    max_session_steps: int = Field(2000, ge=1, description="Optimizer steps per server session.")
+    max_session_steps: int = Field(
+        2000,
+        ge=1,
+        description="Optimizer steps per session: what was spent is kept in the ledger, so a "
+        "restart does not grant a fresh budget.",
+    )
     max_session_tokens: int = Field(
-        5_000_000, ge=1, description="Tokens trained per server session."
+        5_000_000, ge=1, description="Tokens trained per session (kept in the ledger too)."
     )
     max_concurrent_runs: int = Field(
-        4, ge=1, description="Training runs open at once in this session."
+        4,
+        ge=1,
+        description="Training runs open at once (end_training_run or the idle timeout frees one).",
     )
     max_sample_tokens: int = Field(1024, ge=1, description="max_tokens of one sample call.")
     max_num_samples: int = Field(16, ge=1, description="num_samples of one sample call.")
@@ -110,7 +117,7 @@ class Config(BaseModel):
         "beside the local backend's data (trio-mcp-ledger.json in its data dir; in memory for "
         "a 'temporary' one), or ledger-remote.json beside the audit log for the PyTRIO service. "
         "'memory' keeps them for this process only (each restart grants a fresh budget).",
-        json_schema_extra={"doc_default": "beside the backend's data"},
+        json_schema_extra={"doc_default": "~/.local/share/trio-local/trio-mcp-ledger.json"},
     )
     idle_run_timeout_s: float = Field(
         1800.0,

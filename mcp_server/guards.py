@@ -6,10 +6,11 @@ Each check raises `GuardRefusal`, whose message names the limit and the setting 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from mcp_server.config import Config
-from mcp_server.errors import GuardRefusal, InvalidInput
+from mcp_server.errors import GuardRefusal, InvalidInput, TrioMcpError
 from pytrio_facts import LIMITS, LOSSES
 
 # The SDK's own rule for checkpoint names, minus its silent rewrites (spaces to dashes, hashing
@@ -17,6 +18,29 @@ from pytrio_facts import LIMITS, LOSSES
 # pattern's `$` alone would also accept a name followed by a newline.
 CHECKPOINT_NAME = re.compile(LIMITS.checkpoint_name_pattern)
 _CONFIG_KEYS = {loss.name: loss.config_keys for loss in LOSSES}
+
+
+class Refusals(TrioMcpError):
+    """Several checks refused one call: every one is listed, so one retry can fix them all."""
+
+    def __init__(self, problems: list[TrioMcpError]) -> None:
+        self.problems = problems
+        listed = "; ".join(f"({i}) {p}" for i, p in enumerate(problems, 1))
+        super().__init__(f"{len(problems)} problems, fix them all before calling again: {listed}")
+
+
+def all_of(*checks: Callable[[], object]) -> None:
+    """Run every check; refuse once, listing every refusal (a single one is raised as is)."""
+    found: list[TrioMcpError] = []
+    for check in checks:
+        try:
+            check()
+        except (GuardRefusal, InvalidInput) as exc:
+            found.append(exc)
+    if len(found) == 1:
+        raise found[0]
+    if found:
+        raise Refusals(found)
 
 
 def require_writable(config: Config, tool: str) -> None:

@@ -9,7 +9,8 @@ in one small JSON file beside the backend's data:
 - local backend with `local_data_dir = "temporary"`: in memory only (the data goes too);
 - the PyTRIO service: `ledger-remote.json` beside the audit log (`$XDG_STATE_HOME/trio-mcp/`).
 
-`ledger_file` in the configuration names another file, or `"memory"` for none. Every update is a
+`ledger_file` in the configuration names another file, or `"memory"` for none. A call's spend
+is written at its end and at most every FLUSH_S seconds while it runs. Every update is a
 read-modify-write under an exclusive `flock` on a sidecar lock file, written to a new temporary
 file and renamed over the old one: two servers sharing the file add up exactly, and a crash
 leaves the old or the new ledger, never half of one. An unreadable ledger stops the server at
@@ -25,6 +26,7 @@ import logging
 import os
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +42,9 @@ log = logging.getLogger("trio_mcp.ledger")
 
 LOCAL_NAME = "trio-mcp-ledger.json"
 REMOTE_NAME = "ledger-remote.json"
+# During a call the spend is written at most this often; a call's end always writes it, so a
+# crash can lose at most this much of the call it interrupts.
+FLUSH_S = 1.0
 # Checkpoint steps kept at most (the oldest entries go first): the file stays small.
 MAX_CHECKPOINTS = 10_000
 
@@ -69,6 +74,8 @@ class Ledger:
     resolve: Callable[[], Path | None] | None = field(default=None, repr=False)
     _lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
     _loaded: bool = field(default=False, repr=False)
+    _pending: tuple[int, int] = field(default=(0, 0), repr=False)  # spent, not yet written
+    _written: float = field(default=0.0, repr=False)  # time.monotonic() of the last write
 
     @classmethod
     def open(cls, path: Path | None) -> Ledger:
@@ -98,9 +105,24 @@ class Ledger:
         self.load()
         return str(self.path) if self.path is not None else "memory (this process only)"
 
-    def add_spend(self, steps: int, tokens: int) -> None:
-        if steps or tokens:
+    def add_spend(self, steps: int, tokens: int, *, flush: bool = False) -> None:
+        """Count a spend; written at once with `flush`, else at most every FLUSH_S seconds
+        (a write with fsync costs ~10 ms, more than a small training step)."""
+        with self._lock:
+            self._pending = (self._pending[0] + steps, self._pending[1] + tokens)
+            due = flush or time.monotonic() - self._written >= FLUSH_S
+        if due:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write what `add_spend` counted and has not written yet."""
+        with self._lock:
+            steps, tokens = self._pending
+            if not (steps or tokens):
+                return
             self._update(lambda d: _spend(d, steps, tokens))
+            self._pending = (0, 0)
+            self._written = time.monotonic()
 
     def set_step(self, checkpoint: str, step: int) -> None:
         self._update(lambda d: _set_step(d, checkpoint, step))

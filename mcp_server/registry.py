@@ -26,6 +26,7 @@ from mcp_types import (
     PaginatedRequestParams,
     TextContent,
     Tool,
+    ToolExecution,
 )
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
@@ -89,6 +90,7 @@ def tool_definition(spec: ToolSpec, config: Config | None = None) -> Tool:
         input_schema=input_schema(spec, config),
         output_schema=output_schema(spec),
         annotations=spec.annotations,
+        execution=ToolExecution(task_support=spec.task_support),
     )
 
 

@@ -136,6 +136,17 @@ class RunRegistry:
 
     def get(self, run_id: str) -> RunState:
         state = self.runs.get(run_id)
+        if state is None and run_id in self.ended:
+            states = [c.path for c in self.ended[run_id].checkpoints if c.kind == "state"]
+            again = (
+                f"resume_training_run from {states[-1]!r}"
+                if states
+                else ("create_training_run (it saved no state checkpoint in this session)")
+            )
+            raise InvalidInput(
+                f"run_id {run_id!r} is not open: it ended (end_training_run, or idle for "
+                f"idle_run_timeout_s); continue with {again}"
+            )
         if state is None:
             known = ", ".join(self.runs) or "none yet"
             raise InvalidInput(

@@ -29,6 +29,15 @@ RUN_ID = Field(
     pattern=RUN_ID_PATTERN,
     description="A run id from create_training_run.",
 )
+
+
+def optional_run_id(description: str) -> Any:
+    """An optional run id argument, with the same bounds as RUN_ID."""
+    return Field(
+        None, min_length=1, max_length=200, pattern=RUN_ID_PATTERN, description=description
+    )
+
+
 CHECKPOINT = Field(
     min_length=1,
     max_length=1000,

@@ -45,8 +45,11 @@ class CreateTrainingRunOutput(BackendResult):
 async def create_training_run(
     app: AppState, args: CreateTrainingRunInput, ctx: ToolCall
 ) -> CreateTrainingRunOutput:
-    guards.require_writable(app.config, "create_training_run")
-    guards.check_rank(app.config, args.rank)
+    guards.all_of(
+        lambda: guards.require_writable(app.config, "create_training_run"),
+        lambda: guards.check_rank(app.config, args.rank),
+        lambda: guards.check_model(app.config, args.base_model, []),
+    )
     limit, idle = app.config.max_concurrent_runs, app.config.idle_run_timeout_s
     with app.runs.reserve_slot(limit, idle) as slot:
         be = await backend(app)

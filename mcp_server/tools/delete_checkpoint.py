@@ -19,7 +19,7 @@ from mcp_server.checkpoints import run_id_of, run_id_or_none
 from mcp_server.elicit import ask, can_ask
 from mcp_server.errors import InvalidInput
 from mcp_server.spec import ToolCall, ToolSpec
-from mcp_server.tools._common import CHECKPOINT, RUN_ID_PATTERN, backend, sdk
+from mcp_server.tools._common import CHECKPOINT, backend, optional_run_id, sdk
 
 
 class DeleteCheckpointInput(ToolInput):
@@ -30,13 +30,9 @@ class DeleteCheckpointInput(ToolInput):
         description="Repeat the checkpoint path exactly to confirm when your client cannot ask "
         "the user (no elicitation support).",
     )
-    run_id: str | None = Field(
-        None,
-        min_length=1,
-        max_length=200,
-        pattern=RUN_ID_PATTERN,
-        description="Not needed: the checkpoint path names its run (accepted for compatibility; "
-        "it must match the path's run).",
+    run_id: str | None = optional_run_id(
+        "Not needed: the checkpoint path names its run (accepted for compatibility; "
+        "it must match the path's run)."
     )
 
 
@@ -127,4 +123,5 @@ SPEC = ToolSpec(
     destructive=True,
     idempotent=True,
     open_world=False,
+    task_support="forbidden",  # it may ask the user to confirm
 )

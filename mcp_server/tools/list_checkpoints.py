@@ -14,20 +14,16 @@ from pydantic import BaseModel, Field
 from mcp_server.app import AppState, BackendResult, ToolInput, backend_fields
 from mcp_server.checkpoints import is_temporary, run_id_or_none
 from mcp_server.spec import ToolCall, ToolSpec
-from mcp_server.tools._common import RUN_ID_PATTERN, backend, sdk
+from mcp_server.tools._common import backend, optional_run_id, sdk
 
 # Pages of the workspace listing read when no run is named (100 each).
 MAX_PAGES = 10
 
 
 class ListCheckpointsInput(ToolInput):
-    run_id: str | None = Field(
-        None,
-        min_length=1,
-        max_length=200,
-        pattern=RUN_ID_PATTERN,
-        description="A run id from create_training_run or list_training_runs; omit it to list "
-        "the checkpoints of every run (newest runs' first, up to 1000).",
+    run_id: str | None = optional_run_id(
+        "A run id from create_training_run or list_training_runs; omit it to list "
+        "the checkpoints of every run (in the order the service lists them, up to 1000)."
     )
     include_temporary: bool = Field(
         False,

@@ -40,8 +40,11 @@ class SaveCheckpointOutput(BackendResult):
 async def save_checkpoint(
     app: AppState, args: SaveCheckpointInput, ctx: ToolCall
 ) -> SaveCheckpointOutput:
-    guards.require_writable(app.config, "save_checkpoint")
-    guards.check_checkpoint_name(app.config, args.name)
+    guards.all_of(
+        lambda: guards.require_writable(app.config, "save_checkpoint"),
+        lambda: guards.check_checkpoint_name(app.config, args.name),
+        lambda: app.runs.get(args.run_id),
+    )
     run = app.runs.get(args.run_id)
     be = await backend(app)
     if args.kind == "state":

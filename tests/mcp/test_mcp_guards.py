@@ -105,6 +105,7 @@ async def test_disallowed_model_is_refused(make_server) -> None:
         ("save_checkpoint", {"run_id": "r1", "name": "step-1"}),
         ("resume_training_run", {"checkpoint": "trio://r1/weights/step-1"}),
         ("delete_checkpoint", {"checkpoint": "trio://r1/weights/step-1", "confirm": "x"}),
+        ("end_training_run", {"run_id": "r1"}),
     ],
 )
 async def test_read_only_mode_refuses_every_state_change(make_server, tool, arguments) -> None:

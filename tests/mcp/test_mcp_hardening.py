@@ -212,7 +212,7 @@ def _read_reply(process: subprocess.Popen, want_id: int, timeout: float) -> dict
     raise AssertionError(f"no reply to request {want_id} within {timeout} s")
 
 
-def test_a_lone_surrogate_on_stdio_is_answered(tmp_path) -> None:
+def test_a_lone_surrogate_and_malformed_requests_on_stdio_are_answered(tmp_path) -> None:
     process = subprocess.Popen(
         [TRIO_MCP, "--set", "eager_backend=false", "--audit-log", str(tmp_path / "a.jsonl")],
         cwd=tmp_path,
@@ -256,6 +256,23 @@ def test_a_lone_surrogate_on_stdio_is_answered(tmp_path) -> None:
         reply = _read_reply(process, 3, 60)
         assert reply["result"]["isError"] is True, reply
         assert "is not an argument of list_models" in reply["result"]["content"][0]["text"]
+
+        # Lines the SDK's reader cannot parse as a message: each request still gets its error.
+        deep = "[" * 20_000 + "]" * 20_000
+        for request_id, line, code in [
+            (4, '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":[1,2]}', -32602),
+            ("five", '{"jsonrpc":"2.0","id":"five","method":"tools/list","params":5}', -32602),
+            (6, '{"jsonrpc":"2.0","id":6,"method":"tools/call","params":' + deep + "}", -32700),
+            (7, '{"jsonrpc":"2.0","method":"ping","params":{"a":' + deep + '},"id":7}', -32700),
+            (8, '{"jsonrpc":"2.0","id":8,"method":"ping","params":{}', -32700),
+        ]:
+            send(line)
+            reply = _read_reply(process, request_id, 30)
+            assert reply["error"]["code"] == code, reply
+        send("not json at all")
+        send('{"jsonrpc":"2.0","id":9,"method":"ping"}')
+        reply = _read_reply(process, 9, 30)  # still serving, in order
+        assert reply["result"] == {}, reply
     finally:
         process.kill()
         process.wait()
