@@ -65,6 +65,15 @@ class EvaluateOutput(BackendResult):
     contains_rate: float | None = Field(None, description="With generate: share containing.")
     examples: list[ExampleResult]
 
+    def summary(self) -> str:
+        text = (
+            f"evaluate: {self.model_kind} {self.model[:120]}: loss per answer token "
+            f"{self.loss:.4g} over {len(self.examples)} examples"
+        )
+        if self.exact_match_rate is not None:
+            text += f"; exact match {self.exact_match_rate:.3g}, contains {self.contains_rate:.3g}"
+        return text + " (full result: structured content)"
+
 
 def _expected(example: Any, tokenizer: Any, index: int) -> tuple[str, TokenExample]:
     """The expected answer's text, and prompt + answer as tokens exactly as train_sft builds

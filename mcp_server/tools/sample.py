@@ -100,6 +100,16 @@ class SampleOutput(BackendResult):
         description="Every completion, grouped by prompt in order: num_samples per prompt."
     )
 
+    def summary(self) -> str:
+        prompts = len({c.prompt_index for c in self.samples})
+        first = self.samples[0].text if self.samples else ""
+        first = first if len(first) <= 80 else first[:79] + "…"
+        return (
+            f"sample: {len(self.samples)} completions of {prompts} prompt(s) from "
+            f"{self.model_kind} {self.model[:120]} (weights version {self.weights_version}); "
+            f"first: {first!r} (full result: structured content)"
+        )
+
 
 def _prompts(args: SampleInput) -> list[str | list[dict[str, str]]]:
     if args.prompts is not None:

@@ -131,6 +131,16 @@ class TrainOnRewardsOutput(BackendResult):
     tokens_per_s: float
     budget_left: BudgetLeft
 
+    def summary(self) -> str:
+        step = f"step {self.step}" if self.updated else "no update (every group skipped)"
+        return (
+            f"train_on_rewards: {step}; reward mean {self.rewards.mean:.4g} (std "
+            f"{self.rewards.std:.4g}, {self.rewards.count} rollouts); groups used "
+            f"{self.groups_used}, skipped {self.groups_skipped}; {self.trained_tokens} tokens "
+            f"trained; staleness max {self.staleness_max}; budget left {self.budget_left.steps} "
+            "steps (full result: structured content)"
+        )
+
 
 async def train_on_rewards(
     app: AppState, args: TrainOnRewardsInput, ctx: ToolCall

@@ -126,6 +126,7 @@ async def test_rewards_train_once_and_every_bad_reward_call_is_refused_whole(loc
         assert len(done) == 1 and len(refused) == 1, [text(r) for r in results]
         assert "already used by an update" in text(refused[0])
         report = done[0].structured_content
+        assert text(done[0]).startswith("train_on_rewards: step 1; reward mean 0.5 (std 0.5")
         assert report["updated"] and report["step"] == 1
         assert report["groups_used"] == 2 and report["groups_skipped"] == 0
         assert report["rewards"]["mean"] == 0.5 and report["rewards"]["count"] == 4
