@@ -266,11 +266,19 @@ async def test_validation_schedules_evaluation_and_checkpoints_of_other_sessions
     fits = await anyio.to_thread.run_sync(outside, 4, "outside")
     too_big = await anyio.to_thread.run_sync(outside, 16, "outside-big")
     async with Client(server) as client:
+        # A text and a chat in one call; a checkpoint's rollouts train no run.
+        chat = [{"role": "user", "content": "Hi"}]
         sampled = await client.call_tool(
-            "sample", {"model": fits, "prompt": "Hi", "max_tokens": 2, "num_samples": 2}
+            "sample", {"model": fits, "prompts": ["Hi", chat], "max_tokens": 2, "num_samples": 2}
         )
         assert not sampled.is_error, text(sampled)
         assert sampled.structured_content["model_kind"] == "checkpoint"
+        samples = sampled.structured_content["samples"]
+        assert [s["prompt_index"] for s in samples] == [0, 0, 1, 1]
+        refused = await client.call_tool(
+            "train_on_rewards", {"run_id": run_id, "rewards": alternating(samples)}
+        )
+        assert refused.is_error and f"sampled from {fits!r}" in text(refused)
         scored = await client.call_tool("evaluate", {"model": fits, "examples": EXAMPLES})
         assert not scored.is_error, text(scored)
         for tool, arguments in [
