@@ -1,7 +1,7 @@
 """trio-mcp speed, printed as tables of ratios.
 
     .venv/bin/python bench/mcp_bench.py [--calls 200] [--starts 5] [--steps 8] [--skip-train]
-        [--rl-iterations 5] [--rl-group 8] [--skip-rl]
+        [--rl-iterations 5] [--rl-group 8] [--rl-warmup 1] [--skip-rl]
 
 1. Per-call overhead: `echo` goes through the same wrapper as every trio-mcp tool (argument
    validation, audit log line, timing); `raw_echo` is a bare MCPServer tool on the same server.
@@ -276,13 +276,14 @@ async def rl_tools_loop(client: Client, iterations: int, group: int) -> float:
 
 
 async def rl_throughput(
-    client: Client, service, iterations: int, group: int, rounds: int
+    client: Client, service, args: argparse.Namespace
 ) -> list[tuple[str, float]]:
+    iterations, group, warmup = args.rl_iterations, args.rl_group, args.rl_warmup
     results: dict[str, list[float]] = {"direct SDK loop": [], "sample + train_on_rewards": []}
-    # One untimed iteration of each first: the model build and first compilations.
-    await anyio.to_thread.run_sync(rl_direct_loop, service, 1, 2)
-    await rl_tools_loop(client, 1, 2)
-    for _ in range(rounds):
+    if warmup:  # untimed iterations of each first: the model build and first compilations
+        await anyio.to_thread.run_sync(rl_direct_loop, service, warmup, 2)
+        await rl_tools_loop(client, warmup, 2)
+    for _ in range(args.rounds):
         rate = await anyio.to_thread.run_sync(rl_direct_loop, service, iterations, group)
         results["direct SDK loop"].append(rate)
         rate = await rl_tools_loop(client, iterations, group)
@@ -307,9 +308,7 @@ async def training_benches(args: argparse.Namespace, audit: Path) -> dict[str, l
             if not args.skip_train:
                 rows["sft"] = await throughput(client, service, args.steps, args.rounds)
             if not args.skip_rl:
-                rows["rl"] = await rl_throughput(
-                    client, service, args.rl_iterations, args.rl_group, args.rounds
-                )
+                rows["rl"] = await rl_throughput(client, service, args)
     finally:
         app.close()
     return rows
@@ -324,6 +323,7 @@ def main() -> None:
     parser.add_argument("--skip-train", action="store_true")
     parser.add_argument("--rl-iterations", type=int, default=5)
     parser.add_argument("--rl-group", type=int, default=8)
+    parser.add_argument("--rl-warmup", type=int, default=1, help="untimed iterations first")
     parser.add_argument("--skip-rl", action="store_true")
     args = parser.parse_args()
     audit = Path(tempfile.mkdtemp(prefix="trio-mcp-bench-")) / "audit.jsonl"
