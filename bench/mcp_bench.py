@@ -1,6 +1,7 @@
 """trio-mcp speed, printed as tables of ratios.
 
     .venv/bin/python bench/mcp_bench.py [--calls 200] [--starts 5] [--steps 8] [--skip-train]
+        [--rl-iterations 5] [--rl-group 8] [--rl-warmup 1] [--skip-rl]
 
 1. Per-call overhead: `echo` goes through the same wrapper as every trio-mcp tool (argument
    validation, audit log line, timing); `raw_echo` is a bare MCPServer tool on the same server.
@@ -11,6 +12,12 @@
    trio-local are imported lazily).
 3. train_sft throughput against the same loop written directly with the SDK (same trio-local,
    same tokenizer, same datums, same pipelining), tokens per second. Target ratio: at least 0.9.
+4. The RL loop: per iteration, sample a group per prompt from the current weights, reward the
+   completions, centre the rewards per group and take one importance_sampling step. Through the
+   tools that is one `sample` call and one `train_on_rewards` call; the direct SDK loop does the
+   same work by hand (save_weights_and_get_sampling_client, every prompt sampled at once, the
+   datums built in the script). Tokens trained per second of the whole loop (sampling included).
+   Target ratio: at least 0.9.
 """
 
 from __future__ import annotations
@@ -145,7 +152,147 @@ def direct_loop(service, tokenizer_source, steps: int) -> tuple[float, int]:
     return tokens_per_step * steps / elapsed, tokens_per_step
 
 
-async def throughput(steps: int, rounds: int, audit: Path) -> list[tuple[str, float]]:
+async def throughput(client: Client, service, steps: int, rounds: int) -> list[tuple[str, float]]:
+    results: dict[str, list[float]] = {"direct SDK loop": [], "trio-mcp train_sft": []}
+    for _ in range(rounds):
+        rate, _ = await anyio.to_thread.run_sync(direct_loop, service, None, steps)
+        results["direct SDK loop"].append(rate)
+        created = await client.call_tool("create_training_run", {"rank": 16, "seed": 0})
+        run_id = created.structured_content["run_id"]
+        trained = await client.call_tool(
+            "train_sft",
+            {
+                "run_id": run_id,
+                "examples": EXAMPLES,
+                "steps": steps,
+                "learning_rate": 5e-3,
+                "batch_size": len(EXAMPLES),
+            },
+        )
+        assert not trained.is_error, trained.content
+        results["trio-mcp train_sft"].append(trained.structured_content["tokens_per_s"])
+        await client.call_tool("end_training_run", {"run_id": run_id})
+    return [(name, statistics.median(rates)) for name, rates in results.items()]
+
+
+RL_PROMPTS = [
+    "Q: Can you help me?\nA:",
+    "Q: Do you like music?\nA:",
+    "Q: Is today a good day?\nA:",
+    "Q: Would you recommend it?\nA:",
+]
+RL_LEARNING_RATE = 2e-3
+
+
+def rl_reward(text: str) -> float:
+    """A reward both loops compute the same way, and one that varies within a group."""
+    return float(len(text.strip()) % 2)
+
+
+def rl_direct_loop(service, iterations: int, group: int) -> float:
+    """The RL loop written by hand with the SDK: trained tokens per second, sampling included."""
+    import pytrio as trio
+
+    from mcp_server.advantages import group_advantages
+
+    training = service.create_lora_training_client(
+        base_model="Qwen/Qwen3-4B-Instruct-2507", rank=16, seed=0
+    )
+    adam = trio.AdamParams(learning_rate=RL_LEARNING_RATE)
+    tokens = 0
+    # Timed from the tokenizer on: the tools load it on the first sample call too.
+    started = time.perf_counter()
+    tokenizer = training.get_tokenizer()
+    prompts = [tokenizer.encode(p, add_special_tokens=False) for p in RL_PROMPTS]
+    for iteration in range(iterations):
+        sampler = training.save_weights_and_get_sampling_client()
+        params = trio.SamplingParams(max_tokens=4, temperature=1.0, seed=100 * iteration)
+        futures = [
+            sampler.sample(
+                prompt=trio.ModelInput.from_ints(prompt), num_samples=group, sampling_params=params
+            )
+            for prompt in prompts
+        ]
+        datums = []
+        for prompt, future in zip(prompts, futures, strict=True):
+            sequences = future.result().sequences
+            texts = [tokenizer.decode(list(s.tokens), skip_special_tokens=True) for s in sequences]
+            rewards = [rl_reward(text) for text in texts]
+            if len(set(rewards)) < 2:
+                continue  # equal rewards: nothing to learn (train_on_rewards skips them too)
+            for sequence, advantage in zip(sequences, group_advantages(rewards), strict=True):
+                full = prompt + list(sequence.tokens)
+                logprobs = [0.0] * len(prompt) + list(sequence.logprobs)
+                advantages = [0.0] * len(prompt) + [advantage] * len(sequence.tokens)
+                datums.append(
+                    trio.Datum(
+                        model_input=trio.ModelInput.from_ints(full[:-1]),
+                        loss_fn_inputs={
+                            "target_tokens": full[1:],
+                            "logprobs": logprobs[1:],
+                            "advantages": advantages[1:],
+                        },
+                    )
+                )
+                tokens += len(full) - 1
+        if datums:
+            forward = training.forward_backward(datums, loss_fn="importance_sampling")
+            optim = training.optim_step(adam)
+            forward.result()
+            optim.result()
+    return tokens / (time.perf_counter() - started)
+
+
+async def rl_tools_loop(client: Client, iterations: int, group: int) -> float:
+    """The same loop through trio-mcp: one sample and one train_on_rewards call per iteration."""
+    created = await client.call_tool("create_training_run", {"rank": 16, "seed": 0})
+    run_id = created.structured_content["run_id"]
+    tokens = 0
+    started = time.perf_counter()
+    for iteration in range(iterations):
+        sampled = await client.call_tool(
+            "sample",
+            {
+                "model": run_id,
+                "prompts": RL_PROMPTS,
+                "num_samples": group,
+                "max_tokens": 4,
+                "temperature": 1.0,
+                "seed": 100 * iteration,
+            },
+        )
+        assert not sampled.is_error, sampled.content
+        samples = sampled.structured_content["samples"]
+        rewards = {s["rollout_id"]: rl_reward(s["text"]) for s in samples}
+        update = await client.call_tool(
+            "train_on_rewards",
+            {"run_id": run_id, "rewards": rewards, "adam": {"learning_rate": RL_LEARNING_RATE}},
+        )
+        assert not update.is_error, update.content
+        tokens += update.structured_content["tokens"]
+    elapsed = time.perf_counter() - started
+    await client.call_tool("end_training_run", {"run_id": run_id})
+    return tokens / elapsed
+
+
+async def rl_throughput(
+    client: Client, service, args: argparse.Namespace
+) -> list[tuple[str, float]]:
+    iterations, group, warmup = args.rl_iterations, args.rl_group, args.rl_warmup
+    results: dict[str, list[float]] = {"direct SDK loop": [], "sample + train_on_rewards": []}
+    if warmup:  # untimed iterations of each first: the model build and first compilations
+        await anyio.to_thread.run_sync(rl_direct_loop, service, warmup, 2)
+        await rl_tools_loop(client, warmup, 2)
+    for _ in range(args.rounds):
+        rate = await anyio.to_thread.run_sync(rl_direct_loop, service, iterations, group)
+        results["direct SDK loop"].append(rate)
+        rate = await rl_tools_loop(client, iterations, group)
+        results["sample + train_on_rewards"].append(rate)
+    return [(name, statistics.median(rates)) for name, rates in results.items()]
+
+
+async def training_benches(args: argparse.Namespace, audit: Path) -> dict[str, list]:
+    """Sections 3 and 4 on one in-process server and one trio-local (started once)."""
     from mcp_server.config import Config
     from mcp_server.server import build_server
 
@@ -153,31 +300,18 @@ async def throughput(steps: int, rounds: int, audit: Path) -> list[tuple[str, fl
         eager_backend=False, backend="local", audit_log=audit, local_data_dir="temporary"
     )
     server, app = build_server(config)
-    results: dict[str, list[float]] = {"direct SDK loop": [], "trio-mcp train_sft": []}
+    rows: dict[str, list] = {}
     try:
         async with Client(server) as client:
             await client.call_tool("list_models", {})  # starts trio-local
             service = app.backend.started.service
-            for _ in range(rounds):
-                rate, _ = await anyio.to_thread.run_sync(direct_loop, service, None, steps)
-                results["direct SDK loop"].append(rate)
-                created = await client.call_tool("create_training_run", {"rank": 16, "seed": 0})
-                run_id = created.structured_content["run_id"]
-                trained = await client.call_tool(
-                    "train_sft",
-                    {
-                        "run_id": run_id,
-                        "examples": EXAMPLES,
-                        "steps": steps,
-                        "learning_rate": 5e-3,
-                        "batch_size": len(EXAMPLES),
-                    },
-                )
-                assert not trained.is_error, trained.content
-                results["trio-mcp train_sft"].append(trained.structured_content["tokens_per_s"])
+            if not args.skip_train:
+                rows["sft"] = await throughput(client, service, args.steps, args.rounds)
+            if not args.skip_rl:
+                rows["rl"] = await rl_throughput(client, service, args)
     finally:
         app.close()
-    return [(name, statistics.median(rates)) for name, rates in results.items()]
+    return rows
 
 
 def main() -> None:
@@ -187,6 +321,10 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--skip-train", action="store_true")
+    parser.add_argument("--rl-iterations", type=int, default=5)
+    parser.add_argument("--rl-group", type=int, default=8)
+    parser.add_argument("--rl-warmup", type=int, default=1, help="untimed iterations first")
+    parser.add_argument("--skip-rl", action="store_true")
     args = parser.parse_args()
     audit = Path(tempfile.mkdtemp(prefix="trio-mcp-bench-")) / "audit.jsonl"
 
@@ -214,13 +352,25 @@ def main() -> None:
             f"{median / floor:>10.2f}"
         )
 
-    if not args.skip_train:
-        rows = anyio.run(throughput, args.steps, args.rounds, audit)
+    benches = anyio.run(training_benches, args, audit)
+    if "sft" in benches:
+        rows = benches["sft"]
         direct = rows[0][1]
         print(f"\n3. train_sft tokens/s, {args.steps} steps x {args.rounds} rounds on trio-local")
         print(f"{'loop':<22}{'tokens/s':>10}{'ratio':>8}{'target':>8}")
         for name, rate in rows:
             print(f"{name:<22}{rate:>10.1f}{rate / direct:>8.2f}{0.9:>8.2f}")
+
+    if "rl" in benches:
+        rows = benches["rl"]
+        direct = rows[0][1]
+        print(
+            f"\n4. RL loop, trained tokens/s (sampling included), {args.rl_iterations} iterations "
+            f"x {len(RL_PROMPTS)} prompts x {args.rl_group} samples x {args.rounds} rounds"
+        )
+        print(f"{'loop':<28}{'tokens/s':>10}{'ratio':>8}{'target':>8}")
+        for name, rate in rows:
+            print(f"{name:<28}{rate:>10.1f}{rate / direct:>8.2f}{0.9:>8.2f}")
 
 
 if __name__ == "__main__":

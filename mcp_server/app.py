@@ -11,6 +11,7 @@ from mcp_server.backend import Backend, BackendManager
 from mcp_server.budget import Budget
 from mcp_server.config import Config
 from mcp_server.ledger import Ledger, ledger_path
+from mcp_server.rollouts import RolloutStore
 from mcp_server.runs import RunRegistry
 
 
@@ -21,6 +22,8 @@ class AppState:
     audit: AuditLog
     backend: BackendManager
     runs: RunRegistry = field(default_factory=RunRegistry)
+    # Completions `sample` returned, kept for `train_on_rewards` (bounded in count and time).
+    rollouts: RolloutStore = field(default_factory=lambda: RolloutStore(4096, 3600.0))
     # What outlives the process: budget spent, checkpoint steps (shared with `budget`).
     ledger: Ledger = field(default_factory=lambda: Ledger(None))
     # Tool calls running now, and the signal that is stopping the server (None: serving).
@@ -41,6 +44,7 @@ class AppState:
             budget=Budget.from_ledger(config.max_session_steps, config.max_session_tokens, ledger),
             audit=AuditLog(config.audit_log),
             backend=BackendManager(config),
+            rollouts=RolloutStore(config.max_rollouts, config.rollout_ttl_s),
             runs=RunRegistry(ledger=ledger),
             ledger=ledger,
         )

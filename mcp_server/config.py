@@ -83,6 +83,12 @@ class Config(BaseModel):
     )
     max_sample_tokens: int = Field(1024, ge=1, description="max_tokens of one sample call.")
     max_num_samples: int = Field(16, ge=1, description="num_samples of one sample call.")
+    max_rollouts: int = Field(
+        4096, ge=1, description="Rollouts sample keeps for train_on_rewards (oldest dropped)."
+    )
+    rollout_ttl_s: float = Field(
+        3600, gt=0, description="Seconds a rollout stays usable by train_on_rewards."
+    )
     divergence_factor: float = Field(
         4.0,
         gt=1,

@@ -48,8 +48,9 @@ class RunState:
     created: float = field(default_factory=time.time)
     checkpoints: list[CheckpointRecord] = field(default_factory=list)
     tokenizer: Any = None
-    # (step, sampling client) for the run's current weights; saved again only after training.
-    sampler: tuple[int, Any] | None = None
+    # The sampling client of the run's current weights (tools/_sampling.RunSampler); saved
+    # again only after training.
+    sampler: Any = None
     # The step of the checkpoint it was resumed from (None: not resumed, or the step is unknown).
     resumed_at_step: int | None = None
     # When a call last used the run (time.monotonic()); idle runs end after a timeout.

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import math
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -73,8 +74,6 @@ class TrainStepOutput(BackendResult):
 
 
 async def train_step(app: AppState, args: TrainStepInput, ctx: ToolCall) -> TrainStepOutput:
-    import pytrio as trio
-
     config = app.config
     guards.require_writable(config, "train_step")
     guards.check_examples(config, len(args.datums))
@@ -92,14 +91,65 @@ async def train_step(app: AppState, args: TrainStepInput, ctx: ToolCall) -> Trai
     tokens = sum(len(d.model_input) for d in args.datums)
     guards.check_tokens_per_call(config, tokens)
     run = app.runs.get(args.run_id)
-    with app.budget.reserve(1, tokens) as hold:
-        be = await backend(app)
-        batch = [to_sdk_datum(d.model_input, d.loss_fn_inputs) for d in args.datums]
-        adam = trio.AdamParams(**args.adam.model_dump())
+    be = await backend(app)
+    batch = [to_sdk_datum(d.model_input, d.loss_fn_inputs) for d in args.datums]
+    update = await apply_update(
+        app,
+        run,
+        Update(batch, args.loss_fn, args.loss_fn_config, args.adam, tokens, counted),
+    )
+    if not math.isfinite(update.loss):
+        raise TrainingStopped(
+            f"train_step produced a non-finite loss ({update.loss}); the step was applied and the "
+            "weights may be damaged. Check logprobs/advantages, lower the learning rate, or "
+            "resume from a checkpoint."
+        )
+    return TrainStepOutput(
+        run_id=run.run_id,
+        step=run.step,
+        loss=update.loss,
+        metrics=update.metrics,
+        tokens=tokens,
+        elapsed_s=update.elapsed_s,
+        budget_left=app.budget.left(),
+        **backend_fields(be),
+    )
+
+
+@dataclass(frozen=True)
+class Update:
+    """One optimizer update to send: SDK datums, the loss, Adam's settings, what it costs."""
+
+    batch: list[Any]
+    loss_fn: str
+    loss_fn_config: dict[str, float] | None
+    adam: AdamConfig
+    tokens: int  # budgeted tokens (every model_input position)
+    weighted: int  # target positions that carry weight (the per-token loss's denominator)
+
+
+@dataclass(frozen=True)
+class Applied:
+    metrics: dict[str, float]
+    loss: float
+    elapsed_s: float
+
+
+async def apply_update(app: AppState, run: RunState, update: Update) -> Applied:
+    """forward_backward + optim_step as one budgeted step (train_step, train_on_rewards).
+
+    The budget holds the step before anything is sent. A cancel after submission still charges
+    the step (it runs on the backend anyway) and, if it settles within SETTLE_S, records it in
+    the run, so the run's step, the budget and the backend agree.
+    """
+    import pytrio as trio
+
+    adam = trio.AdamParams(**update.adam.model_dump())
+    with app.budget.reserve(1, update.tokens) as hold:
         started = time.perf_counter()
         forward = await submit(
             "submitting forward_backward",
-            run.client.forward_backward_async(batch, args.loss_fn, args.loss_fn_config),
+            run.client.forward_backward_async(update.batch, update.loss_fn, update.loss_fn_config),
         )
         optim = await submit("submitting optim_step", run.client.optim_step_async(adam))
         try:
@@ -107,7 +157,7 @@ async def train_step(app: AppState, args: TrainStepInput, ctx: ToolCall) -> Trai
             await sdk("optim_step", optim)
         except anyio.get_cancelled_exc_class():
             # The step runs on the backend anyway: count it before the cancel goes on.
-            hold.spend(1, tokens)  # charged even if it never answers in time
+            hold.spend(1, update.tokens)  # charged even if it never answers in time
             with (
                 anyio.CancelScope(shield=True),
                 anyio.move_on_after(SETTLE_S),
@@ -115,41 +165,24 @@ async def train_step(app: AppState, args: TrainStepInput, ctx: ToolCall) -> Trai
             ):
                 output = await sdk("forward_backward", forward)
                 await sdk("optim_step", optim)
-                _record(run, args, output, counted, tokens)
+                _record(run, update, output)
             raise
-        hold.spend(1, tokens)
-    metrics, loss = _record(run, args, output, counted, tokens)
-    if not math.isfinite(loss):
-        raise TrainingStopped(
-            f"train_step produced a non-finite loss ({loss}); the step was applied and the "
-            "weights may be damaged. Check logprobs/advantages, lower the learning rate, or "
-            "resume from a checkpoint."
-        )
-    return TrainStepOutput(
-        run_id=run.run_id,
-        step=run.step,
-        loss=loss,
-        metrics=metrics,
-        tokens=tokens,
-        elapsed_s=round(time.perf_counter() - started, 3),
-        budget_left=app.budget.left(),
-        **backend_fields(be),
-    )
+        hold.spend(1, update.tokens)
+    metrics, loss = _record(run, update, output)
+    return Applied(metrics, loss, round(time.perf_counter() - started, 3))
 
 
-def _record(
-    run: RunState, args: TrainStepInput, output: Any, counted: int, tokens: int
-) -> tuple[dict[str, float], float]:
+def _record(run: RunState, update: Update, output: Any) -> tuple[dict[str, float], float]:
     """The step in the run's state; its metrics and its loss."""
     metrics = {k: float(v) for k, v in output.metrics.items()}
     loss = (
-        per_token_loss(metrics, counted)
-        if args.loss_fn == "cross_entropy"
+        per_token_loss(metrics, update.weighted)
+        if update.loss_fn == "cross_entropy"
         else metrics.get("loss_mean", float("nan"))
     )
     run.step += 1
     run.losses.append(loss)
-    run.tokens_trained += tokens
+    run.tokens_trained += update.tokens
     return metrics, loss
 
 
@@ -161,7 +194,8 @@ SPEC = ToolSpec(
         "(importance_sampling, ppo, cispo, dro) and custom data. Each datum is "
         "{model_input: tokens[:-1], loss_fn_inputs: {target_tokens: tokens[1:], ...}} with one "
         "value per position; everything is validated (lengths, shift, finite values, the "
-        "loss's required inputs) before it is sent. Prefer train_sft for plain SFT."
+        "loss's required inputs) before it is sent. Prefer train_sft for plain SFT and "
+        "sample + train_on_rewards for RL from rewards; use this for losses they do not build."
     ),
     input_model=TrainStepInput,
     output_model=TrainStepOutput,

@@ -47,8 +47,11 @@ SMOKE = {
     ),
     "lsp_bench.py": (["--edits", "2", "--lines", "40"], r"load average"),
     "mcp_bench.py": (
-        ["--calls", "3", "--starts", "1", "--steps", "1", "--rounds", "1"],
-        r"^variant\s+median s",
+        [
+            *("--calls", "3", "--starts", "1", "--steps", "1", "--rounds", "1"),
+            *("--rl-iterations", "1", "--rl-group", "2", "--rl-warmup", "0"),
+        ],
+        r"^sample \+ train_on_rewards\s+\d",
     ),
     "site_packages_sweep.py": (["--limit", "20"], r"^scope\s+files\s+seconds"),
 }

@@ -46,6 +46,7 @@ async def test_every_tool_is_listed_with_title_annotations_and_schemas(make_serv
         "get_training_run",
         "list_checkpoints",
         "sample",
+        "evaluate",
         "lint_code",
         "plot_loss",
     }
