@@ -250,6 +250,10 @@ class ModelHost:
         """The adapter's parameters by name, in a stable order (optimizer state relies on it)."""
         return dict(sorted(self.model.named_adapter_parameters(name).items()))
 
+    def adapter_shapes(self, spec: LoraSpec) -> dict[str, tuple[int, ...]]:
+        """The weights an adapter of `spec` has and their shapes, before it exists."""
+        return self.model.adapter_shapes(spec.target_modules(), spec.rank)
+
     def state(self, name: str) -> dict[str, Any]:
         """The adapter's weights, keyed as peft's `get_peft_model_state_dict` keys them."""
         state = self.model.adapter_state(name)
