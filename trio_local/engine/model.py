@@ -204,6 +204,8 @@ class ModelHost:
                 top = torch.topk(table, topk, dim=-1)
                 values.append(top.values)
                 ids.append(top.indices)
+        if not values:  # no rows: a one-token prompt has no position to score
+            return hidden.new_zeros((0, topk)), torch.zeros((0, topk), dtype=torch.long)
         return torch.cat(values), torch.cat(ids)
 
     def add_adapter(self, name: str, spec: LoraSpec) -> None:
