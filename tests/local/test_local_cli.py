@@ -265,12 +265,32 @@ def test_sigterm_taken_by_a_worker_thread_of_run_still_reaches_the_child(tmp_pat
         process.wait(30)
 
 
-def test_a_killed_trio_local_takes_its_child_with_it(tmp_path) -> None:
+def _scratch_dirs(tmp_path: Path) -> list[str]:
+    return sorted(path.name for path in tmp_path.glob("trio-local-run-*"))
+
+
+def test_a_killed_trio_local_takes_its_child_with_it_and_the_next_run_its_temp_dir(
+    tmp_path,
+) -> None:
+    """A SIGKILL skips every `finally`: its temp dir once stayed for good."""
     process = _run(tmp_path, "time.sleep(120)", "--no-warmup")
     child = int(process.stdout.readline())
+    killed = _scratch_dirs(tmp_path)
     process.kill()
     process.wait(10)
     deadline = time.monotonic() + 10
     while _alive(child) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not _alive(child), "the child outlived trio-local"
+    assert len(killed) == 1 and _scratch_dirs(tmp_path) == killed
+    # A live run's dir is kept while the next one starts; the killed one's is removed.
+    live = _run(tmp_path, "time.sleep(120)", "--no-warmup")
+    try:
+        live.stdout.readline()
+        after = _run(tmp_path, "pass", "--no-warmup", "--data-dir", str(tmp_path / "other"))
+        assert after.wait(120) == 0
+        left = _scratch_dirs(tmp_path)
+        assert killed[0] not in left and len(left) == 1, left
+    finally:
+        live.kill()
+        live.wait(30)

@@ -37,7 +37,7 @@ from trio_local.engine.images import flatten
 from trio_local.engine.libraries import import_model_libraries
 from trio_local.engine.model import BASE_ADAPTER, LoraSpec, ModelHost
 from trio_local.engine.trainer import TrainerRun
-from trio_local.protocol.bounds import CHECKPOINT_NAME, CHECKPOINT_NAME_MAX
+from trio_local.protocol.bounds import CHECKPOINT_NAME, CHECKPOINT_NAME_MAX, VALUE_REFUSED
 from trio_local.storage import checkpoints as ckpt_files
 from trio_local.storage import faults
 from trio_local.storage.db import Store, iso, new_cuid, now
@@ -571,7 +571,7 @@ class Engine:
             )
         if request.num_samples > limits.max_batch_size:
             raise EngineError(
-                "invalid_request_body",
+                VALUE_REFUSED,
                 f"num_samples is {request.num_samples}; the local sampler allows at most "
                 f"{limits.max_batch_size} per request",
             )

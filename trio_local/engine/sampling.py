@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trio_local.engine.errors import EngineError
+from trio_local.protocol.bounds import VALUE_REFUSED
 
 MASK64 = 2**64 - 1
 
@@ -34,25 +35,21 @@ class SamplingOptions:
             if value is None:
                 return default
             if isinstance(value, bool) or not isinstance(value, int | float):
-                raise EngineError(
-                    "invalid_request_body", f"sampling_params.{name} must be a number"
-                )
+                raise EngineError(VALUE_REFUSED, f"sampling_params.{name} must be a number")
             return float(value)
 
         stop = params.get("stop") or []
         stop_ids = params.get("stop_token_ids") or []
         if not isinstance(stop, list) or not all(isinstance(s, str) for s in stop):
-            raise EngineError("invalid_request_body", "sampling_params.stop must be strings")
+            raise EngineError(VALUE_REFUSED, "sampling_params.stop must be strings")
         if not isinstance(stop_ids, list) or not all(isinstance(t, int) for t in stop_ids):
-            raise EngineError(
-                "invalid_request_body", "sampling_params.stop_token_ids must be integers"
-            )
+            raise EngineError(VALUE_REFUSED, "sampling_params.stop_token_ids must be integers")
         temperature = number("temperature", 1.0)
         top_p = number("top_p", 1.0)
         if temperature < 0:
-            raise EngineError("invalid_request_body", "sampling_params.temperature must be >= 0")
+            raise EngineError(VALUE_REFUSED, "sampling_params.temperature must be >= 0")
         if not 0 < top_p <= 1:
-            raise EngineError("invalid_request_body", "sampling_params.top_p must be in (0, 1]")
+            raise EngineError(VALUE_REFUSED, "sampling_params.top_p must be in (0, 1]")
         seed = params.get("seed")
         return cls(
             max_tokens=int(params["max_tokens"]),  # type: ignore[call-overload]
