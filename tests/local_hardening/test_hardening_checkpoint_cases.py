@@ -303,3 +303,30 @@ def test_a_fifo_checkpoint_is_refused_and_the_service_keeps_answering(
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(30)
+
+
+def test_the_expected_shapes_are_those_of_a_real_adapter(harness: Harness) -> None:
+    """The loader sizes files by shapes computed before any adapter exists: they must be the
+    shapes an adapter of those settings really has (every target, the unembedding too)."""
+    from trio_local.engine.model import LoraSpec
+
+    host = harness.engine.host(engine_entry())
+    spec = LoraSpec(8, 0, train_mlp=True, train_attn=True, train_unembed=True)
+    host.add_adapter("shapes", spec)
+    try:
+        state = {key: tuple(value.shape) for key, value in host.state("shapes").items()}
+        assert host.adapter_shapes(spec) == dict(sorted(state.items()))
+        # and in the optimizer's order (its state is kept by parameter index)
+        order = [tuple(param.shape) for param in host.parameters("shapes").values()]
+        assert list(host.adapter_shapes(spec).values()) == order
+    finally:
+        host.remove_adapter("shapes")
+
+
+def test_a_state_saved_before_any_step_loads_with_its_empty_optimizer(harness: Harness) -> None:
+    harness.init()
+    uri = harness.save_state("before-any-step")
+    loss = harness.loss()
+    harness.init(uri, optimizer=True)
+    assert harness.loss() == loss
+    harness.step()  # a fresh AdamW state, as the saved run would have had
