@@ -3,10 +3,12 @@ checkpoint tests load hundreds of damaged copies, each in milliseconds."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import shutil
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
@@ -106,6 +108,19 @@ class Harness:
         copied = replace(row, cuid=new_cuid("ck"), name=name, uri=new_uri, path=path, **changes)
         self.store.add_checkpoint(copied)
         return new_uri, target
+
+
+@contextlib.contextmanager
+def trained(data_dir: Path, steps: int, name: str) -> Iterator[tuple[Harness, str]]:
+    """A harness whose run trained `steps` steps and saved its state as `name` (its uri)."""
+    harness = Harness(data_dir)
+    try:
+        harness.init()
+        for _ in range(steps):
+            harness.step()
+        yield harness, harness.save_state(name)
+    finally:
+        harness.close()
 
 
 def read_config(directory: Path) -> dict:

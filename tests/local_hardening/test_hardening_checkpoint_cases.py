@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 import torch
-from engine_harness import MODEL, Harness, resign
+from engine_harness import MODEL, Harness, resign, trained
 from pytrio.protocol.actor.sampling_run.sample import SampleRequest
 from safetensors.torch import load, save
 from wire import V1, Wire, body_of, sample_body
@@ -37,14 +37,9 @@ from trio_local.storage.checkpoints import (
 
 @pytest.fixture(scope="module")
 def harness(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Harness]:
-    running = Harness(tmp_path_factory.mktemp("data"))
-    try:
-        running.init()
-        running.step()
-        running.saved = running.save_state("saved")  # type: ignore[attr-defined]
+    with trained(tmp_path_factory.mktemp("data"), 1, "saved") as (running, saved):
+        running.saved = saved  # type: ignore[attr-defined]
         yield running
-    finally:
-        running.close()
 
 
 def _copy(harness: Harness, name: str, **changes) -> tuple[str, Path]:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from engine_harness import Harness, read_config, resign, write_config
+from engine_harness import Harness, read_config, resign, trained, write_config
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from safetensors.torch import load, save
@@ -47,18 +47,11 @@ class World:
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    harness = Harness(tmp_path_factory.mktemp("data"))
-    try:
-        harness.init()
-        harness.step()
-        harness.step()
-        uri = harness.save_state("original")
+    with trained(tmp_path_factory.mktemp("data"), 2, "original") as (harness, uri):
         harness.init(uri, optimizer=True)
         loss = harness.loss()
         harness.step()
         yield World(harness, uri, loss, harness.loss())
-    finally:
-        harness.close()
 
 
 # Damage, each drawn by hypothesis; `True` from one means the config records the damaged

@@ -58,8 +58,8 @@ async def _send_closed(send: Send, path: str) -> None:
     await _send_error(send, ApiError(410, "service_stopped", "this trio-local service stopped"))
 
 
-class GuardMiddleware:
-    """Authenticates each plane and caps request bodies before any route runs."""
+class ServiceMiddleware:
+    """An ASGI middleware of the service's: HTTP requests go to `http`, the rest passes."""
 
     def __init__(self, app: ASGIApp, service: Service) -> None:
         self.app = app
@@ -69,6 +69,16 @@ class GuardMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        await self.http(scope, receive, send)
+
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        raise NotImplementedError
+
+
+class GuardMiddleware(ServiceMiddleware):
+    """Authenticates each plane and caps request bodies before any route runs."""
+
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         path: str = scope["path"]
         if self.service.closed:
             await _send_closed(send, path)
@@ -141,20 +151,13 @@ def unexpected_body(error: Exception, data_dir: Path, method: str, path: str) ->
     return {"code": "internal_error", "message": f"trio-local failed: {type(error).__name__}"}
 
 
-class CatchAll:
+class CatchAll(ServiceMiddleware):
     """Answers an unexpected error itself, inside Starlette's ServerErrorMiddleware: that
     middleware re-raises after its handler answered, and uvicorn then closes the client's
     keep-alive connection (the SDK's next request on it was reset and retried). A deterministic
     failure is a 4xx: the SDK retries 5xx for 15 minutes."""
 
-    def __init__(self, app: ASGIApp, service: Service) -> None:
-        self.app = app
-        self.service = service
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = False
 
         async def tracked(message: Message) -> None:
