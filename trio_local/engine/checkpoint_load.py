@@ -49,6 +49,12 @@ def invalid(uri: str, file: str, cause: str) -> EngineError:
     )
 
 
+def _show(value: object) -> str:
+    """A value from a file, as a message quotes it: never more than a line."""
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:57]}..."
+
+
 def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -63,10 +69,10 @@ def saved_lora(config: dict[str, Any]) -> LoraSpec:
     rank, seed = lora["rank"], lora["seed"]
     if not _is_int(rank) or not RANK_MIN <= rank <= RANK_MAX:
         raise CheckpointDamaged(
-            CONFIG, f"claims LoRA rank {rank!r}, outside [{RANK_MIN}, {RANK_MAX}]"
+            CONFIG, f"claims LoRA rank {_show(rank)}, outside [{RANK_MIN}, {RANK_MAX}]"
         )
     if seed is not None and not (_is_int(seed) and INT64_MIN <= seed <= INT64_MAX):
-        raise CheckpointDamaged(CONFIG, f"claims LoRA seed {seed!r}, not a 64-bit integer")
+        raise CheckpointDamaged(CONFIG, f"claims LoRA seed {_show(seed)}, not a 64-bit integer")
     flags = [lora[name] for name in LORA_FIELDS[2:]]
     if not all(isinstance(flag, bool) for flag in flags) or not any(flags):
         raise CheckpointDamaged(CONFIG, "has train_* flags that are not booleans or train nothing")
@@ -88,7 +94,7 @@ def saved_model(config: dict[str, Any], row: CheckpointRow) -> str:
     if not isinstance(model, str) or model.lower() != row.model_id.lower():
         raise CheckpointDamaged(
             CONFIG,
-            f"names the model {model!r}, but the checkpoint was saved from {row.model_id} "
+            f"names the model {_show(model)}, but the checkpoint was saved from {row.model_id} "
             "(the file was edited or replaced)",
         )
     return model
@@ -132,7 +138,7 @@ def _check_adapter(tensors: dict[str, Any], shapes: dict[str, tuple[int, ...]]) 
 def _number(group: dict, key: str, low: float, high: float) -> None:
     value = group.get(key, DEFAULT_GROUP.get(key))
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise CheckpointDamaged(ckpt_files.TRAINER_STATE, f"has {key} {value!r}, not a number")
+        raise CheckpointDamaged(ckpt_files.TRAINER_STATE, f"has {key} {_show(value)}, not a number")
     if not (math.isfinite(value) and low <= value <= high):
         raise CheckpointDamaged(
             ckpt_files.TRAINER_STATE, f"has {key} {value}, outside [{low}, {high}]"
@@ -148,7 +154,7 @@ def _check_group(group: object) -> None:
     _number(group, "weight_decay", 0.0, math.inf)
     betas = group.get("betas", DEFAULT_GROUP["betas"])
     if not isinstance(betas, list | tuple) or len(betas) != 2:
-        raise CheckpointDamaged(name, f"has betas {betas!r}, not two numbers")
+        raise CheckpointDamaged(name, f"has betas {_show(betas)}, not two numbers")
     for index, beta in enumerate(betas):
         _number({"beta": beta}, "beta", 0.0, 1.0)
         if beta == 1.0:
@@ -156,7 +162,7 @@ def _check_group(group: object) -> None:
     for flag in ("amsgrad", "maximize"):
         if group.get(flag, False) is not False:
             raise CheckpointDamaged(
-                name, f"has {flag}={group[flag]!r}; the trainer's AdamW has neither"
+                name, f"has {flag}={_show(group[flag])}; the trainer's AdamW has neither"
             )
 
 
@@ -165,7 +171,7 @@ def _check_optimizer(
 ) -> None:
     name, steps = ckpt_files.TRAINER_STATE, state.get("optim_steps")
     if not _is_int(steps) or not 0 <= steps <= INT64_MAX:
-        raise CheckpointDamaged(name, f"has optim_steps {steps!r}, not a step count")
+        raise CheckpointDamaged(name, f"has optim_steps {_show(steps)}, not a step count")
     groups = state.get("param_groups")
     if not isinstance(groups, list) or len(groups) > 1:
         raise CheckpointDamaged(name, "has param_groups that are not a list of at most one group")
@@ -176,7 +182,7 @@ def _check_optimizer(
     for key, value in tensors.items():
         match = SLOT_KEY.fullmatch(key)
         if match is None or int(match[1]) >= len(shapes) or match[2] not in SLOTS:
-            raise CheckpointDamaged(file, f"holds {key!r}, no AdamW slot of this adapter's")
+            raise CheckpointDamaged(file, f"holds {_show(key)}, no AdamW slot of this adapter's")
         slots.setdefault(int(match[1]), {})[match[2]] = value
     if slots and not groups:
         raise CheckpointDamaged(file, f"holds optimizer state but {name} has no parameter group")
@@ -195,7 +201,7 @@ def _check_optimizer(
         step = held["step"]
         if step.numel() != 1 or not 0 <= float(step) <= steps or float(step) != int(step):
             raise CheckpointDamaged(
-                file, f"holds {index}.step {step.tolist()}, not in [0, {steps}]"
+                file, f"holds {index}.step {_show(step.tolist())}, not in [0, {steps}]"
             )
         if bool((held["exp_avg_sq"] < 0).any()):
             raise CheckpointDamaged(file, f"holds negative second moments in {index}.exp_avg_sq")

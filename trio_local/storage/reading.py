@@ -122,7 +122,7 @@ def _header(name: str, data: bytes) -> tuple[dict[str, Any], int]:
 
 
 def _span(name: str, key: str, entry: object, body: int) -> tuple[int, int]:
-    bad = CheckpointDamaged(name, f"has a damaged header entry for {key!r}")
+    bad = CheckpointDamaged(name, f"has a damaged header entry for {key[:60]!r}")
     if not isinstance(entry, dict) or entry.get("dtype") not in FLOAT_DTYPES:
         raise bad
     shape, offsets = entry.get("shape"), entry.get("data_offsets")
@@ -133,7 +133,7 @@ def _span(name: str, key: str, entry: object, body: int) -> tuple[int, int]:
         raise bad
     begin, end = offsets
     if not begin <= end <= body or end - begin != math.prod(shape) * FLOAT_DTYPES[entry["dtype"]]:
-        raise CheckpointDamaged(name, f"has offsets for {key!r} that do not fit the file")
+        raise CheckpointDamaged(name, f"has offsets for {key[:60]!r} that do not fit the file")
     return begin, end
 
 
