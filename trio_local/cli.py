@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import signal
 import sys
-import tempfile
 import threading
 from pathlib import Path
 
 from trio_local import catalogue
 from trio_local.child import FORWARDED, SIGNAL_POLL_S, run_child
 from trio_local.config import ConfigError, ServeConfig, default_data_dir, warmup_default
+from trio_local.scratch import scratch_directory
 
 # Long enough that a client's next request, sent as soon as a result arrives, misses the next
 # boundary as it would on the service, so the submission patterns differ clearly (about 3, 2
@@ -204,13 +203,10 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
     # torch writes a compile cache to $TMPDIR/torchinductor_$USER on import; this run's goes
-    # to a directory of its own, removed at the end.
-    scratch = Path(tempfile.mkdtemp(prefix="trio-local-run-"))
-    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(scratch / "torchinductor"))
-    try:
+    # to a directory of its own, removed at the end (or by the next run, after a SIGKILL).
+    with scratch_directory() as scratch:
+        os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(scratch / "torchinductor"))
         return _serve_child(args, child)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _serve_child(args: argparse.Namespace, child: list[str]) -> int:

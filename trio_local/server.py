@@ -146,7 +146,7 @@ class Service:
 
     def delete_checkpoint(self, row: CheckpointRow) -> None:
         ckpt_files.delete_checkpoint(self.store, self.data_dir, row)
-        for archive in (self.data_dir / "archives").glob(f"{row.cuid}-*.tar"):
+        for archive in (self.data_dir / ckpt_files.ARCHIVES_DIR).glob(f"{row.cuid}-*.tar"):
             archive.unlink(missing_ok=True)
 
     def environment(self, base_url: str) -> dict[str, str]:

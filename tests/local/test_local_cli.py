@@ -265,12 +265,38 @@ def test_sigterm_taken_by_a_worker_thread_of_run_still_reaches_the_child(tmp_pat
         process.wait(30)
 
 
-def test_a_killed_trio_local_takes_its_child_with_it(tmp_path) -> None:
+def _scratch_dirs(tmp_path: Path) -> list[str]:
+    return sorted(path.name for path in tmp_path.glob("trio-local-run-*"))
+
+
+def test_a_killed_trio_local_takes_its_child_with_it_and_the_next_run_its_temp_dir(
+    tmp_path,
+) -> None:
+    """A SIGKILL skips every `finally`: its temp dir once stayed for good."""
     process = _run(tmp_path, "time.sleep(120)", "--no-warmup")
     child = int(process.stdout.readline())
+    killed = _scratch_dirs(tmp_path)
     process.kill()
     process.wait(10)
     deadline = time.monotonic() + 10
     while _alive(child) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not _alive(child), "the child outlived trio-local"
+    assert len(killed) == 1 and _scratch_dirs(tmp_path) == killed
+    after = _run(tmp_path, "pass", "--no-warmup")
+    assert after.wait(120) == 0
+    assert _scratch_dirs(tmp_path) == []  # the killed run's, then its own
+
+
+def test_a_live_runs_temp_dir_is_kept_by_the_next_run(tmp_path, monkeypatch) -> None:
+    from trio_local import scratch
+
+    monkeypatch.setattr(scratch.tempfile, "tempdir", str(tmp_path))
+    old = tmp_path / f"{scratch.PREFIX}old-version"  # no lock: removed once an hour old
+    old.mkdir()
+    with scratch.scratch_directory() as live:
+        assert scratch.remove_stale() == []  # held by this run; the unlocked one is new
+        os.utime(old, (0, 0))
+        assert scratch.remove_stale() == [old]
+        assert live.is_dir()
+    assert _scratch_dirs(tmp_path) == []

@@ -17,7 +17,13 @@ LAYERS = (
     ("trio_local.scheduler", "trio_local.liveness", "trio_local.submission_patterns"),
     ("trio_local.server",),
     ("trio_local.http",),
-    ("trio_local.background", "trio_local.cli", "trio_local.child", "trio_local.stats_cli"),
+    (
+        "trio_local.background",
+        "trio_local.cli",
+        "trio_local.child",
+        "trio_local.scratch",
+        "trio_local.stats_cli",
+    ),
     ("trio_local.launch", "trio_local"),
 )
 

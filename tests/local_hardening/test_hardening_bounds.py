@@ -45,7 +45,7 @@ def refused(answer, field: str) -> str:
     return body["message"]
 
 
-def failed(answer, field: str, code: str = "invalid_request_body") -> str:
+def failed(answer, field: str, code: str = "validation_failed") -> str:
     """An event accepted as failed at once, with the SDK's code and the field in its message."""
     assert answer.status_code == 200, (answer.status_code, answer.content[:300])
     body = body_of(answer)

@@ -126,7 +126,7 @@ def _state(data_dir: Path, name: str) -> tuple[dict | None, float | None]:
     row = store.checkpoint_by_uri(f"trio://tr_kill/weights/{name}")
     store.close()
     target = data_dir / ckpt.relative_dir("tr_kill", "TRAINING", name)
-    files = ckpt.read_checkpoint(target).adapter_config["marker"] if target.exists() else None
+    files = ckpt.read_config(target, data_dir)["marker"] if target.exists() else None
     return row, files
 
 

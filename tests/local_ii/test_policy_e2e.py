@@ -189,7 +189,7 @@ def test_a_client_ignoring_the_limits_gets_them_back(client, tokens) -> None:
     with pytest.raises(trio.PyTrioError) as error:
         training.forward([datum] * size, "cross_entropy").result()
     message = str(error.value)
-    assert error.value.code == "invalid_request_body" and f"{size} samples" in message
+    assert error.value.code == "validation_failed" and f"{size} samples" in message
     assert str(catalogue.TRAINER_LIMITS.max_batch_size) in message
     training._limits = TrainingLimits(**vars(catalogue.TRAINER_LIMITS))
     assert training.forward([datum], "cross_entropy").result().metrics["token_count"] > 0

@@ -31,13 +31,13 @@ from pytrio.protocol.actor.sampling_run.sample import SampleRequest
 
 from trio_local import catalogue
 from trio_local.config import default_cache_dir
-from trio_local.engine import sampling, trainer
+from trio_local.engine import checkpoint_load, sampling, trainer
 from trio_local.engine.errors import EngineError, service_stopping
 from trio_local.engine.images import flatten
 from trio_local.engine.libraries import import_model_libraries
 from trio_local.engine.model import BASE_ADAPTER, LoraSpec, ModelHost
 from trio_local.engine.trainer import TrainerRun
-from trio_local.protocol.bounds import CHECKPOINT_NAME, CHECKPOINT_NAME_MAX
+from trio_local.protocol.bounds import CHECKPOINT_NAME, CHECKPOINT_NAME_MAX, VALUE_REFUSED
 from trio_local.storage import checkpoints as ckpt_files
 from trio_local.storage import faults
 from trio_local.storage.db import Store, iso, new_cuid, now
@@ -420,30 +420,29 @@ class Engine:
         run.usage = {"input_tokens": 0, "output_tokens": 0, "train_tokens": 0}
         return EventOutcome(result={"run_id": run_id, "model_id": entry.model_id}, usage=run.usage)
 
-    def _checkpoint_dir(self, row: CheckpointRow) -> Path:
-        return ckpt_files.resolve(self.data_dir, row.path)
+    def _checkpoint_row(self, uri: str, what: str = "no checkpoint at") -> CheckpointRow:
+        row = self.store.checkpoint_by_uri(uri)
+        if row is None:
+            raise EngineError("checkpoint_not_found", f"{what} {uri}")
+        return row
 
     def _restore(self, run: TrainerRun, uri: str, *, with_optimizer: bool) -> None:
-        row = self.store.checkpoint_by_uri(uri)
-        if row is None or not self._checkpoint_dir(row).is_dir():
-            raise EngineError("checkpoint_not_found", f"no checkpoint at {uri}")
-        data = ckpt_files.read_checkpoint(self._checkpoint_dir(row))
-        saved = data.adapter_config.get("trio_local", {}).get("lora")
-        if saved is None or LoraSpec(**saved) != run.lora:
+        loaded = checkpoint_load.load(
+            self.data_dir,
+            self._checkpoint_row(uri),
+            run.host,
+            model_id=run.model_id,
+            with_optimizer=with_optimizer,
+        )
+        if loaded.lora != run.lora:
             raise EngineError(
                 "checkpoint_config_mismatch",
                 f"checkpoint {uri} was trained with a different LoRA configuration",
             )
-        run.host.load_state(run.adapter, data.adapter)
-        if with_optimizer:
-            if data.optimizer is None or data.trainer_state is None:
-                raise EngineError(
-                    "checkpoint_has_no_optimizer",
-                    f"{uri} is a sampler checkpoint without optimizer state; load it without "
-                    "the optimizer, or save with save_state",
-                )
-            trainer.restore_optimizer(run, data.optimizer, data.trainer_state)
-            run.optim_steps = int(data.trainer_state.get("optim_steps", 0))
+        run.host.load_state(run.adapter, loaded.adapter)
+        if loaded.optimizer is not None and loaded.trainer_state is not None:
+            trainer.restore_optimizer(run, loaded.optimizer, loaded.trainer_state)
+            run.optim_steps = loaded.trainer_state["optim_steps"]
 
     def _save(self, run: TrainerRun, payload: TrainerSavePayload, kind: str) -> dict[str, Any]:
         name = payload.name
@@ -525,24 +524,21 @@ class Engine:
     def _sampler_adapter(self, entry: catalogue.CatalogueEntry, checkpoint_uri: str | None) -> str:
         if not checkpoint_uri:
             return BASE_ADAPTER
-        row = self.store.checkpoint_by_uri(checkpoint_uri)
-        if row is None or not self._checkpoint_dir(row).is_dir():
-            raise EngineError(
-                "checkpoint_not_found",
-                f"the sampler's checkpoint {checkpoint_uri} no longer exists",
-            )
+        row = self._checkpoint_row(checkpoint_uri, "the sampler's checkpoint no longer exists:")
         cached = self._samplers.get(row.cuid)
         if cached is not None:
             self._samplers.move_to_end(row.cuid)
             return cached[1]
-        data = ckpt_files.read_checkpoint(self._checkpoint_dir(row))
-        saved = data.adapter_config.get("trio_local", {}).get("lora")
-        if not saved:
-            raise EngineError("checkpoint_invalid", f"{checkpoint_uri} has no LoRA settings")
-        adapter = f"s_{row.cuid}"
         host = self.host(entry)
-        host.add_adapter(adapter, LoraSpec(**saved))
-        host.load_state(adapter, data.adapter)
+        # Checked whole before the adapter is made: a refusal allocates nothing.
+        loaded = checkpoint_load.load(self.data_dir, row, host, model_id=entry.model_id)
+        adapter = f"s_{row.cuid}"
+        host.add_adapter(adapter, loaded.lora)
+        try:
+            host.load_state(adapter, loaded.adapter)
+        except BaseException:
+            host.remove_adapter(adapter)
+            raise
         self._samplers[row.cuid] = (entry.model_id, adapter)
         while len(self._samplers) > SAMPLER_CACHE_SIZE:
             _, (model_id, old) = self._samplers.popitem(last=False)
@@ -576,7 +572,7 @@ class Engine:
             )
         if request.num_samples > limits.max_batch_size:
             raise EngineError(
-                "invalid_request_body",
+                VALUE_REFUSED,
                 f"num_samples is {request.num_samples}; the local sampler allows at most "
                 f"{limits.max_batch_size} per request",
             )

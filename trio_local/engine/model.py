@@ -204,6 +204,8 @@ class ModelHost:
                 top = torch.topk(table, topk, dim=-1)
                 values.append(top.values)
                 ids.append(top.indices)
+        if not values:  # no rows: a one-token prompt has no position to score
+            return hidden.new_zeros((0, topk)), torch.zeros((0, topk), dtype=torch.long)
         return torch.cat(values), torch.cat(ids)
 
     def add_adapter(self, name: str, spec: LoraSpec) -> None:
@@ -249,6 +251,10 @@ class ModelHost:
     def parameters(self, name: str) -> dict[str, Any]:
         """The adapter's parameters by name, in a stable order (optimizer state relies on it)."""
         return dict(sorted(self.model.named_adapter_parameters(name).items()))
+
+    def adapter_shapes(self, spec: LoraSpec) -> dict[str, tuple[int, ...]]:
+        """The weights an adapter of `spec` has and their shapes, before it exists."""
+        return self.model.adapter_shapes(spec.target_modules(), spec.rank)
 
     def state(self, name: str) -> dict[str, Any]:
         """The adapter's weights, keyed as peft's `get_peft_model_state_dict` keys them."""

@@ -300,6 +300,19 @@ class Adapted(nn.Module):
             for layer in self._targets(suffix):
                 layer.add(name, rank, alpha)
 
+    def adapter_shapes(self, targets: list[str], rank: int) -> dict[str, tuple[int, ...]]:
+        """The weights an adapter on `targets` of `rank` has, keyed as `adapter_state` keys
+        them, with their shapes: computed from the base layers, nothing allocated."""
+        shapes: dict[str, tuple[int, ...]] = {}
+        for path, module in self.named_modules():
+            if path.rsplit(".", 1)[-1] not in targets:
+                continue
+            base = module.base_layer if isinstance(module, LoraLinear) else module
+            if isinstance(base, nn.Linear):
+                shapes[f"{path}.lora_A.weight"] = (rank, base.in_features)
+                shapes[f"{path}.lora_B.weight"] = (base.out_features, rank)
+        return dict(sorted(shapes.items()))
+
     def delete_adapter(self, name: str) -> None:
         for layers in self.lora_layers.values():
             for layer in layers:

@@ -19,6 +19,7 @@ from trio_local.engine.images import Flattened, estimate_mismatch, flatten, inpu
 from trio_local.engine.losses import LOSSES, LossInputs
 from trio_local.engine.model import LoraSpec, ModelHost
 from trio_local.engine.optimizer import AdamW
+from trio_local.protocol.bounds import VALUE_REFUSED
 
 IGNORE_INDEX = -100
 
@@ -84,7 +85,7 @@ def _check_limits(rows: list[tuple[list[int], ...]], limits: RunnerLimits) -> No
     tokens = sum(len(row[0]) for row in rows)
     if len(rows) > limits.max_batch_size or tokens > limits.max_tokens_per_request:
         raise EngineError(
-            "invalid_request_body",
+            VALUE_REFUSED,
             f"one event carries {len(rows)} samples and {tokens} tokens; trio-local's trainer "
             f"takes at most {limits.max_batch_size} samples and {limits.max_tokens_per_request} "
             "tokens per event (the SDK splits larger batches by these limits)",

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import logging
+from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
@@ -56,8 +58,8 @@ async def _send_closed(send: Send, path: str) -> None:
     await _send_error(send, ApiError(410, "service_stopped", "this trio-local service stopped"))
 
 
-class GuardMiddleware:
-    """Authenticates each plane and caps request bodies before any route runs."""
+class ServiceMiddleware:
+    """An ASGI middleware of the service's: HTTP requests go to `http`, the rest passes."""
 
     def __init__(self, app: ASGIApp, service: Service) -> None:
         self.app = app
@@ -67,6 +69,16 @@ class GuardMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        await self.http(scope, receive, send)
+
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        raise NotImplementedError
+
+
+class GuardMiddleware(ServiceMiddleware):
+    """Authenticates each plane and caps request bodies before any route runs."""
+
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         path: str = scope["path"]
         if self.service.closed:
             await _send_closed(send, path)
@@ -129,16 +141,39 @@ async def api_error(request: Request, error: Exception) -> Response:
     return JSONResponse(error.body(), status_code=error.status)
 
 
-async def unexpected(request: Request, error: Exception) -> Response:
-    # A bug here is deterministic: answer 4xx, because the SDK retries 5xx for 15 minutes.
-    storage = faults.describe(error, request.app.state.service.data_dir)
+def unexpected_body(error: Exception, data_dir: Path, method: str, path: str) -> dict[str, str]:
+    """What an error no handler expected answers: a storage fault named, else internal_error."""
+    storage = faults.describe(error, data_dir)
     if storage is not None:  # a full disk or a read-only data dir: named, not a bug
-        logger.error("%s %s: %s", request.method, request.url.path, storage)
-        body = {"code": faults.STORAGE_CODE, "message": f"trio-local {storage}"}
-        return JSONResponse(body, status_code=400)
-    logger.error("unhandled error on %s %s", request.method, request.url.path, exc_info=error)
-    body = {"code": "internal_error", "message": f"trio-local failed: {type(error).__name__}"}
-    return JSONResponse(body, status_code=400)
+        logger.error("%s %s: %s", method, path, storage)
+        return {"code": faults.STORAGE_CODE, "message": f"trio-local {storage}"}
+    logger.error("unhandled error on %s %s", method, path, exc_info=error)
+    return {"code": "internal_error", "message": f"trio-local failed: {type(error).__name__}"}
+
+
+class CatchAll(ServiceMiddleware):
+    """Answers an unexpected error itself, inside Starlette's ServerErrorMiddleware: that
+    middleware re-raises after its handler answered, and uvicorn then closes the client's
+    keep-alive connection (the SDK's next request on it was reset and retried). A deterministic
+    failure is a 4xx: the SDK retries 5xx for 15 minutes."""
+
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        started = False
+
+        async def tracked(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracked)
+        except Exception as error:
+            if started:  # part of an answer is out: only closing the connection ends it
+                raise
+            body = unexpected_body(
+                error, self.service.data_dir, scope.get("method", ""), scope["path"]
+            )
+            await JSONResponse(body, status_code=400)(scope, receive, send)
 
 
 async def probe(request: Request) -> Response:
@@ -171,7 +206,8 @@ def build_app(service: Service) -> Any:
             Route(STATS_PATH, stats, methods=["GET"]),
             Route("/", probe, methods=["GET", "HEAD"]),
         ],
-        exception_handlers={ApiError: api_error, Exception: unexpected},
+        exception_handlers={ApiError: api_error},
+        middleware=[Middleware(CatchAll, service=service)],
     )
     # No slash redirects: a hostile id such as "/" would otherwise earn a 307 to another
     # route; every path either matches exactly or is a 404.

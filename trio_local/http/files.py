@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import stat
 import tarfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +21,7 @@ from starlette.responses import Response, StreamingResponse
 from trio_local.errors import ApiError
 from trio_local.http.common import service
 from trio_local.security import verify_download
-from trio_local.storage.checkpoints import ARCHIVE_FILES, resolve
+from trio_local.storage.checkpoints import ARCHIVE_FILES, ARCHIVES_DIR, resolve
 from trio_local.storage.files import atomic_file
 
 CHUNK = 256 * 1024
@@ -34,6 +35,18 @@ class Unsatisfiable(Exception):
 def build_archive(source: Path, target: Path, name: str) -> Path:
     if target.is_file():
         return target
+    for file_name in ARCHIVE_FILES:  # a FIFO, a device or a link is never archived
+        try:
+            mode = (source / file_name).lstat().st_mode
+        except OSError:
+            mode = 0
+        if not stat.S_ISREG(mode):
+            raise ApiError(
+                400,
+                "checkpoint_invalid",
+                f"checkpoint '{name}' cannot be downloaded: {file_name} is missing or not a "
+                "regular file",
+            )
     with atomic_file(target) as handle, tarfile.open(fileobj=handle, mode="w") as tar:
         for file_name in ARCHIVE_FILES:
             tar.add(source / file_name, arcname=f"{name}/{file_name}")
@@ -88,7 +101,7 @@ async def download(request: Request) -> Response:
     source = resolve(state.data_dir, row.path) if row is not None else None
     if row is None or source is None or not source.is_dir():
         raise ApiError(404, "checkpoint_not_found", f"checkpoint '{ident}' does not exist")
-    target = state.data_dir / "archives" / f"{ident}-{row.size_bytes}.tar"
+    target = state.data_dir / ARCHIVES_DIR / f"{ident}-{row.size_bytes}.tar"
     archive = await asyncio.to_thread(build_archive, source, target, row.name)
     size = archive.stat().st_size
     headers = {"accept-ranges": "bytes", "content-type": "application/x-tar"}

@@ -43,8 +43,14 @@ MAX_SAMPLE_RESPONSE_BYTES = 64 * 1024 * 1024
 BYTES_PER_NUMBER = 64
 
 
+# pytrio 0.2.9's hint for this code fits a refused value ("Check the request arguments and
+# retry with valid values."); invalid_request_body's ("could not be parsed. Check the SDK
+# version") is kept for bodies that do not parse.
+VALUE_REFUSED = "validation_failed"
+
+
 def refuse(field: str, rule: str) -> ApiError:
-    return ApiError(400, "invalid_request_body", f"{field} must be {rule}")
+    return ApiError(400, VALUE_REFUSED, f"{field} must be {rule}")
 
 
 def check_finite(value: Any, field: str) -> None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from trio_local.storage import reading
 from trio_local.storage.files import retire_directory, staged_directory
 from trio_local.storage.rows import CheckpointRow
 
@@ -27,6 +28,8 @@ TRAINER_STATE = "trainer_state.json"
 # Files a downloaded archive carries: the adapter, loadable by peft.
 ARCHIVE_FILES = (ADAPTER_CONFIG, ADAPTER_FILE)
 CHECKPOINTS_DIR = "checkpoints"
+# Download archives (`archives/<cuid>-<size>.tar`), built on demand from the files above.
+ARCHIVES_DIR = "archives"
 KIND_DIRS = {"TRAINING": "weights", "SAMPLER": "sampler_weights"}
 
 
@@ -51,35 +54,64 @@ class CheckpointData:
     trainer_state: dict[str, Any] | None = None  # step, param groups, lora settings
 
 
-def _save_tensors(tensors: dict[str, Any], path: Path) -> None:
+def _tensor_bytes(tensors: dict[str, Any]) -> bytes:
     from safetensors.torch import save
 
-    path.write_bytes(save(tensors))
+    return save(tensors)
 
 
 def write_checkpoint(target: Path, data: CheckpointData, *, overwrite: bool) -> int:
-    """Write `data` to `target` atomically and return the checkpoint's size in bytes."""
+    """Write `data` to `target` atomically and return the checkpoint's size in bytes.
+
+    The adapter config, written last, records the SHA-256 of every other file (under
+    `trio_local.sha256`), so a file changed afterwards is refused when it is read.
+    """
+    files: dict[str, bytes] = {ADAPTER_FILE: _tensor_bytes(data.adapter)}
+    if data.optimizer is not None:
+        files[OPTIMIZER_FILE] = _tensor_bytes(data.optimizer)
+    if data.trainer_state is not None:
+        files[TRAINER_STATE] = json.dumps(data.trainer_state, indent=2).encode()
+    own = dict(data.adapter_config.get("trio_local", {}))
+    own["sha256"] = {name: reading.digest(content) for name, content in files.items()}
+    config = {**data.adapter_config, "trio_local": own}
     with staged_directory(target, overwrite=overwrite) as staging:
-        _save_tensors(data.adapter, staging / ADAPTER_FILE)
-        (staging / ADAPTER_CONFIG).write_text(json.dumps(data.adapter_config, indent=2))
-        if data.optimizer is not None:
-            _save_tensors(data.optimizer, staging / OPTIMIZER_FILE)
-        if data.trainer_state is not None:
-            (staging / TRAINER_STATE).write_text(json.dumps(data.trainer_state, indent=2))
+        for name, content in files.items():
+            (staging / name).write_bytes(content)
+        (staging / ADAPTER_CONFIG).write_text(json.dumps(config, indent=2))
     return sum(path.stat().st_size for path in target.iterdir() if path.is_file())
 
 
-def read_checkpoint(path: Path) -> CheckpointData:
-    from safetensors.torch import load_file
+def read_config(directory: Path, data_dir: Path) -> dict[str, Any]:
+    """The checkpoint's adapter_config.json (checked: see `reading`)."""
+    data = reading.read_regular(directory / ADAPTER_CONFIG, data_dir, reading.JSON_MAX)
+    return reading.parse_json(ADAPTER_CONFIG, data)
 
-    optimizer_path = path / OPTIMIZER_FILE
-    state_path = path / TRAINER_STATE
-    return CheckpointData(
-        adapter=load_file(path / ADAPTER_FILE),
-        adapter_config=json.loads((path / ADAPTER_CONFIG).read_text()),
-        optimizer=load_file(optimizer_path) if optimizer_path.is_file() else None,
-        trainer_state=json.loads(state_path.read_text()) if state_path.is_file() else None,
-    )
+
+def _recorded(config: dict[str, Any], name: str) -> object:
+    digests = config.get("trio_local", {}).get("sha256")
+    if digests is None:
+        return None  # written by a trio-local before digests: read unverified
+    if not isinstance(digests, dict) or not isinstance(digests.get(name), str):
+        raise reading.CheckpointDamaged(ADAPTER_CONFIG, f"records no SHA-256 for {name}")
+    return digests[name]
+
+
+def read_tensors(
+    directory: Path, name: str, data_dir: Path, config: dict[str, Any], *, max_bytes: int
+) -> dict[str, Any]:
+    """The tensors of `name` (adapter or optimizer file): a regular file of at most
+    `max_bytes`, as recorded in `config`, every value finite."""
+    data = reading.read_regular(directory / name, data_dir, max_bytes)
+    tensors = reading.parse_tensors(name, data)  # first: a damaged file's cause, named
+    reading.check_digest(name, data, _recorded(config, name))
+    return tensors
+
+
+def read_trainer_state(directory: Path, data_dir: Path, config: dict[str, Any]) -> dict[str, Any]:
+    data = reading.read_regular(directory / TRAINER_STATE, data_dir, reading.JSON_MAX)
+    state = reading.parse_json(TRAINER_STATE, data)
+    reading.check_digest(TRAINER_STATE, data, _recorded(config, TRAINER_STATE))
+    return state
 
 
 def save_checkpoint(

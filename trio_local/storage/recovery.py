@@ -9,6 +9,8 @@ of these, each repaired here before the service answers anyone:
 - trio-local's own staging leftovers beside a checkpoint (`.<name>.<8 chars>`, `.<name>.old`,
   `.<name>.del`): removed;
 - a row whose directory is missing: removed;
+- a download archive being built when the process died (`archives/.<name>.tar.<8 chars>`):
+  removed (archives are rebuilt on demand);
 - an overwrite renamed into place but not yet recorded: the row is updated from the files.
 
 Anything else recovery does not recognise (a complete directory with no row, a recorded
@@ -31,6 +33,7 @@ from pathlib import Path
 from trio_local.storage.checkpoints import (
     ADAPTER_CONFIG,
     ADAPTER_FILE,
+    ARCHIVES_DIR,
     CHECKPOINTS_DIR,
     KIND_DIRS,
     TRAINER_STATE,
@@ -61,6 +64,15 @@ def _remove_staging(root: Path) -> None:
         for path in kind_dir.iterdir():
             if path.is_dir() and not path.is_symlink() and is_staging_name(path.name):
                 shutil.rmtree(path, ignore_errors=True)
+
+
+def _remove_partial_archives(data_dir: Path) -> None:
+    # atomic_file's temp names start with a dot; a complete archive never does.
+    archives = data_dir / ARCHIVES_DIR
+    if archives.is_dir() and not archives.is_symlink():
+        for path in archives.glob(".*"):
+            if not path.is_dir() or path.is_symlink():
+                path.unlink(missing_ok=True)
 
 
 def is_complete(path: Path, kind: str) -> bool:
@@ -108,6 +120,7 @@ def recover_checkpoints(store: Store, data_dir: Path) -> list[Path]:
     root = data_dir / CHECKPOINTS_DIR
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
     _migrate_paths(store)
+    _remove_partial_archives(data_dir)
     if root.exists():
         _restore_retired(root)
         _remove_staging(root)

@@ -137,8 +137,17 @@ def _wait_seconds(request: Request) -> float:
 
 async def poll(request: Request) -> Response:
     event_id = request.path_params["event_id"]
-    record = service(request).events.get(event_id)
+    state = service(request)
+    record = state.events.get(event_id)
     if record is None or record.envelope.metadata.run_id != request.state.actor_run:
-        raise not_found("event", event_id)
+        # An event of an ended run (one in flight when the service restarted, whose record
+        # died with the old process) answers that its run ended, not that it never existed.
+        run = state.store.training_run(request.state.actor_run)
+        if record is None and run is not None and run.status == ENDED:
+            raise _ended(run.cuid)
+        hint = ""
+        if record is None and run is not None and run.cuid not in state.events.last_index:
+            hint = " (none of this run's events reached this process: it restarted since?)"
+        raise not_found("event", event_id, hint)
     await record.wait(_wait_seconds(request))
     return _msgpack(record.response())
