@@ -1,7 +1,7 @@
 """Every example runs to completion against trio-local and shows its real outcome.
 
-One trio-local service (a thread of this process) serves all examples; each example runs as its
-own process with the environment `trio-local run` would give it, and one example also runs
+One trio-local service (a thread of this process) serves the examples; each example runs as its
+own process with the environment `trio-local run` would give it, except example 01, which runs
 through the `trio-local run` console script itself. The outcome is parsed from what the example
 prints, which is what a user would look at. The services run with `--check`: the runtime data
 checks must find nothing in any example.
@@ -79,8 +79,33 @@ def floats(pattern: str, text: str) -> list[float]:
     return [float(value) for value in re.findall(pattern, text)]
 
 
-def test_01_sft_loss_falls_and_the_trained_completions_are_sampled(service) -> None:
-    out = run_example(service, "01_train_sft.py")
+def run_under_trio_local_run(tmp_path: Path, name: str, *args: str):
+    """`trio-local run --check-report ... python EXAMPLE ARGS`: the console script a user runs,
+    with a service of its own; returns the process and its check report."""
+    trio_local = shutil.which("trio-local", path=str(Path(sys.executable).parent))
+    assert trio_local, "the trio-local console script is not installed"
+    report = tmp_path / "check.json"
+    command = [trio_local, "run", "--data-dir", str(tmp_path), "--check-report", str(report)]
+    process = subprocess.run(
+        [*command, sys.executable, str(EXAMPLES / name), *args],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert process.returncode == 0, f"{name} failed:\n{process.stdout}\n{process.stderr[-4000:]}"
+    return process, json.loads(report.read_text(encoding="utf-8"))
+
+
+def test_01_sft_loss_falls_and_the_trained_completions_are_sampled(tmp_path) -> None:
+    # Through the `trio-local run` console script itself (the one example that is): the
+    # example runs unchanged under it, and its --check report is clean.
+    process, report = run_under_trio_local_run(tmp_path, "01_train_sft.py")
+    assert "no data mistakes found" in process.stderr
+    assert report["findings"] == [] and report["observed"]["events"] > 0, report
+    assert report["check_errors"] == {} and report["dropped"] == 0, report
+    out = process.stdout
+    assert re.search(r"^saved \S+", out, re.M)
     losses = floats(r"step \d+ loss ([\d.]+)", out)
     assert len(losses) == 30
     assert losses[-1] < losses[0] / 10, losses
@@ -88,18 +113,6 @@ def test_01_sft_loss_falls_and_the_trained_completions_are_sampled(service) -> N
     assert len(samples) == 4
     for text, trained in samples:
         assert text.startswith(trained), samples
-
-
-def test_02_inference_samples_scores_and_repeats_greedy(service) -> None:
-    out = run_example(service, "02_inference.py", "--num-samples", "3", "--max-tokens", "8")
-    assert "3 samples" in out
-    counts = re.findall(r"sample \d+ stop=\w+ tokens=(\d+) logprobs=(\d+)", out)
-    assert len(counts) == 3
-    assert all(t == lp and 0 < int(t) <= 8 for t, lp in counts)
-    assert "greedy repeatable True" in out
-    scored, prompt_tokens = map(int, re.search(r"logprobs (\d+) for (\d+) tokens", out).groups())
-    assert scored == prompt_tokens
-    assert len(re.findall(r"^async ", out, re.M)) == 3
 
 
 def test_03_resume_continues_from_the_saved_step_with_the_same_weights(service) -> None:
@@ -114,6 +127,20 @@ def test_03_resume_continues_from_the_saved_step_with_the_same_weights(service) 
     losses = floats(r"step \d+ loss ([\d.]+)", out)
     assert losses[5] < losses[0]  # the resumed run did not start from scratch
     assert losses[-1] < losses[5]  # and kept learning
+
+
+def test_02_inference_samples_scores_and_repeats_greedy(service) -> None:
+    # After test_03: inference alone gives the checks nothing to observe, and the report
+    # read after each example must show that the checks did observe the examples' training.
+    out = run_example(service, "02_inference.py", "--num-samples", "3", "--max-tokens", "8")
+    assert "3 samples" in out
+    counts = re.findall(r"sample \d+ stop=\w+ tokens=(\d+) logprobs=(\d+)", out)
+    assert len(counts) == 3
+    assert all(t == lp and 0 < int(t) <= 8 for t, lp in counts)
+    assert "greedy repeatable True" in out
+    scored, prompt_tokens = map(int, re.search(r"logprobs (\d+) for (\d+) tokens", out).groups())
+    assert scored == prompt_tokens
+    assert len(re.findall(r"^async ", out, re.M)) == 3
 
 
 def test_04_rest_lists_downloads_and_deletes(service) -> None:
@@ -362,26 +389,6 @@ def test_rl_iteration_without_advantage_sends_nothing_useful(service, monkeypatc
     with pytest.raises(trio.PyTrioError) as error:
         training.forward_backward([], "importance_sampling")
     assert error.value.code == "validation.empty_training_data"
-
-
-def test_trio_local_run_runs_an_example_unchanged(tmp_path) -> None:
-    trio_local = shutil.which("trio-local", path=str(Path(sys.executable).parent))
-    assert trio_local, "the trio-local console script is not installed"
-    report = tmp_path / "check.json"
-    command = [trio_local, "run", "--data-dir", str(tmp_path), "--check-report", str(report)]
-    command.append(sys.executable)
-    process = subprocess.run(
-        [*command, str(EXAMPLES / "01_train_sft.py"), "--steps", "3"],
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-    )
-    assert process.returncode == 0, process.stderr[-4000:]
-    assert len(re.findall(r"^step \d+ loss", process.stdout, re.M)) == 3
-    assert re.search(r"^saved \S+", process.stdout, re.M)
-    assert "no data mistakes found" in process.stderr
-    assert json.loads(report.read_text(encoding="utf-8"))["findings"] == []
 
 
 def skill_scripts() -> list[str]:
