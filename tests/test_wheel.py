@@ -53,9 +53,13 @@ def venv(tmp_path_factory) -> Path:
     built = run(sys.executable, "-m", "build", "--outdir", dist, source)
     assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
     (wheel,) = dist.glob("pytrio_skill-*.whl")
-    created = run(sys.executable, "-m", "venv", venv)
+    # No pip of its own (ensurepip costs seconds): this venv's pip installs into it (--python),
+    # the wheel and its base dependencies land in the fresh venv's site-packages all the same.
+    created = run(sys.executable, "-m", "venv", "--without-pip", venv)
     assert created.returncode == 0, created.stderr
-    installed = run(venv / "bin" / "python", "-m", "pip", "install", "-q", wheel)
+    installed = run(
+        sys.executable, "-m", "pip", "--python", venv / "bin" / "python", "install", "-q", wheel
+    )
     assert installed.returncode == 0, installed.stderr[-3000:]
     return venv
 

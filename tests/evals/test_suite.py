@@ -121,7 +121,6 @@ def test_every_wrong_solution_names_the_graders_meant_for_it():
 def run_checks(tmp_path_factory):
     """Runs a solution's checks as the prompt says; returns the directory they left files in."""
     bin_dir = Path(sys.executable).parent
-    cache = tmp_path_factory.mktemp("trio-local-cache")  # shared: the stand-in is built once
 
     def run(case: Path, solution: str, *, lint_only: bool = False) -> Path:
         workdir = tmp_path_factory.mktemp(f"{case.name}-{solution}")
@@ -130,8 +129,10 @@ def run_checks(tmp_path_factory):
             **os.environ,
             "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
             "TRIO_LOCAL_DATA_DIR": str(workdir / ".trio-local"),
-            "TRIO_LOCAL_CACHE_DIR": str(cache),
         }
+        # trio-local's own cache (stand-in weights, tokenizers) is the one every other
+        # trio-local test shares, as a user's runs share it: a fresh cache per worker made the
+        # first run of each worker build the stand-in and the tokenizers again (~10 CPU-s).
         env.pop("PYTRIO_API_KEY", None)
         commands = check_commands(case).splitlines()
         for command in commands[:1] if lint_only else commands:

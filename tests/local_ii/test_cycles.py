@@ -114,6 +114,28 @@ def go(started: list[tuple[subprocess.Popen, str]]) -> list[tuple[str, list[floa
     return results
 
 
+def train_alone(seed: str, text: str) -> tuple[str, list[float]]:
+    """TRAIN's run, in this process with no other client: the losses a shared run must match.
+    (Only the two runs side by side need processes of their own; a third and fourth process
+    would cost seconds of imports each and test nothing more.)"""
+    trio.configure_observability(enabled=False)
+    training = trio.ServiceClient().create_lora_training_client(
+        base_model=MODEL, rank=8, seed=int(seed)
+    )
+    tokens = training.get_tokenizer().encode(text)
+    datum = trio.Datum(
+        model_input=trio.ModelInput.from_ints(tokens[:-1]),
+        loss_fn_inputs={"target_tokens": tokens[1:]},
+    )
+    losses = []
+    for _ in range(3):
+        fb = training.forward_backward([datum], "cross_entropy")
+        opt = training.optim_step(trio.AdamParams(learning_rate=5e-3))
+        losses.append(fb.result().metrics["loss_sum"])
+        opt.result()
+    return training.training_run_cuid, losses
+
+
 def test_two_processes_share_cycles_and_never_mix_results() -> None:
     # A clock is what lets two clients' work meet at a boundary (with 0 each request starts
     # its own cycle the moment it arrives).
@@ -121,7 +143,7 @@ def test_two_processes_share_cycles_and_never_mix_results() -> None:
         shared_before = read_stats(service)["shared_cycles"]
         together = go([start(service, *job) for job in JOBS])
         stats = read_stats(service)
-        alone = [go([start(service, *job)])[0] for job in JOBS]
+        alone = [train_alone(*job) for job in JOBS]
     for (_, shared), (_, single) in zip(together, alone, strict=True):
         assert shared == pytest.approx(single, rel=1e-5, abs=1e-6)  # same as the run alone
     assert together[0][1] != pytest.approx(together[1][1])  # and the two runs differ

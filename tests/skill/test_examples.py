@@ -1,7 +1,7 @@
 """Every example runs to completion against trio-local and shows its real outcome.
 
-One trio-local service (a thread of this process) serves all examples; each example runs as its
-own process with the environment `trio-local run` would give it, and one example also runs
+One trio-local service (a thread of this process) serves the examples; each example runs as its
+own process with the environment `trio-local run` would give it, except example 01, which runs
 through the `trio-local run` console script itself. The outcome is parsed from what the example
 prints, which is what a user would look at. The services run with `--check`: the runtime data
 checks must find nothing in any example.
@@ -79,31 +79,33 @@ def floats(pattern: str, text: str) -> list[float]:
     return [float(value) for value in re.findall(pattern, text)]
 
 
-def probe_loss(service: LocalService, loss_fn: str) -> None:
-    """Skip when the server answers that it does not implement `loss_fn` yet."""
-    code = f"""
-import pytrio as trio
-service = trio.ServiceClient()
-training = service.create_lora_training_client(base_model="Qwen/Qwen3-4B-Instruct-2507", rank=4)
-datum = trio.Datum(
-    model_input=trio.ModelInput.from_ints([9707, 1879]),
-    loss_fn_inputs={{"target_tokens": [1879, 11], "logprobs": [-1.0, -1.0],
-                    "advantages": [1.0, -1.0]}},
-)
-try:
-    training.forward_backward([datum], loss_fn={loss_fn!r}).result()
-except trio.PyTrioError as err:
-    print("error code", err.code)
-    raise
-"""
-    process = run_python(service, "-c", code)
-    if process.returncode != 0 and "error code unsupported_loss" in process.stdout:
-        pytest.skip(f"trio-local answers unsupported_loss for {loss_fn!r} (issue 8 adds it)")
-    assert process.returncode == 0, process.stderr[-4000:]
+def run_under_trio_local_run(tmp_path: Path, name: str, *args: str):
+    """`trio-local run --check-report ... python EXAMPLE ARGS`: the console script a user runs,
+    with a service of its own; returns the process and its check report."""
+    trio_local = shutil.which("trio-local", path=str(Path(sys.executable).parent))
+    assert trio_local, "the trio-local console script is not installed"
+    report = tmp_path / "check.json"
+    command = [trio_local, "run", "--data-dir", str(tmp_path), "--check-report", str(report)]
+    process = subprocess.run(
+        [*command, sys.executable, str(EXAMPLES / name), *args],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert process.returncode == 0, f"{name} failed:\n{process.stdout}\n{process.stderr[-4000:]}"
+    return process, json.loads(report.read_text(encoding="utf-8"))
 
 
-def test_01_sft_loss_falls_and_the_trained_completions_are_sampled(service) -> None:
-    out = run_example(service, "01_train_sft.py")
+def test_01_sft_loss_falls_and_the_trained_completions_are_sampled(tmp_path) -> None:
+    # Through the `trio-local run` console script itself (the one example that is): the
+    # example runs unchanged under it, and its --check report is clean.
+    process, report = run_under_trio_local_run(tmp_path, "01_train_sft.py")
+    assert "no data mistakes found" in process.stderr
+    assert report["findings"] == [] and report["observed"]["events"] > 0, report
+    assert report["check_errors"] == {} and report["dropped"] == 0, report
+    out = process.stdout
+    assert re.search(r"^saved \S+", out, re.M)
     losses = floats(r"step \d+ loss ([\d.]+)", out)
     assert len(losses) == 30
     assert losses[-1] < losses[0] / 10, losses
@@ -111,18 +113,6 @@ def test_01_sft_loss_falls_and_the_trained_completions_are_sampled(service) -> N
     assert len(samples) == 4
     for text, trained in samples:
         assert text.startswith(trained), samples
-
-
-def test_02_inference_samples_scores_and_repeats_greedy(service) -> None:
-    out = run_example(service, "02_inference.py", "--num-samples", "3", "--max-tokens", "8")
-    assert "3 samples" in out
-    counts = re.findall(r"sample \d+ stop=\w+ tokens=(\d+) logprobs=(\d+)", out)
-    assert len(counts) == 3
-    assert all(t == lp and 0 < int(t) <= 8 for t, lp in counts)
-    assert "greedy repeatable True" in out
-    scored, prompt_tokens = map(int, re.search(r"logprobs (\d+) for (\d+) tokens", out).groups())
-    assert scored == prompt_tokens
-    assert len(re.findall(r"^async ", out, re.M)) == 3
 
 
 def test_03_resume_continues_from_the_saved_step_with_the_same_weights(service) -> None:
@@ -139,6 +129,20 @@ def test_03_resume_continues_from_the_saved_step_with_the_same_weights(service) 
     assert losses[-1] < losses[5]  # and kept learning
 
 
+def test_02_inference_samples_scores_and_repeats_greedy(service) -> None:
+    # After test_03: inference alone gives the checks nothing to observe, and the report
+    # read after each example must show that the checks did observe the examples' training.
+    out = run_example(service, "02_inference.py", "--num-samples", "3", "--max-tokens", "8")
+    assert "3 samples" in out
+    counts = re.findall(r"sample \d+ stop=\w+ tokens=(\d+) logprobs=(\d+)", out)
+    assert len(counts) == 3
+    assert all(t == lp and 0 < int(t) <= 8 for t, lp in counts)
+    assert "greedy repeatable True" in out
+    scored, prompt_tokens = map(int, re.search(r"logprobs (\d+) for (\d+) tokens", out).groups())
+    assert scored == prompt_tokens
+    assert len(re.findall(r"^async ", out, re.M)) == 3
+
+
 def test_04_rest_lists_downloads_and_deletes(service) -> None:
     out = run_example(service, "04_model_management.py")
     assert "Qwen/Qwen3-4B-Instruct-2507" in out
@@ -148,7 +152,6 @@ def test_04_rest_lists_downloads_and_deletes(service) -> None:
 
 
 def test_05_grpo_reward_rises_after_the_warm_start(service) -> None:
-    probe_loss(service, "importance_sampling")
     # Seeded sampling: one repeatable trajectory (unseeded, one run in about fifteen fell short).
     example = str(EXAMPLES / "05_grpo_importance_sampling.py")
     process = run_python(service, example, "--steps", "6", "--seed", "0")
@@ -352,48 +355,40 @@ def test_11_vision_trains_on_a_generated_png_and_samples_the_answers(service) ->
     assert "compute_logprobs with an image: validation.image_logprobs_unsupported" in out
 
 
-def test_rl_iteration_without_advantage_sends_nothing_useful(service) -> None:
+def sdk_in_this_process(service: LocalService, monkeypatch: pytest.MonkeyPatch):
+    """This process's pytrio pointed at the module's service: a short check through the real SDK
+    and HTTP without a process of its own (each costs seconds of imports)."""
+    import pytrio as trio
+
+    monkeypatch.setenv("MODELSCOPE_CACHE", service.env["MODELSCOPE_CACHE"])
+    trio.configure(base_url=service.base_url, api_key=service.api_key)
+    return trio
+
+
+def test_rl_iteration_without_advantage_sends_nothing_useful(service, monkeypatch) -> None:
     # best-practices/rl.md: an all-zero-advantage batch has no loss and no counted tokens, and
     # an empty batch is refused by the SDK before anything is sent
-    code = """
-import pytrio as trio
-service = trio.ServiceClient()
-training = service.create_lora_training_client(base_model="Qwen/Qwen3-4B-Instruct-2507", rank=4)
-datum = trio.Datum(
-    model_input=trio.ModelInput.from_ints([9707, 1879, 11]),
-    loss_fn_inputs={"target_tokens": [1879, 11, 1879], "logprobs": [-1.0] * 3,
-                    "advantages": [0.0] * 3},
-)
-print("metrics", training.forward_backward([datum], "importance_sampling").result().metrics)
-try:
-    training.forward_backward([], "importance_sampling")
-except trio.PyTrioError as err:
-    print("empty", err.code)
-"""
-    process = run_python(service, "-c", code)
-    assert process.returncode == 0, process.stderr[-3000:]
-    assert "metrics {'loss_sum': 0.0, 'loss_mean': 0.0, 'token_count': 0" in process.stdout
-    assert "empty validation.empty_training_data" in process.stdout
-
-
-def test_trio_local_run_runs_an_example_unchanged(tmp_path) -> None:
-    trio_local = shutil.which("trio-local", path=str(Path(sys.executable).parent))
-    assert trio_local, "the trio-local console script is not installed"
-    report = tmp_path / "check.json"
-    command = [trio_local, "run", "--data-dir", str(tmp_path), "--check-report", str(report)]
-    command.append(sys.executable)
-    process = subprocess.run(
-        [*command, str(EXAMPLES / "01_train_sft.py"), "--steps", "3"],
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
+    trio = sdk_in_this_process(service, monkeypatch)
+    training = trio.ServiceClient().create_lora_training_client(
+        base_model="Qwen/Qwen3-4B-Instruct-2507", rank=4
     )
-    assert process.returncode == 0, process.stderr[-4000:]
-    assert len(re.findall(r"^step \d+ loss", process.stdout, re.M)) == 3
-    assert re.search(r"^saved \S+", process.stdout, re.M)
-    assert "no data mistakes found" in process.stderr
-    assert json.loads(report.read_text(encoding="utf-8"))["findings"] == []
+    datum = trio.Datum(
+        model_input=trio.ModelInput.from_ints([9707, 1879, 11]),
+        loss_fn_inputs={
+            "target_tokens": [1879, 11, 1879],
+            "logprobs": [-1.0] * 3,
+            "advantages": [0.0] * 3,
+        },
+    )
+    metrics = training.forward_backward([datum], "importance_sampling").result().metrics
+    assert {key: metrics[key] for key in ("loss_sum", "loss_mean", "token_count")} == {
+        "loss_sum": 0.0,
+        "loss_mean": 0.0,
+        "token_count": 0,
+    }, metrics
+    with pytest.raises(trio.PyTrioError) as error:
+        training.forward_backward([], "importance_sampling")
+    assert error.value.code == "validation.empty_training_data"
 
 
 def skill_scripts() -> list[str]:
@@ -403,12 +398,25 @@ def skill_scripts() -> list[str]:
     return [b for b in blocks if re.search(r"^\s*(service = )?trio\.ServiceClient\(\)", b, re.M)]
 
 
+# Each script runs as __main__ in a namespace of its own, one after the other in one process
+# (a process each cost seconds of imports apiece and tested nothing more).
+RUN_EACH = """
+import sys
+for index, script in enumerate(SCRIPTS):
+    print(f"SCRIPT {index}", flush=True)
+    exec(compile(script, f"<SKILL.md script {index}>", "exec"), {"__name__": "__main__"})
+    print(f"DONE {index}", flush=True)
+"""
+
+
 def test_skill_md_scripts_run_unchanged(service) -> None:
     scripts = skill_scripts()
     assert len(scripts) >= 3
-    for script in scripts:
-        process = run_python(service, "-c", script)
-        assert process.returncode == 0, f"{script}\n{process.stderr[-3000:]}"
+    process = run_python(service, "-c", f"SCRIPTS = {scripts!r}\n{RUN_EACH}")
+    done = re.findall(r"^DONE (\d+)$", process.stdout, re.M)
+    failed = scripts[len(done)] if len(done) < len(scripts) else ""
+    assert process.returncode == 0, f"{failed}\n{process.stderr[-3000:]}"
+    assert done == [str(index) for index in range(len(scripts))], process.stdout[-3000:]
 
 
 def _python_block(page: str, defines: str) -> str:
@@ -513,7 +521,7 @@ print("resumed at step", step, type(resumed).__name__, state.path.endswith("/fac
 """
 
 
-def test_guessed_facts_hold_under_trio_local(service) -> None:
+def test_guessed_facts_hold_under_trio_local(service, monkeypatch) -> None:
     sample_exactly = _python_block("references/sampling-client.md", "def sample_exactly")
     resume = _python_block("best-practices/checkpoints.md", "def resume")
     script = (
@@ -545,14 +553,9 @@ def test_guessed_facts_hold_under_trio_local(service) -> None:
     }
     # 5: the run's last_request_time moves once more when it ends (the process closed its session)
     run_id, last = re.search(r"^run (\S+) last (\S+)$", out, re.M).groups()
-    code = (
-        "import pytrio as trio\n"
-        "rest = trio.ServiceClient().create_rest_client()\n"
-        f"print(rest.get_training_run({run_id!r}).result().last_request_time.isoformat())\n"
-    )
-    after = run_python(service, "-c", code)
-    assert after.returncode == 0, after.stderr[-3000:]
-    assert datetime.fromisoformat(after.stdout.strip()) > datetime.fromisoformat(last)
+    rest = sdk_in_this_process(service, monkeypatch).ServiceClient().create_rest_client()
+    after = rest.get_training_run(run_id).result().last_request_time
+    assert after > datetime.fromisoformat(last)
 
 
 SKILL_IV_FACTS = """
