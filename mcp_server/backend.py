@@ -112,7 +112,9 @@ def _connect(config: Config, stack: contextlib.ExitStack) -> Backend:
         trio.configure(base_url=handle.base_url, api_key=handle.api_key)
     else:
         remember_secret(configured_api_key())
-        probe(service_url(), config.connect_timeout_s)
+        url = service_url()
+        if url is not None:
+            probe(url, config.connect_timeout_s)
         # The SDK retries a failing Control request for up to 15 minutes (pytrio 0.2.9
         # `control_retry_timeout_seconds`); an agent waiting that long sees a hung tool call.
         # (trio-local is this process's own child: a slow answer there is a model loading.)
@@ -132,11 +134,20 @@ _PROXY_VARIABLES = (
 )
 
 
-def service_url() -> str:
-    """The base URL the SDK will call (PYTRIO_BASE_URL, the active profile's, or its default)."""
-    from pytrio.config.config import configuration
+# pytrio 0.2.9 has no public getter for the base URL it resolved (PYTRIO_BASE_URL, the active
+# profile's, or its default): it is read from the SDK's configuration module, checked on 0.2.9.
+# Should that module move, the probe is skipped and only the bounded retry window applies.
+SERVICE_URL_CHECKED_ON = "0.2.9"
 
-    return str(configuration.base_url)
+
+def service_url() -> str | None:
+    """The base URL the SDK will call, or None when this SDK release does not tell."""
+    try:
+        from pytrio.config.config import configuration  # noqa: PTR002 (no public getter)
+    except ImportError:
+        return None
+    url = getattr(configuration, "base_url", None)
+    return str(url) if url else None
 
 
 def probe(url: str, timeout_s: float) -> None:

@@ -119,13 +119,14 @@ def serve(
     shim: str | None = None,
     delay: float = 0.0,
     warmup_env: str | None = None,
+    cache: Path | None = None,
 ) -> Iterator[Served]:
     """`trio-local serve` on a fresh data directory, and the environment a client needs."""
     release = str(tmp_path / "release-shim")
     env = {**os.environ, "TRIO_TEST_SHIM_DELAY_S": str(delay), "TRIO_TEST_SHIM_RELEASE": release}
-    # Its own cache: the weights this service seeds are compared with another service's, never
-    # with files a process shared with other code may have written.
-    env["TRIO_LOCAL_CACHE_DIR"] = str(tmp_path / "cache")
+    # A cache of this module's own (or of this service alone): the weights a service seeds are
+    # compared with another service's, never with files that other code may have written.
+    env["TRIO_LOCAL_CACHE_DIR"] = str(cache or tmp_path / "cache")
     env.pop("TRIO_LOCAL_WARMUP", None)
     if warmup_env is not None:
         env["TRIO_LOCAL_WARMUP"] = warmup_env
@@ -153,11 +154,20 @@ def serve(
         process.wait(30)
 
 
+@pytest.fixture(scope="module")
+def module_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One cache for the services of this module that need no cold one: the tokenizer is built
+    once for them (each build is several CPU-seconds), not once per service."""
+    return tmp_path_factory.mktemp("warmup-cache")
+
+
 def test_a_request_during_warm_up_waits_for_it_and_gets_an_unwarmed_services_answer(
-    tmp_path,
+    tmp_path, module_cache
 ) -> None:
     # No warm-up and no weights cache: the model is seeded afresh for the first request.
-    with serve(tmp_path / "plain", "--no-warmup", "--no-weights-cache") as plain:
+    with serve(
+        tmp_path / "plain", "--no-warmup", "--no-weights-cache", cache=module_cache
+    ) as plain:
         time.sleep(1.0)
         assert plain.stats()["warmup"]["state"] == "off"
         assert plain.stats()["engine_timings"] == {}  # nothing imported or built before a request
@@ -170,7 +180,7 @@ def test_a_request_during_warm_up_waits_for_it_and_gets_an_unwarmed_services_ans
     # most 120 s): the service answers at once meanwhile, run creation (which needs the
     # tokenizer, not torch) does not wait for it, and the first forward_backward arrives before
     # the warm-up's model is ready.
-    with serve(tmp_path / "warm", shim=SLOW_TORCH, delay=120.0) as warm:
+    with serve(tmp_path / "warm", shim=SLOW_TORCH, delay=120.0, cache=module_cache) as warm:
         assert warm.stats()["warmup"]["state"] == "warming"
         assert warm.probe_seconds() < 1.0
         got = warm.client()
@@ -199,9 +209,9 @@ def test_a_broken_warm_up_is_a_clear_error_on_the_first_request(tmp_path) -> Non
     assert "torch is broken" in warmup["error"]
 
 
-def test_warmup_model_option_and_env_switch(tmp_path) -> None:
+def test_warmup_model_option_and_env_switch(tmp_path, module_cache) -> None:
     other = "Qwen/Qwen3-0.6B"
-    with serve(tmp_path / "other", "--warmup-model", other) as served:
+    with serve(tmp_path / "other", "--warmup-model", other, cache=module_cache) as served:
         deadline = time.monotonic() + 300
         while served.stats()["warmup"]["state"] == "warming" and time.monotonic() < deadline:
             time.sleep(0.5)
@@ -220,5 +230,5 @@ def test_warmup_model_option_and_env_switch(tmp_path) -> None:
     )
     assert done.returncode == 2
     assert "--warmup-model" in done.stderr
-    with serve(tmp_path / "env", warmup_env="0") as served:
+    with serve(tmp_path / "env", warmup_env="0", cache=module_cache) as served:
         assert served.stats()["warmup"]["state"] == "off"
