@@ -1,7 +1,7 @@
 """trio-mcp speed, printed as tables of ratios.
 
     .venv/bin/python bench/mcp_bench.py [--calls 200] [--starts 5] [--steps 8] [--skip-train]
-        [--rl-iterations 5] [--rl-group 8] [--rl-warmup 1] [--skip-rl]
+        [--rl-iterations 5] [--rl-group 8] [--rl-prompts 4] [--rl-warmup 1] [--skip-rl]
 
 1. Per-call overhead: `echo` goes through the same wrapper as every trio-mcp tool (argument
    validation, audit log line, timing); `raw_echo` is a bare MCPServer tool on the same server.
@@ -189,7 +189,7 @@ def rl_reward(text: str) -> float:
     return float(len(text.strip()) % 2)
 
 
-def rl_direct_loop(service, iterations: int, group: int) -> float:
+def rl_direct_loop(service, iterations: int, group: int, prompts: list[str]) -> float:
     """The RL loop written by hand with the SDK: trained tokens per second, sampling included."""
     import pytrio as trio
 
@@ -203,7 +203,7 @@ def rl_direct_loop(service, iterations: int, group: int) -> float:
     # Timed from the tokenizer on: the tools load it on the first sample call too.
     started = time.perf_counter()
     tokenizer = training.get_tokenizer()
-    prompts = [tokenizer.encode(p, add_special_tokens=False) for p in RL_PROMPTS]
+    encoded = [tokenizer.encode(p, add_special_tokens=False) for p in prompts]
     for iteration in range(iterations):
         sampler = training.save_weights_and_get_sampling_client()
         params = trio.SamplingParams(max_tokens=4, temperature=1.0, seed=100 * iteration)
@@ -211,10 +211,10 @@ def rl_direct_loop(service, iterations: int, group: int) -> float:
             sampler.sample(
                 prompt=trio.ModelInput.from_ints(prompt), num_samples=group, sampling_params=params
             )
-            for prompt in prompts
+            for prompt in encoded
         ]
         datums = []
-        for prompt, future in zip(prompts, futures, strict=True):
+        for prompt, future in zip(encoded, futures, strict=True):
             sequences = future.result().sequences
             texts = [tokenizer.decode(list(s.tokens), skip_special_tokens=True) for s in sequences]
             rewards = [rl_reward(text) for text in texts]
@@ -243,7 +243,7 @@ def rl_direct_loop(service, iterations: int, group: int) -> float:
     return tokens / (time.perf_counter() - started)
 
 
-async def rl_tools_loop(client: Client, iterations: int, group: int) -> float:
+async def rl_tools_loop(client: Client, iterations: int, group: int, prompts: list[str]) -> float:
     """The same loop through trio-mcp: one sample and one train_on_rewards call per iteration."""
     created = await client.call_tool("create_training_run", {"rank": 16, "seed": 0})
     run_id = created.structured_content["run_id"]
@@ -254,7 +254,7 @@ async def rl_tools_loop(client: Client, iterations: int, group: int) -> float:
             "sample",
             {
                 "model": run_id,
-                "prompts": RL_PROMPTS,
+                "prompts": prompts,
                 "num_samples": group,
                 "max_tokens": 4,
                 "temperature": 1.0,
@@ -279,14 +279,15 @@ async def rl_throughput(
     client: Client, service, args: argparse.Namespace
 ) -> list[tuple[str, float]]:
     iterations, group, warmup = args.rl_iterations, args.rl_group, args.rl_warmup
+    prompts = RL_PROMPTS[: args.rl_prompts]
     results: dict[str, list[float]] = {"direct SDK loop": [], "sample + train_on_rewards": []}
     if warmup:  # untimed iterations of each first: the model build and first compilations
-        await anyio.to_thread.run_sync(rl_direct_loop, service, warmup, 2)
-        await rl_tools_loop(client, warmup, 2)
+        await anyio.to_thread.run_sync(rl_direct_loop, service, warmup, 2, prompts)
+        await rl_tools_loop(client, warmup, 2, prompts)
     for _ in range(args.rounds):
-        rate = await anyio.to_thread.run_sync(rl_direct_loop, service, iterations, group)
+        rate = await anyio.to_thread.run_sync(rl_direct_loop, service, iterations, group, prompts)
         results["direct SDK loop"].append(rate)
-        rate = await rl_tools_loop(client, iterations, group)
+        rate = await rl_tools_loop(client, iterations, group, prompts)
         results["sample + train_on_rewards"].append(rate)
     return [(name, statistics.median(rates)) for name, rates in results.items()]
 
@@ -323,6 +324,9 @@ def main() -> None:
     parser.add_argument("--skip-train", action="store_true")
     parser.add_argument("--rl-iterations", type=int, default=5)
     parser.add_argument("--rl-group", type=int, default=8)
+    parser.add_argument(
+        "--rl-prompts", type=int, default=len(RL_PROMPTS), choices=range(1, len(RL_PROMPTS) + 1)
+    )
     parser.add_argument("--rl-warmup", type=int, default=1, help="untimed iterations first")
     parser.add_argument("--skip-rl", action="store_true")
     args = parser.parse_args()
@@ -366,11 +370,13 @@ def main() -> None:
         direct = rows[0][1]
         print(
             f"\n4. RL loop, trained tokens/s (sampling included), {args.rl_iterations} iterations "
-            f"x {len(RL_PROMPTS)} prompts x {args.rl_group} samples x {args.rounds} rounds"
+            f"x {args.rl_prompts} prompts x {args.rl_group} samples x {args.rounds} rounds"
         )
         print(f"{'loop':<28}{'tokens/s':>10}{'ratio':>8}{'target':>8}")
         for name, rate in rows:
-            print(f"{name:<28}{rate:>10.1f}{rate / direct:>8.2f}{0.9:>8.2f}")
+            # No tokens when every group's rewards were equal (tiny smoke sizes): no ratio.
+            ratio = f"{rate / direct:>8.2f}" if direct else f"{'n/a':>8}"
+            print(f"{name:<28}{rate:>10.1f}{ratio}{0.9:>8.2f}")
 
 
 if __name__ == "__main__":

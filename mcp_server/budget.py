@@ -105,8 +105,8 @@ class Budget:
             self.tokens_held -= held_tokens
             self.steps_used += spent_steps
             self.tokens_used += spent_tokens
-            # Recorded before the lock is let go; written at once when the call ends (its
-            # reservation is released), else at most every ledger.FLUSH_S seconds.
+            # Written before the lock is let go (a killed process loses none of it); fsynced
+            # when the call ends (its reservation is released), else every ledger.FLUSH_S s.
             self.ledger.add_spend(spent_steps, spent_tokens)
 
 

@@ -9,11 +9,14 @@ in one small JSON file beside the backend's data:
 - local backend with `local_data_dir = "temporary"`: in memory only (the data goes too);
 - the PyTRIO service: `ledger-remote.json` beside the audit log (`$XDG_STATE_HOME/trio-mcp/`).
 
-`ledger_file` in the configuration names another file, or `"memory"` for none. A call's spend
-is written at its end and at most every FLUSH_S seconds while it runs. Every update is a
-read-modify-write under an exclusive `flock` on a sidecar lock file, written to a new temporary
-file and renamed over the old one: two servers sharing the file add up exactly, and a crash
-leaves the old or the new ledger, never half of one. An unreadable ledger stops the server at
+`ledger_file` in the configuration names another file, or `"memory"` for none. Every step's
+spend is written as it is counted, so a server process killed in the middle of a call (SIGKILL,
+OOM) loses none of it; the file is fsynced at the end of each call and at most every FLUSH_S
+seconds while it runs (an fsync costs more than a small training step), which bounds what a
+power loss can take. Every update is a read-modify-write under an exclusive `flock` on a sidecar
+lock file, written to a new temporary file and renamed over the old one: two servers sharing the
+file add up exactly, and a crash leaves the old or the new ledger, never half of one (a temporary
+file a killed process left is removed by the next one). An unreadable ledger stops the server at
 start with its path, rather than silently granting a fresh budget.
 """
 
@@ -42,8 +45,8 @@ log = logging.getLogger("trio_mcp.ledger")
 
 LOCAL_NAME = "trio-mcp-ledger.json"
 REMOTE_NAME = "ledger-remote.json"
-# During a call the spend is written at most this often; a call's end always writes it, so a
-# crash can lose at most this much of the call it interrupts.
+# During a call the ledger is fsynced at most this often; a call's end always fsyncs it, so a
+# power loss can lose at most this much of the call it interrupts (a killed process: nothing).
 FLUSH_S = 1.0
 # Checkpoint steps kept at most (the oldest entries go first): the file stays small.
 MAX_CHECKPOINTS = 10_000
@@ -74,8 +77,8 @@ class Ledger:
     resolve: Callable[[], Path | None] | None = field(default=None, repr=False)
     _lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
     _loaded: bool = field(default=False, repr=False)
-    _pending: tuple[int, int] = field(default=(0, 0), repr=False)  # spent, not yet written
-    _written: float = field(default=0.0, repr=False)  # time.monotonic() of the last write
+    _unsynced: bool = field(default=False, repr=False)  # written since the last fsync
+    _synced: float = field(default=0.0, repr=False)  # time.monotonic() of the last fsync
 
     @classmethod
     def open(cls, path: Path | None) -> Ledger:
@@ -96,6 +99,7 @@ class Ledger:
                 return self.data
             if self.path is not None:
                 with self._locked():
+                    self._remove_leftovers()
                     self.data = self._read()
             self._loaded = True
             return self.data
@@ -106,23 +110,30 @@ class Ledger:
         return str(self.path) if self.path is not None else "memory (this process only)"
 
     def add_spend(self, steps: int, tokens: int, *, flush: bool = False) -> None:
-        """Count a spend; written at once with `flush`, else at most every FLUSH_S seconds
-        (a write with fsync costs ~10 ms, more than a small training step)."""
+        """Record a spend at once (a killed process loses none of it); fsynced with `flush`,
+        else at most every FLUSH_S seconds."""
+        if not (steps or tokens):
+            return
         with self._lock:
-            self._pending = (self._pending[0] + steps, self._pending[1] + tokens)
-            due = flush or time.monotonic() - self._written >= FLUSH_S
-        if due:
-            self.flush()
+            due = flush or time.monotonic() - self._synced >= FLUSH_S
+            self._update(lambda d: _spend(d, steps, tokens), sync=due)
 
     def flush(self) -> None:
-        """Write what `add_spend` counted and has not written yet."""
+        """Make what was written durable (fsync), if anything was not yet."""
         with self._lock:
-            steps, tokens = self._pending
-            if not (steps or tokens):
+            if not self._unsynced or self.path is None:
                 return
-            self._update(lambda d: _spend(d, steps, tokens))
-            self._pending = (0, 0)
-            self._written = time.monotonic()
+            with self._locked():
+                try:
+                    fd = os.open(self.path, os.O_RDONLY)
+                except OSError as exc:
+                    raise LedgerError(f"cannot sync the ledger {self.path}: {exc}") from None
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+            self._unsynced = False
+            self._synced = time.monotonic()
 
     def set_step(self, checkpoint: str, step: int) -> None:
         self._update(lambda d: _set_step(d, checkpoint, step))
@@ -134,13 +145,16 @@ class Ledger:
         with self._lock:
             return self.load().checkpoint_steps.get(checkpoint)
 
-    def _update(self, change: Callable[[LedgerData], object]) -> None:
+    def _update(self, change: Callable[[LedgerData], object], *, sync: bool = True) -> None:
         self.load()
         with self._lock, self._locked():
             data = self._read() if self.path is not None else self.data
             change(data)
             if self.path is not None:
-                self._write(data)
+                self._write(data, sync=sync)
+                self._unsynced = not sync
+                if sync:
+                    self._synced = time.monotonic()
             self.data = data
 
     @contextlib.contextmanager
@@ -180,7 +194,16 @@ class Ledger:
                 "ledger_file to another file"
             ) from None
 
-    def _write(self, data: LedgerData) -> None:
+    def _remove_leftovers(self) -> None:
+        """Under the lock no other process is writing: every temporary file of ours is one a
+        killed process left between writing and renaming it."""
+        assert self.path is not None
+        for leftover in self.path.parent.glob(f".{self.path.name}.*.tmp"):
+            with contextlib.suppress(OSError):
+                leftover.unlink()
+                log.info("removed %s, left by a server killed while writing the ledger", leftover)
+
+    def _write(self, data: LedgerData, *, sync: bool = True) -> None:
         assert self.path is not None
         fd, tmp = tempfile.mkstemp(
             dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp"
@@ -189,7 +212,8 @@ class Ledger:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(data.model_dump_json())
                 handle.flush()
-                os.fsync(handle.fileno())
+                if sync:
+                    os.fsync(handle.fileno())
             Path(tmp).replace(self.path)
         except OSError as exc:
             Path(tmp).unlink(missing_ok=True)

@@ -76,12 +76,13 @@ async def run_sampler(app: AppState, be: Backend, run: RunState) -> Sampler:
         )
         run.sampler = RunSampler(run.step, client, saved.path)
         if isinstance(current, RunSampler):
-            await _delete_quietly(be, run.run_id, current.path)
+            await delete_quietly(be, run.run_id, current.path)
     return Sampler(run.sampler.client, await run_tokenizer(run), "run", run, run.step)
 
 
-async def _delete_quietly(be: Backend, run_id: str, path: str) -> None:
-    """Delete superseded sampler weights; a failure only leaves them to expire on their own."""
+async def delete_quietly(be: Backend, run_id: str, path: str) -> bool:
+    """Delete a run's temporary sampler weights (superseded, or of a run that ended); whether
+    they were. A failure only leaves them to expire on their own."""
     try:
         listed = await sdk("listing checkpoints", be.rest.list_checkpoints_async(run_id))
         for checkpoint in listed.checkpoints:
@@ -90,8 +91,10 @@ async def _delete_quietly(be: Backend, run_id: str, path: str) -> None:
                     "deleting old sampler weights",
                     be.rest.delete_checkpoint_async(run_id, checkpoint.checkpoint_id),
                 )
+                return True
     except BackendFailure as exc:
         log.warning("old sampler weights %s were not deleted: %s", path, exc)
+    return False
 
 
 async def open_sampler(app: AppState, be: Backend, model: str) -> Sampler:

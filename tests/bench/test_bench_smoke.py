@@ -49,7 +49,7 @@ SMOKE = {
     "mcp_bench.py": (
         [
             *("--calls", "3", "--starts", "1", "--steps", "1", "--rounds", "1"),
-            *("--rl-iterations", "1", "--rl-group", "2", "--rl-warmup", "0"),
+            *("--rl-iterations", "1", "--rl-group", "2", "--rl-prompts", "1", "--rl-warmup", "0"),
         ],
         r"^sample \+ train_on_rewards\s+\d",
     ),

@@ -35,6 +35,15 @@ def free_port() -> int:
 @contextlib.contextmanager
 def http_server(*args: str, cwd: Path, timeout: float = 60.0) -> Iterator[tuple[str, Path]]:
     """Yield the MCP URL and the stderr log file of a running `trio-mcp --http`."""
+    with http_server_process(*args, cwd=cwd, timeout=timeout) as (url, log, _):
+        yield url, log
+
+
+@contextlib.contextmanager
+def http_server_process(
+    *args: str, cwd: Path, timeout: float = 60.0
+) -> Iterator[tuple[str, Path, subprocess.Popen]]:
+    """`http_server`, and the process itself (for tests that kill it)."""
     port = free_port()
     log = cwd / f"trio-mcp-{port}.log"
     env = {**os.environ, "TRIO_MCP_TOKEN": TOKEN}
@@ -54,7 +63,7 @@ def http_server(*args: str, cwd: Path, timeout: float = 60.0) -> Iterator[tuple[
             if process.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"trio-mcp --http did not start:\n{log.read_text()}")
             time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp", log
+        yield f"http://127.0.0.1:{port}/mcp", log, process
     finally:
         process.terminate()
         try:

@@ -1,17 +1,23 @@
-"""A run's life across a server restart, against trio-local through the real SDK and the official
-`mcp` client: end a run and open another in its slot; stop the server and start a new one on
-the same data; the budget spent survives; a state checkpoint of the previous server resumes with
-its step count continuing, under the new server's guards (read from the backend); the SDK's
-temporary sampler weights stay out of the user's checkpoints; delete needs no run_id."""
+"""A run's life, against trio-local through the real SDK and the official `mcp` client: end a run
+and open another in its slot (also from concurrent calls); an ended run's checkpoints are read
+from the backend, under the server's guards, and resume with their step count; the temporary
+sampler weights stay out of the user's checkpoints and end with the run; delete needs no run_id.
+(The restart of a server that stopped cleanly is part of tests/mcp/test_mcp_agent_e2e.py.)
+
+A server process killed in the middle of an update (SIGKILL: no cleanup at all), then a new one
+on the same data: every step it counted is in the budget, nothing is held or half-written."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import signal
 import time
 
 import anyio
 import pytest
 from mcp import Client
+from mcp_helpers import authorised_client, http_server_process
 
 from mcp_server.config import Config
 from mcp_server.server import build_server
@@ -51,7 +57,7 @@ async def _resource(client: Client, uri: str) -> dict:
     return json.loads((await client.read_resource(uri)).contents[0].text)
 
 
-async def test_end_restart_resume_continues_steps_and_keeps_the_budget(tmp_path) -> None:
+async def test_end_resume_and_the_guards_of_an_ended_runs_checkpoints(tmp_path) -> None:
     started = time.perf_counter()
     config = Config(
         backend="local",
@@ -60,6 +66,7 @@ async def test_end_restart_resume_continues_steps_and_keeps_the_budget(tmp_path)
         audit_log=tmp_path / "audit.jsonl",
         max_concurrent_runs=1,
         max_session_steps=50,
+        max_rank=8,
     )
     server, app = build_server(config)
     async with Client(server) as client:
@@ -69,8 +76,18 @@ async def test_end_restart_resume_continues_steps_and_keeps_the_budget(tmp_path)
         state = (await _ok(client, "save_checkpoint", {"run_id": run, "name": "s2"}))["path"]
         weights = {"run_id": run, "name": "w2", "kind": "sampler"}
         sampler = (await _ok(client, "save_checkpoint", weights))["path"]
-        # The SDK saves temporary sampler weights for this sample: not the user's checkpoint.
+        # sample saves temporary sampler weights of the run's current weights: not the user's.
         await _ok(client, "sample", {"model": run, "prompt": "hi", "max_tokens": 2})
+        listed = await _ok(client, "list_checkpoints", {})
+        paths = {c["path"]: c for c in listed["checkpoints"]}
+        assert paths[state]["step"] == 2 and paths[state]["kind"] == "training"
+        assert paths[sampler]["step"] == 2 and paths[sampler]["kind"] == "sampler"
+        assert not any(c["temporary"] for c in listed["checkpoints"])
+        assert listed["temporary_hidden"] == 1
+        shown = {"run_id": run, "include_temporary": True}
+        every = (await _ok(client, "list_checkpoints", shown))["checkpoints"]
+        temporary = [c["path"] for c in every if c["path"] not in (state, sampler)]
+        assert len(temporary) == 1
 
         refused = await client.call_tool("create_training_run", {"rank": 8})
         assert refused.is_error and "max_concurrent_runs" in _text(refused)
@@ -78,6 +95,10 @@ async def test_end_restart_resume_continues_steps_and_keeps_the_budget(tmp_path)
         ended = await _ok(client, "end_training_run", {"run_id": run})
         assert ended["checkpoints_kept"] == [state, sampler] and ended["slots_free"] == 1
         assert ended["ended_at_step"] == 2 and ended["unsaved_steps"] == 0
+        # Its temporary sampler weights are deleted now, not left for their 6-hour lifetime.
+        assert ended["temporary_deleted"] == temporary
+        after = (await _ok(client, "list_checkpoints", shown))["checkpoints"]
+        assert sorted(c["path"] for c in after) == sorted([state, sampler])
         again = await client.call_tool("train_step", {"run_id": run, "datums": [DATUM]})
         assert again.is_error and "not open" in _text(again)
         other = await _ok(client, "create_training_run", {"rank": 8})  # in the freed slot
@@ -92,33 +113,15 @@ async def test_end_restart_resume_continues_steps_and_keeps_the_budget(tmp_path)
         assert len(app.runs.runs) + app.runs.opening <= 1
         for run_id in list(app.runs.runs):
             await _ok(client, "end_training_run", {"run_id": run_id})
-        assert (await _resource(client, "trio-mcp://budget"))["steps_used"] == 2
-    app.close()
 
-    # A new server on the same data: nothing of the first one is in memory.
-    server, app = build_server(config.model_copy(update={"max_rank": 8}))
-    async with Client(server) as client:
-        budget = await _resource(client, "trio-mcp://budget")
-        assert (budget["steps_used"], budget["steps"]) == (2, 48)
-        limits = await _resource(client, "trio-mcp://limits")
-        assert limits["limits"]["max_rank"] == 8 and limits["left"]["steps"] == 48
-
-        listed = await _ok(client, "list_checkpoints", {})
-        paths = {c["path"]: c for c in listed["checkpoints"]}
-        assert paths[state]["step"] == 2 and paths[state]["kind"] == "training"
-        assert paths[sampler]["step"] == 2 and paths[sampler]["kind"] == "sampler"
-        assert not any(c["temporary"] for c in listed["checkpoints"])
-        assert listed["temporary_hidden"] >= 1
-        shown = await _ok(client, "list_checkpoints", {"run_id": run, "include_temporary": True})
-        assert any(c["temporary"] for c in shown["checkpoints"])
-
+        # The run is ended: what its checkpoints are is read from the backend.
         wrong_kind = await client.call_tool("resume_training_run", {"checkpoint": sampler})
         assert wrong_kind.is_error and "is a sampler checkpoint" in _text(wrong_kind)
-        # The guards of this server apply through the run that saved it, read from the backend.
-        app.config = app.config.model_copy(update={"max_rank": 4, "min_rank": 4})
+        # The guards of this server apply through the run that saved it.
+        app.config = config.model_copy(update={"max_rank": 4, "min_rank": 4})
         refused = await client.call_tool("resume_training_run", {"checkpoint": state})
         assert refused.is_error and "max_rank" in _text(refused), _text(refused)
-        app.config = app.config.model_copy(update={"max_rank": 8})
+        app.config = config
 
         resumed = await _ok(client, "resume_training_run", {"checkpoint": state})
         assert (resumed["resumed_at_step"], resumed["step"]) == (2, 2)
@@ -129,4 +132,70 @@ async def test_end_restart_resume_continues_steps_and_keeps_the_budget(tmp_path)
         assert deleted["run_id"] == run
         assert (await _resource(client, "trio-mcp://budget"))["steps_used"] == 3
     app.close()
-    print(f"lifecycle across a restart: {time.perf_counter() - started:.1f} s")
+    print(f"lifecycle: {time.perf_counter() - started:.1f} s")
+
+
+async def test_a_server_killed_mid_update_loses_no_step_and_leaves_nothing_half_written(
+    tmp_path, own_local_data_dir
+) -> None:
+    audit = tmp_path / "audit.jsonl"
+    facts = [{"prompt": f"Fact {i}:", "completion": f" value {i}."} for i in range(8)]
+    steps = 50
+    reported: list[float] = []
+    with http_server_process("--backend", "local", "--audit-log", str(audit), cwd=tmp_path) as (
+        url,
+        _,
+        process,
+    ):
+        async with authorised_client(url) as client:
+            run = (await _ok(client, "create_training_run", {"rank": 8, "seed": 0}))["run_id"]
+            one = {"run_id": run, "examples": facts, "steps": 1}
+            per_step = (await _ok(client, "train_sft", one))["tokens"]
+            killed = anyio.Event()
+
+            async def progress(done: float, total: float | None, message: str | None) -> None:
+                reported.append(done)
+                if done >= 3 and not killed.is_set():
+                    process.kill()  # SIGKILL: no handler runs, nothing is flushed on the way out
+                    killed.set()
+
+            async def update() -> None:
+                arguments = {**one, "steps": steps, "learning_rate": 1e-4}
+                with contextlib.suppress(Exception):
+                    await client.call_tool("train_sft", arguments, progress_callback=progress)
+
+            with anyio.fail_after(60):
+                async with anyio.create_task_group() as group:
+                    group.start_soon(update)
+                    await killed.wait()
+                    process.wait()
+                    group.cancel_scope.cancel()
+    assert process.returncode == -signal.SIGKILL
+
+    # A new server on the same data dir (what is checked here needs no backend).
+    config = Config(
+        backend="local", eager_backend=False, audit_log=audit, max_session_steps=steps + 10
+    )
+    ledger = own_local_data_dir / "trio-mcp-ledger.json"
+    leftover = ledger.with_name(f".{ledger.name}.killed.tmp")  # as a kill mid-write leaves it
+    leftover.write_text('{"steps_used": 1')
+    server, app = build_server(config)
+    async with Client(server) as client:
+        budget = await _resource(client, "trio-mcp://budget")
+        used = budget["steps_used"]
+        # Every step the killed server reported is charged (it may have counted a few more
+        # before the kill landed), each with its tokens: no step is lost or half-counted, and
+        # nothing stays held.
+        assert 1 + max(reported) <= used <= 1 + steps, (used, reported)
+        assert budget["tokens_used"] == used * per_step
+        assert (budget["steps_held"], budget["steps"]) == (0, steps + 10 - used)
+        assert not leftover.exists()
+        assert json.loads(ledger.read_text())["steps_used"] == used
+        # The killed server's run is not open here; the error says how to go on.
+        gone = await client.call_tool("train_sft", one)
+        assert gone.is_error and "not open" in _text(gone)
+        assert "resume_training_run" in _text(gone)
+        assert app.backend.started is None
+    app.close()
+    lines = audit.read_text().splitlines()
+    assert all(json.loads(line) for line in lines)  # a whole record per line
