@@ -381,6 +381,10 @@ class _Pass(ast.NodeVisitor):
         """`for d, out in zip(batch, fb.loss_fn_outputs)` / `for i, out in enumerate(...)`: each
         target walks one of the iterables (typed lazily, like any loop target)."""
         walked = binding.element_of
+        if count == 2 and _waited_pair(binding.expr):
+            # `done, pending = await asyncio.wait(tasks)`: each is one of the pair of sets
+            # (`TypeInference._waited_type` types the pair, each set typed as a list of tasks).
+            return [LoopBinding(binding.expr), LoopBinding(binding.expr)]
         if (
             isinstance(walked, ast.Call)
             and isinstance(walked.func, ast.Name)
@@ -650,3 +654,16 @@ def build_model(
     model.events = inference.events
     model._finish()
     return model
+
+
+def _waited_pair(expr: ast.expr | None) -> bool:
+    """`await asyncio.wait(...)` (the pair of sets `done, pending`)."""
+    if not (isinstance(expr, ast.Await) and isinstance(expr.value, ast.Call)):
+        return False
+    func = expr.value.func
+    return (
+        isinstance(func, ast.Attribute)
+        and func.attr == "wait"
+        and isinstance(func.value, ast.Name)
+        and func.value.id == "asyncio"
+    )
