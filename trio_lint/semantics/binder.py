@@ -297,8 +297,12 @@ class _Pass(ast.NodeVisitor):
         if not isinstance(func.value, ast.Name) or not call.args:
             return
         binding = self.scope.lookup_now(func.value.id)
-        if binding is None or binding is UNKNOWN or binding.expr is None:
+        if binding is None or binding is UNKNOWN:
             return
+        if binding.expr is None and not (
+            binding.param is not None and func.attr in ("put", "put_nowait")
+        ):
+            return  # (a queue parameter: what is put in it is what its workers get)
         how = "items" if func.attr in ITEMS_METHODS else "item"
         value = call.args[-1]
         if binding.parts is None:
@@ -602,6 +606,8 @@ _PASS_RECURSION_LIMIT = 20_000
 _GENERIC_ANNOTATIONS = frozenset(
     {"dict", "Dict", "Mapping", "MutableMapping", "list", "List", "Sequence", "Any", "object"}
     | {"int", "float", "str", "bool", "bytes", "tuple", "Tuple"}
+    # `async def worker(queue: asyncio.Queue)`: the queue passed holds what the module put in it
+    | {"Queue", "LifoQueue", "PriorityQueue"}
 )
 
 
