@@ -68,7 +68,7 @@ def _double_await(node: cst.CSTNode) -> cst.CSTNode:
     return cst.Await(expression=inner)
 
 
-_AWAITABLE = FUTURE_KINDS | {Kind.COROUTINE}
+_AWAITABLE = FUTURE_KINDS | {Kind.COROUTINE, Kind.TASK}
 
 
 def _unwrap_await(node: cst.CSTNode) -> cst.CSTNode:

@@ -85,6 +85,17 @@ double await is the correct form.
             "        *[train.forward_backward_async(b, 'cross_entropy') for b in batches])\n"
             "    return await asyncio.gather(*futures)\n"
         ),
+        # Tasks are awaitables: awaiting, gathering, waiting for them or asking `.result()`.
+        Valid(
+            "import asyncio\nimport pytrio as trio\n"
+            "async def gen(sampler: trio.SamplingClient, prompts, sp):\n"
+            "    tasks = [asyncio.create_task(sampler.sample_async(p, sampling_params=sp))\n"
+            "             for p in prompts]\n"
+            "    first = await tasks[0]\n"
+            "    done, _ = await asyncio.wait(tasks)\n"
+            "    rest = await asyncio.gather(*tasks)\n"
+            "    return first, rest, [t.result() for t in done]\n"
+        ),
     )
     INVALID = (
         Invalid(

@@ -96,7 +96,8 @@ Inside `async def`, flags a sync PyTRIO method that has an `_async` twin
 (`train.forward_backward(...)`, `svc.create_lora_training_client(...)`, `sampler.sample(...)`,
 RestClient calls) and `.result()` on an `APIFuture`, where blocking matters: the coroutine runs
 next to others (it is passed to `asyncio.gather`, `create_task`, `TaskGroup.create_task`, or is a
-web route or tool handler), it started tasks of its own (`create_task`, `ensure_future`) before
+web route or tool handler, or is awaited by such a coroutine, also when it was handed over through
+an `asyncio.Queue` held in a name or passed as an argument: `job = await queue.get(); await job`), it started tasks of its own (`create_task`, `ensure_future`) before
 the call, or the call sits in an `async for` loop that also awaits (async iteration fed by other
 work). A sync call in an `async def main()` that nothing else shares the event loop with is left
 alone, also in a loop that awaits `asyncio.gather(...)` between steps: once gather returns,
@@ -327,6 +328,40 @@ and RestClient calls have no fix (their async twins return the value, not a futu
             "    await asyncio.gather(*workers)\n",
             line=6,
         ),
+        # Coroutines handed over through a queue: the workers (tasks) await them.
+        Invalid(
+            "import asyncio\n"
+            "import pytrio as trio\n"
+            "async def step(train: trio.TrainingClient, batch):\n"
+            "    return train.forward_backward(batch, 'cross_entropy').result()\n"
+            "async def worker(queue: asyncio.Queue):\n"
+            "    while True:\n"
+            "        job = await queue.get()\n"
+            "        await job\n"
+            "        queue.task_done()\n"
+            "async def main(train, batches):\n"
+            "    queue: asyncio.Queue = asyncio.Queue()\n"
+            "    for b in batches:\n"
+            "        queue.put_nowait(step(train, b))\n"
+            "    workers = [asyncio.create_task(worker(queue)) for _ in range(4)]\n"
+            "    await queue.join()\n",
+            fixed="import asyncio\n"
+            "import pytrio as trio\n"
+            "async def step(train: trio.TrainingClient, batch):\n"
+            "    return await (await train.forward_backward_async(batch, 'cross_entropy'))\n"
+            "async def worker(queue: asyncio.Queue):\n"
+            "    while True:\n"
+            "        job = await queue.get()\n"
+            "        await job\n"
+            "        queue.task_done()\n"
+            "async def main(train, batches):\n"
+            "    queue: asyncio.Queue = asyncio.Queue()\n"
+            "    for b in batches:\n"
+            "        queue.put_nowait(step(train, b))\n"
+            "    workers = [asyncio.create_task(worker(queue)) for _ in range(4)]\n"
+            "    await queue.join()\n",
+            line=4,
+        ),
         # Tinker: the client-creating call returns an awaitable future of the client.
         Invalid(
             "import asyncio\nimport tinker\n"
@@ -347,7 +382,6 @@ and RestClient calls have no fix (their async twins return the value, not a futu
         "init-attribute",
         "helper-return",
         "dict-entry-get",
-        "queue-worker",
         **{
             # Started as a task, a coroutine runs beside others: the VALID examples' blocking
             # calls in a coroutine nobody runs concurrently become exactly this rule's finding.
@@ -408,12 +442,29 @@ and RestClient calls have no fix (their async twins return the value, not a futu
             held = arg.value if isinstance(arg, ast.Starred) else arg
             if isinstance(held, ast.Name | ast.Attribute | ast.Subscript):
                 built = [
-                    *self.model.origins(held),  # a name bound in this function
-                    *(o for s in self.model.sources(held) for o in self.model.origins(s)),
+                    *self._made_from(held),  # a name bound in this function
+                    *(o for s in self.model.sources(held) for o in self._made_from(s)),
                 ]  # a parameter (the arguments its call sites pass), `self.x`, `CONFIG["k"]`
                 for origin in built:
                     if isinstance(origin, ast.Call):
                         self._spawn(origin)
+
+    def _queued(self, name: ast.Name) -> list[ast.Call]:
+        """`job = await queue.get()`: the calls that made what the module put in the queue."""
+        bound = self.model.bound_expression(name)
+        if not (isinstance(bound, ast.Await) and isinstance(bound.value, ast.Call)):
+            return []
+        return [o for o in self._made_from(bound, 20) if isinstance(o, ast.Call)]
+
+    def _made_from(self, expr: ast.expr, limit: int = 200) -> list[ast.expr]:
+        """`model.origins`, and through `await queue.get()` of an `asyncio.Queue` what the
+        module put in it (coroutines handed to workers)."""
+        found = self.model.origins(expr, limit)
+        for origin in list(found):
+            if isinstance(origin, ast.Await) and isinstance(origin.value, ast.Call):
+                for item in self.model.sources(origin):  # what the queue was given
+                    found += self.model.origins(item, limit)
+        return found
 
     def _spawn(self, call: ast.Call) -> None:
         """The function or method a call names runs as a task."""
@@ -426,8 +477,19 @@ and RestClient calls have no fix (their async twins return the value, not a futu
     def visit_Await(self, node: ast.Await) -> None:
         function = self._function()
         value = node.value
-        if isinstance(function, ast.AsyncFunctionDef) and isinstance(value, ast.Call):
-            target = value.func
+        if not isinstance(function, ast.AsyncFunctionDef):
+            return
+        # `await job(...)`; `await job` of a coroutine made elsewhere (`job = await queue.get()`
+        # of a queue the module fills with `step(...)` coroutines): those coroutines run here.
+        made = (
+            [value]
+            if isinstance(value, ast.Call)
+            else self._queued(value)
+            if isinstance(value, ast.Name)
+            else []
+        )
+        for call in made:
+            target = call.func
             name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", None)
             if name:
                 self._awaited_by.setdefault(name, []).append(function)

@@ -10,8 +10,18 @@ from trio_lint.rules._common import argument
 from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid, limited
 from trio_lint.semantics.receivers import Kind
 
-# Policy losses drop `weights` on the client (029:client/builders/training.py:116-126).
+# Policy losses drop `weights` on the client, and `cross_entropy` drops `logprobs` and
+# `advantages` (029:client/builders/training.py:116-126): of the keys some built-in loss reads,
+# the ones each loss does not read.
 _POLICY_LOSSES = frozenset(loss.name for loss in LOSSES if not loss.uses_weights)
+_LOSS_KEYS = frozenset(k for loss in LOSSES for k in (*loss.required_inputs, *loss.optional_inputs))
+_UNREAD: dict[str, frozenset[str]] = {
+    loss.name: _LOSS_KEYS
+    - {*loss.required_inputs, *loss.optional_inputs}
+    - ({"weights"} if loss.uses_weights else set())
+    for loss in LOSSES
+}
+_READ = {loss.name: (*loss.required_inputs, *loss.optional_inputs) for loss in LOSSES}
 _METHODS = ("forward", "forward_async", "forward_backward", "forward_backward_async")
 
 
@@ -70,12 +80,16 @@ Flags `weights` in the `loss_fn_inputs` of data sent to a policy loss (`importan
 value), or (as info) any `Datum` whose inputs have both `advantages` and `weights`. The inputs
 may be a dict literal, `dict(...)`, `{**base, ...}` or a name bound to one of those. Weights
 the advantages were computed from (`advantages = [a * w for a, w in zip(adv, weights)]`) are
-not reported: the mask is in the loss already.
+not reported: the mask is in the loss already. Likewise, the other way round: `logprobs` or
+`advantages` in the data of a `cross_entropy` batch (RL datums, often built by a helper, sent
+to the supervised loss).
 
 ## Why is this bad?
 For policy losses the client sends only `target_tokens`, `logprobs` and `advantages`; `weights`
 never leaves the machine (0.1.13 and 0.2.9). A
 prompt "masked" with weights 0 is still in the policy gradient. Zero advantages mask it.
+For `cross_entropy` the client sends only `target_tokens` and `weights` (0.2.9): the
+advantages never reach the loss, and the step imitates every sampled answer, good or bad.
 
 ## Fix safety
 No fix: the advantages have to be rebuilt with the mask.
@@ -144,6 +158,19 @@ No fix: the advantages have to be rebuilt with the mask.
         ),
     )
     INVALID = (
+        # RL datums built in a helper, sent to the supervised loss: the advantages are dropped.
+        Invalid(
+            "import pytrio as trio\n"
+            "def make_datum(tokens, lp, adv):\n"
+            "    return trio.Datum(model_input=trio.ModelInput.from_ints(tokens[:-1]),\n"
+            "                      loss_fn_inputs={'target_tokens': tokens[1:], 'logprobs': lp,\n"
+            "                                      'advantages': adv})\n"
+            "def step(tc, rollouts):\n"
+            "    return tc.forward_backward([make_datum(*r) for r in rollouts],\n"
+            "                               'cross_entropy').result()\n",
+            line=3,
+            message_contains="`logprobs` and `advantages` are dropped by `cross_entropy`",
+        ),
         Invalid(
             "import pytrio as trio\n"
             "train.forward_backward(\n"
@@ -226,22 +253,30 @@ No fix: the advantages have to be rebuilt with the mask.
         if found is not None and found[0] is Kind.TRAINING_CLIENT and found[1] in _METHODS:
             loss = argument(node, 1, "loss_fn")
             data = argument(node, 0, "data")
-            if (
-                isinstance(loss, ast.Constant)
-                and isinstance(loss.value, str)
-                and loss.value.strip().lower() in _POLICY_LOSSES
-                and data is not None
-            ):
+            name = loss.value.strip().lower() if isinstance(loss, ast.Constant) else None
+            if isinstance(name, str) and _UNREAD.get(name) and data is not None:
                 # the batch as built: a list display, a comprehension, appends, a helper's return
                 for datum in self.model.origins(data):
                     keys = _inputs_keys(self.model, datum)
-                    if keys is not None and "weights" in keys and id(datum) not in self._reported:
+                    unread = [k for k in keys or () if k in _UNREAD[name]]
+                    if unread and id(datum) not in self._reported:
                         self._reported.add(id(datum))
-                        self.report(datum, self.message.format(loss=loss.value.strip()))
+                        self.report(datum, self._message(name, loss.value.strip(), unread))
             return
         keys = _inputs_keys(self.model, node)
         if keys and "advantages" in keys and "weights" in keys:
             self._info.append(node)
+
+    def _message(self, name: str, loss: str, unread: list[str]) -> str:
+        if name in _POLICY_LOSSES:
+            return self.message.format(loss=loss)
+        listed = " and ".join(f"`{k}`" for k in unread)
+        read = " and ".join(f"`{k}`" for k in _READ[name])
+        return (
+            f"{listed} are dropped by `{loss}`, which reads only {read}: RL data trained "
+            "this way is plain supervised training; use a policy loss (`importance_sampling`, "
+            "`ppo`, ...)"
+        )
 
     def finish(self) -> None:
         # A Datum also sent to a policy loss was reported there, with the loss named.

@@ -92,6 +92,17 @@ there is no fix: use the sync method (`forward_backward`) instead.
             "    task = asyncio.create_task(coro)\n"
             "    return await task\n"
         ),
+        # A task runs its coroutine: its `.result()` is the response, nothing is left unawaited.
+        Valid(
+            "import asyncio\nimport pytrio as trio\n"
+            "async def gen(sampler: trio.SamplingClient, prompts, sp):\n"
+            "    async with asyncio.TaskGroup() as tg:\n"
+            "        task = tg.create_task(sampler.sample_async(prompts[0], sampling_params=sp))\n"
+            "    pending = [asyncio.create_task(sampler.sample_async(p, sampling_params=sp))\n"
+            "               for p in prompts]\n"
+            "    done, _ = await asyncio.wait(pending)\n"
+            "    return task.result().sequences, [t.result().sequences for t in done]\n"
+        ),
     )
     INVALID = (
         Invalid(

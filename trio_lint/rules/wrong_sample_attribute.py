@@ -35,7 +35,8 @@ class WrongSampleAttribute(Rule):
     doc = """
 ## What it does
 Flags `.samples`, `.outputs`, `.generations` or `.completions` read from a sample result
-(`sampler.sample(...).result()`, `await sampler.sample_async(...)` on 0.2).
+(`sampler.sample(...).result()`, `await sampler.sample_async(...)` on 0.2, `task.result()` of
+an asyncio task running `sample_async`: `tg.create_task(...)`, the done set of `asyncio.wait`).
 
 ## Why is this bad?
 `SampleResponse` has `sequences` (a list of `SampleSequence` with `tokens`, `text`, `logprobs`,
@@ -130,6 +131,37 @@ Renaming to `.sequences` is safe on a receiver known to be a `SampleResponse`.
             "    response = generate(sampler, p, sp)\n"
             "    return [o.text for o in response.sequences]\n",
             line=6,
+        ),
+        # The results of tasks: a TaskGroup's, and the done set of `asyncio.wait`.
+        Invalid(
+            "import asyncio\nimport pytrio as trio\n"
+            "async def gen(sampler: trio.SamplingClient, prompts, sp):\n"
+            "    async with asyncio.TaskGroup() as tg:\n"
+            "        tasks = [tg.create_task(sampler.sample_async(p, sampling_params=sp))\n"
+            "                 for p in prompts]\n"
+            "    return [t.result().samples[0].text for t in tasks]\n",
+            fixed="import asyncio\nimport pytrio as trio\n"
+            "async def gen(sampler: trio.SamplingClient, prompts, sp):\n"
+            "    async with asyncio.TaskGroup() as tg:\n"
+            "        tasks = [tg.create_task(sampler.sample_async(p, sampling_params=sp))\n"
+            "                 for p in prompts]\n"
+            "    return [t.result().sequences[0].text for t in tasks]\n",
+            line=7,
+        ),
+        Invalid(
+            "import asyncio\nimport pytrio as trio\n"
+            "async def gen(sampler: trio.SamplingClient, prompts, sp):\n"
+            "    tasks = [asyncio.create_task(sampler.sample_async(p, sampling_params=sp))\n"
+            "             for p in prompts]\n"
+            "    done, pending = await asyncio.wait(tasks, timeout=60)\n"
+            "    return [t.result().outputs[0].text for t in done]\n",
+            fixed="import asyncio\nimport pytrio as trio\n"
+            "async def gen(sampler: trio.SamplingClient, prompts, sp):\n"
+            "    tasks = [asyncio.create_task(sampler.sample_async(p, sampling_params=sp))\n"
+            "             for p in prompts]\n"
+            "    done, pending = await asyncio.wait(tasks, timeout=60)\n"
+            "    return [t.result().sequences[0].text for t in done]\n",
+            line=7,
         ),
     )
 

@@ -297,8 +297,12 @@ class _Pass(ast.NodeVisitor):
         if not isinstance(func.value, ast.Name) or not call.args:
             return
         binding = self.scope.lookup_now(func.value.id)
-        if binding is None or binding is UNKNOWN or binding.expr is None:
+        if binding is None or binding is UNKNOWN:
             return
+        if binding.expr is None and not (
+            binding.param is not None and func.attr in ("put", "put_nowait")
+        ):
+            return  # (a queue parameter: what is put in it is what its workers get)
         how = "items" if func.attr in ITEMS_METHODS else "item"
         value = call.args[-1]
         if binding.parts is None:
@@ -381,6 +385,10 @@ class _Pass(ast.NodeVisitor):
         """`for d, out in zip(batch, fb.loss_fn_outputs)` / `for i, out in enumerate(...)`: each
         target walks one of the iterables (typed lazily, like any loop target)."""
         walked = binding.element_of
+        if count == 2 and _waited_pair(binding.expr):
+            # `done, pending = await asyncio.wait(tasks)`: each is one of the pair of sets
+            # (`TypeInference._waited_type` types the pair, each set typed as a list of tasks).
+            return [LoopBinding(binding.expr), LoopBinding(binding.expr)]
         if (
             isinstance(walked, ast.Call)
             and isinstance(walked.func, ast.Name)
@@ -598,6 +606,8 @@ _PASS_RECURSION_LIMIT = 20_000
 _GENERIC_ANNOTATIONS = frozenset(
     {"dict", "Dict", "Mapping", "MutableMapping", "list", "List", "Sequence", "Any", "object"}
     | {"int", "float", "str", "bool", "bytes", "tuple", "Tuple"}
+    # `async def worker(queue: asyncio.Queue)`: the queue passed holds what the module put in it
+    | {"Queue", "LifoQueue", "PriorityQueue"}
 )
 
 
@@ -650,3 +660,16 @@ def build_model(
     model.events = inference.events
     model._finish()
     return model
+
+
+def _waited_pair(expr: ast.expr | None) -> bool:
+    """`await asyncio.wait(...)` (the pair of sets `done, pending`)."""
+    if not (isinstance(expr, ast.Await) and isinstance(expr.value, ast.Call)):
+        return False
+    func = expr.value.func
+    return (
+        isinstance(func, ast.Attribute)
+        and func.attr == "wait"
+        and isinstance(func.value, ast.Name)
+        and func.value.id == "asyncio"
+    )

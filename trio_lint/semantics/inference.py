@@ -93,8 +93,11 @@ class TypeInference:
         if expr_class is ast.Await:
             value = expr.value  # type: ignore[attr-defined]
             if value.__class__ is ast.Call:
-                if _asyncio_call(value) == "gather":
+                runner = _asyncio_call(value)
+                if runner == "gather":
                     return self._gathered_type(value)
+                if runner == "wait" and isinstance(value.func, ast.Attribute):
+                    return self._waited_type(value)
                 items = self.queue_items(value, awaited=True)  # `await queue.get()`: what was put
                 if items:
                     return self._agreeing_type(items)
@@ -144,6 +147,18 @@ class TypeInference:
                 return None
             found = typ
         return SdkType(Kind.LIST, found) if found is not None else None
+
+    def _waited_type(self, call: ast.Call) -> SdkType | None:
+        """`await asyncio.wait(tasks)`: the pair (done, pending) of sets of those tasks, typed as
+        a list of two lists (only unpacking, items and iteration are asked of them)."""
+        if len(call.args) != 1:
+            return None
+        items = call.args[0]
+        typ = self.type_of(items.elt if isinstance(items, ast.GeneratorExp) else items)
+        if not isinstance(items, ast.GeneratorExp):
+            typ = typ.of if typ is not None and typ.kind is Kind.LIST else None
+        task = _task_of(typ)
+        return SdkType(Kind.LIST, SdkType(Kind.LIST, task)) if task is not None else None
 
     def _awaited_items(self, items: ast.expr) -> SdkType | None:
         """What awaiting each item of `*items` gives (a list, a comprehension, a generator)."""
@@ -275,6 +290,16 @@ class TypeInference:
             if isinstance(items, ast.GeneratorExp):
                 return SdkType(Kind.LIST, typ) if _awaited(typ) is not None else None
             return typ if typ is not None and typ.kind is Kind.LIST and _awaited(typ.of) else None
+        if (
+            name in _TASK_MAKERS
+            and len(call.args) == 1
+            and (name == "create_task" or _asyncio_call(call) == name)
+        ):
+            # `asyncio.create_task(c)`, `tg.create_task(c)` (a TaskGroup), `loop.create_task(c)`,
+            # `asyncio.ensure_future(c)` of a coroutine of a known result: a task of it
+            task = _task_of(self.type_of(call.args[0]))
+            if task is not None:
+                return task
         recv = self.type_of(func.value)
         if recv is None and name in ("get", "get_nowait"):
             held = self._agreeing_type(
@@ -287,7 +312,7 @@ class TypeInference:
             if kind is not None:
                 return self.methods[kind].get(name)
             return self._returned_type(call)
-        if recv.is_future and name == "result":
+        if (recv.is_future or recv.kind is Kind.TASK) and name == "result":
             return recv.of
         if recv.kind is Kind.API_FUTURE and name == "map":
             return SdkType(Kind.API_FUTURE)
@@ -393,9 +418,24 @@ class TypeInference:
 
 def _awaited(typ: SdkType | None) -> SdkType | None:
     """What `await` of a value of this type gives (None: not known to be awaitable)."""
-    if typ is not None and typ.kind in (Kind.COROUTINE, Kind.API_FUTURE):
+    if typ is not None and typ.kind in (Kind.COROUTINE, Kind.API_FUTURE, Kind.TASK):
         return typ.of
     return None
+
+
+# Calls that wrap a coroutine in an asyncio task (`create_task` on any receiver: asyncio, a
+# `TaskGroup`, an event loop; `ensure_future` of asyncio only).
+_TASK_MAKERS = frozenset({"create_task", "ensure_future"})
+
+
+def _task_of(typ: SdkType | None) -> SdkType | None:
+    """The task that runs a coroutine (or is a task) of a known result; None otherwise (an
+    `APIFuture` is not an asyncio awaitable `create_task` or `wait` takes)."""
+    if typ is None or typ.of is None:
+        return None
+    if typ.kind is Kind.TASK:
+        return typ
+    return SdkType(Kind.TASK, typ.of) if typ.kind is Kind.COROUTINE else None
 
 
 def _asyncio_call(call: ast.Call) -> str | None:

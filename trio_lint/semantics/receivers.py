@@ -49,6 +49,9 @@ class Kind(StrEnum):
     API_FUTURE = "APIFuture"
     CONCURRENT_FUTURE = "concurrent.futures.Future"
     COROUTINE = "coroutine"
+    # An asyncio task (`asyncio.create_task(c)`, `tg.create_task(c)`, an item of the sets
+    # `asyncio.wait` gives): `await task` and `task.result()` give what awaiting `c` gives.
+    TASK = "asyncio.Task"
     LIST = "list"
     # Result objects (by the SDK's type name) and values read from them.
     FORWARD_BACKWARD_OUTPUT = "ForwardBackwardOutput"

@@ -87,14 +87,33 @@ class ValueQueries:
         ):
             return []
         found: list[ast.expr] = []
-        for binding in self._name_bindings(func.value):
-            made = binding.expr
+        todo: list[Any] = list(self._name_bindings(func.value))
+        made_queue = False
+        for _ in range(16):  # along aliases and call sites, a few steps back
+            if not todo:
+                break
+            item = todo.pop()
+            if isinstance(item, ast.expr):
+                made = item  # an argument a call site passes
+            else:
+                found += [value for how, _, value in item.parts or () if how == "item"]
+                made = item.expr
+                if item.param is not None:
+                    # `async def worker(queue)`: the queue every call site passes
+                    given = self._arguments_given(*item.param)
+                    if not given:
+                        return []
+                    todo += given
+                    continue
+            if isinstance(made, ast.Name):
+                todo += self._name_bindings(made)  # `worker(queue)`, `queue = queue_value`
+                continue
             head = made.func if isinstance(made, ast.Call) else None
             name = head.attr if isinstance(head, ast.Attribute) else getattr(head, "id", None)
             if name not in ("Queue", "LifoQueue", "PriorityQueue"):
                 return []
-            found += [value for how, _, value in binding.parts or () if how == "item"]
-        return found
+            made_queue = True
+        return found if made_queue and not todo else []
 
     def _name_sources(self, name: ast.Name, depth: int) -> list[ast.expr]:
         found: list[ast.expr] = []
