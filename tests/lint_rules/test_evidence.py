@@ -91,3 +91,23 @@ def test_gathering_training_futures_twice_is_right() -> None:
         "    return [r.metrics['loss_sum'] for r in results]\n"
     )
     assert _found(code) == []
+
+
+def test_a_parameter_read_by_key_and_passed_back_to_its_own_function_ends() -> None:
+    # Call-site evidence for `inputs` leads to `inputs["a"]`, whose dict is `inputs` again: the
+    # value flow must stop at the cycle (it once recursed until RecursionError, PTR903).
+    recursive = (
+        "import pytrio as trio\n"
+        "def forward(inputs):\n"
+        "    path = inputs['a']\n"
+        "    return forward(path)\n"
+    )
+    method = (
+        "import pytrio as trio\n"
+        "class M:\n"
+        "    def forward(self, inputs):\n"
+        "        path = inputs['a']\n"
+        "        return self.other.forward(path)\n"
+    )
+    for code in (recursive, method):
+        assert [d.code for d in lint_source(code, path="x.py", config={"select": ["ALL"]})] == []

@@ -106,6 +106,9 @@ class SemanticModel(TypeInference, ValueQueries):
         self._self_attrs: dict[int, Scope] = {}  # id(`self.x` Attribute) -> class scope
         self._cache: dict[int, SdkType | None] = {}
         self._busy: set[int] = set()
+        # id(expr) of the dict values being resolved: value flow can lead a dict's entries back
+        # to the same dict (a parameter read by key whose call site passes one of its entries).
+        self._dict_busy: set[int] = set()
         self._defs: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}  # plain defs
         self._method_names: set[str] = set()
         self._calls: dict[str, list[ast.Call]] = {}  # plain function name -> `name(...)` calls

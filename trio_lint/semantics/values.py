@@ -230,7 +230,14 @@ class ValueQueries:
 
     def dict_entries(self, expr: ast.AST | None) -> dict[str, ast.expr] | None:
         """String-keyed entries of a dict value, or None when `expr` is not known to be a dict."""
-        return self._dict_entries(expr, set())
+        busy: set[int] = self._dict_busy  # type: ignore[attr-defined]  # SemanticModel's field
+        if expr is None or id(expr) in busy or len(busy) > 32:
+            return None  # a cycle back to a dict being resolved, or a chain too long to follow
+        busy.add(id(expr))
+        try:
+            return self._dict_entries(expr, set())
+        finally:
+            busy.discard(id(expr))
 
     def _dict_entries(self, expr: ast.AST | None, seen: set[int]) -> dict[str, ast.expr] | None:
         if expr is None or id(expr) in seen or len(seen) > 64:
