@@ -1,8 +1,9 @@
 """Suite-wide settings.
 
-Under pytest-xdist each worker is one of the machine's cores: torch in a worker (and in the
-trio-local processes it starts) uses one thread, so two workers on two cores do not fight over
-four threads. Set before any test module imports torch.
+Under pytest-xdist (`make test` starts one worker more than the machine has cores, since many
+tests wait on the processes they start) torch in a worker (and in the trio-local processes it
+starts) uses one thread, so the workers do not multiply their threads over the same cores. Set
+before any test module imports torch.
 
 `make test` runs `--dist loadfile`: a test file's tests stay on one worker (its module fixtures,
 such as a trio-local service, start once), except in the files of SPREAD_FILES, whose tests each
