@@ -60,6 +60,17 @@ only. Other calls have no fix.
 - pytrio 0.1.13: `pytrio.RestClient.get_checkpoint_archive_url`
 """
     evidence = """
+- `get_checkpoint_archive_url(training_run_id, checkpoint_id)` on 0.1.13
+  (`013:lib/rest_client.py:89-91`), `(checkpoint_id)` on 0.2.9 (`029:client/rest.py:293-306`).
+- `save_weights_and_get_sampling_client(name)` on 0.1.13 (`013:lib/training_client.py:503-505`,
+  `013:lib/training_client.py:520`); no parameter on 0.2.9 (`029:client/training.py:1084`,
+  `029:client/training.py:1103`), which saves under a generated name with a 6 h TTL, temporary
+  visibility (`029:client/training.py:72-73,1092-1101`).
+- `configure` is keyword-only (`029:config/config.py:562-563`); the types are pydantic models
+  (`029:types/base.py:9`), whose `__init__(self, /, **data)` takes no positional argument
+  (pydantic 2: `pydantic.BaseModel.__init__`,
+  https://docs.pydantic.dev/latest/api/base_model/#pydantic.BaseModel.__init__).
+- Each release's signatures: generated `pytrio_facts/api_versions.json`.
 """
     VALID = (
         Valid(

@@ -108,6 +108,16 @@ No fix: where the files should go is the author's decision.
 - pytrio 0.2.9: `pytrio.types.SaveWeightsForSamplerResponse`, `pytrio.RestClient.download_checkpoint`
 """
     evidence = """
+- `path` of a save result is the URI where the service saved it
+  (`029:types/checkpoint/save_weights_response.py:12,18`,
+  `029:types/checkpoint/save_weights_for_sampler_response.py:12,18`); `Checkpoint.path` is the
+  resource URI used to resume or sample (`029:types/rest.py:35,44`).
+- Where the SDK takes it: `create_sampling_client(model_path=)`
+  (`029:client/service.py:584-588`), `create_training_client_from_state(path)`
+  (`029:client/service.py:697-701`); to get files: `download_checkpoint(checkpoint_id,
+  destination_path)` (`029:client/rest.py:325-348`).
+- A missing path: https://docs.python.org/3/library/exceptions.html#FileNotFoundError,
+  https://docs.python.org/3/library/os.path.html#os.path.exists (False).
 """
     VALID = (
         Valid(

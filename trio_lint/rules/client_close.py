@@ -41,6 +41,15 @@ No fix (removing a statement is left to the author).
 - pytrio 0.2.9: `pytrio.ServiceClient`, `pytrio.TrainingClient`, `pytrio.SamplingClient`, `pytrio.RestClient`
 """
     evidence = """
+- None of `ServiceClient` (`029:client/service.py:65`), `TrainingClient`
+  (`029:client/training.py:150`), `SamplingClient` (`029:client/sampling.py:24`), `RestClient`
+  (`029:client/rest.py:82`) defines `close`, `aclose`, `shutdown`, `disconnect`, `__enter__`,
+  `__exit__` or `__getattr__` (the `close` at `029:client/training.py:142` is a private helper
+  class's).
+- Since Python 3.11 `with` on an object without the protocol raises TypeError:
+  https://docs.python.org/3/whatsnew/3.11.html#other-language-changes
+- The habits: https://www.python-httpx.org/api/#client (`Client.close`),
+  https://requests.readthedocs.io/en/latest/api/#requests.Session.close
 """
     VALID = (
         Valid("import pytrio as trio\nsvc = trio.ServiceClient()\n"),

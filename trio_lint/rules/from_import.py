@@ -56,6 +56,16 @@ star imports, function-level imports, or names listed in `__all__` (a re-export)
 - https://pypi.org/project/pytrio/ (the SDK README writes `import pytrio as trio`)
 """
     evidence = """
+- The SDK README writes `import pytrio as trio` and `trio.Datum(...)`,
+  `trio.ModelInput.from_ints(...)` (`029:pytrio-0.2.9.dist-info/METADATA:74,89-90`).
+- `pytrio` exports the data types the fix rewrites to (`029:__init__.py:11-15`); the rest are
+  `pytrio.types` exports, rewritten to `trio.types.X` (`029:types/__init__.py:1-43`).
+- The specific error classes have no other home: `pytrio` exports only `PyTrioError`
+  (`029:__init__.py:7`), `pytrio/errors/__init__.py` is empty (`029:errors/__init__.py`), the
+  classes live in its modules (`029:errors/base.py:8,120`, `029:errors/auth.py:6`).
+- 0.1 exports `SampleInput`, which 0.2 does not (`013:__init__.py:7-27`), hence the
+  per-release check of the rewritten names.
+- The `trio` async library (`trio.sleep`): https://trio.readthedocs.io/en/stable/reference-core.html
 """
     VALID = (
         Valid(

@@ -38,6 +38,15 @@ the wrong alignment.
 - pytrio 0.2.9: `pytrio.Datum`, `pytrio.TrainingClient.forward_backward`
 """
     evidence = """
+- `Datum.loss_fn_inputs` takes any key (`029:types/forward/datum.py:21-42`,
+  `013:types/forward/datum.py:14-34`).
+- `target_tokens` is required by every loss and checked when the batch is planned, before
+  sending (`029:client/training_batch.py:27-49,143-146`, `029:client/training.py:613-619`);
+  0.1.13 checks it in `Datum.get_data`, called for each datum before sending
+  (`013:types/forward/datum.py:47-49,68-70`, `013:lib/training_client.py:57`).
+- HuggingFace `labels` are unshifted (the model shifts them) and use -100 for ignored positions:
+  https://huggingface.co/docs/transformers/glossary#labels,
+  https://pytorch.org/docs/stable/generated/torch.nn.CrossEntropyLoss.html (`ignore_index`).
 """
     VALID = (
         Valid(

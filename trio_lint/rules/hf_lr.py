@@ -32,6 +32,12 @@ Safe: the same learning rate under its PyTRIO name. No fix when `learning_rate` 
 - pytrio 0.2.9: `pytrio.AdamParams`
 """
     evidence = """
+- `AdamParams` has `learning_rate`, no `lr` (`029:types/optim_step/adam_params.py:6-34`;
+  `013:types/optim_step/adam_params.py:4-6`), and forbids unknown fields
+  (`029:types/base.py:12-15`, `013:types/base.py:5-9`).
+- `lr` is PyTorch's keyword: https://pytorch.org/docs/stable/generated/torch.optim.AdamW.html;
+  `learning_rate` HuggingFace's:
+  https://huggingface.co/docs/transformers/main_classes/trainer#transformers.TrainingArguments
 """
     VALID = (
         Valid("import pytrio as trio\nadam = trio.AdamParams(learning_rate=1e-4)\n"),

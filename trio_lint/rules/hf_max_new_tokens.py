@@ -33,6 +33,14 @@ when the call already passes `max_tokens`, since renaming would duplicate the ke
 - pytrio 0.2.9: `pytrio.SamplingParams`
 """
     evidence = """
+- `SamplingParams` has `max_tokens` ("max tokens generated per sequence"), no `max_new_tokens`
+  (`029:types/sample/sampling_params.py:8-36`), and forbids unknown fields
+  (`029:types/base.py:12-15`); so does 0.1.13 (`013:types/base.py:5-9`).
+- 0.2.9 refuses a sample without `max_tokens > 0` (`029:client/sampling.py:168-172`).
+- HuggingFace's name: `transformers.GenerationConfig.max_new_tokens`,
+  https://huggingface.co/docs/transformers/main_classes/text_generation
+- tinker 0.38.0: `tinker.types.SamplingParams.max_tokens` (a model that ignores unknown
+  fields).
 """
     VALID = (
         Valid("import pytrio as trio\np = trio.SamplingParams(max_tokens=64)\n"),

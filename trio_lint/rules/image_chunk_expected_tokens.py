@@ -80,8 +80,12 @@ patches divided by `merge_size ** 2`).
 - pytrio 0.2.9: `pytrio.ImageChunk`, `pytrio.ModelInput.length`
 """
     evidence = """
-- ModelInput.__len__ raises without expected_tokens (029:types/forward/model_input.py)
-- training_batch infers it for one image chunk per input only (029:client/training_batch.py)
+- `ModelInput.length` and `__len__` raise without `expected_tokens`
+  (`029:types/forward/model_input.py:64-84`).
+- Training data: the count of one image chunk per input is inferred from `target_tokens`, two
+  raise (`029:client/training_batch.py:160-185`).
+- `expected_tokens` is only the client's estimate; the service recomputes from the image
+  (`029:types/forward/image_chunk.py:14-15,22`).
 """
     VALID = (
         Valid(

@@ -85,6 +85,19 @@ the same object. `SampleInput` (0.1's alias of `Datum`) and module imports have 
 - pytrio 0.1.13: `pytrio.lib` (removed in pytrio 0.2.0)
 """
     evidence = """
+- 0.1.13 re-exports its clients from `pytrio.lib.*` and exports the 0.1 names `SampleInput`,
+  `ServiceParams` (`013:__init__.py:1-27`); `SampleInput` is an alias of `Datum`
+  (`013:types/forward/sample_input.py:1-3`); `pytrio.config.settings` is a module global
+  (`013:config.py:60`).
+- 0.2.0 has no `lib/` or `_utils/`: its `pytrio` imports from `client.*`
+  (`020:__init__.py:1-11`), without `SampleInput`/`ServiceParams`. 0.2.9 likewise
+  (`029:__init__.py:1-15`); `pytrio.config` is a package with an empty `__init__`
+  (`029:config/__init__.py`), the settings are set with `configure` (`029:config/config.py:562`).
+- 0.2 error classes are public only in `pytrio.errors.*` (`029:errors/base.py:120`,
+  `029:errors/auth.py:6`); `pytrio` exports `PyTrioError` alone (`029:__init__.py:7`).
+- Public re-exports the fix points to: `029:types/__init__.py:7,16,34` (`Datum`, `APIFuture`,
+  `SampleResponse` in `pytrio.types`), `029:__init__.py:5,12` (`TrainingClient`, `Datum` in
+  `pytrio`).
 """
     VALID = (
         Valid("import pytrio as trio\nTrainingClient = trio.TrainingClient\n"),

@@ -64,6 +64,15 @@ have no fix.
 - pytrio 0.2.9: `pytrio.TrainingClient.save_state`, `pytrio.TrainingClient.save_weights_for_sampler`
 """
     evidence = """
+- 0.2.9 normalises every checkpoint name on the client: spaces become `-` with a warning, a name
+  not matching the pattern raises ValidationError, a name over 200 characters is shortened to
+  180 characters plus 20 hex digits of its SHA-256 with a warning
+  (`029:client/builders/training.py:41-82`); `save_state` and `save_weights_for_sampler` build
+  their payload through it (`029:client/builders/training.py:149-157`,
+  `029:client/training.py:728-734,788-799`).
+- The same check is in 0.2.8 (`028:client/builders/training.py:42-46`); 0.2.7 sends the name
+  unchecked (`027:protocol/actor/events/trainer/save.py:22`).
+- The pattern and length the rule uses: `pytrio_facts/sdk.py`.
 """
     VALID = (
         Valid(

@@ -45,9 +45,10 @@ No fix: what the code wanted from the dict has to be re-read from the list.
 - pytrio 0.1.13: `pytrio.SamplingClient.compute_logprobs` (returned a dict)
 """
     evidence = """
-- pytrio 0.2.0-0.2.9 `client/sampling.py`: `compute_logprobs(...) -> APIFuture[list[float | None]]`
-  and `compute_logprobs_async(...) -> list[float | None]`; 0.1.13 `lib/sampling_client.py`:
-  `APIFuture[dict[str, Any]]`.
+- `compute_logprobs(...) -> APIFuture[list[float | None]]` and
+  `compute_logprobs_async(...) -> list[float | None]` from 0.2.0 (`020:client/sampling.py:139`,
+  `020:client/sampling.py:150-152`) to 0.2.9 (`029:client/sampling.py:204,219`); 0.1.13 returns
+  `APIFuture[dict[str, Any]]` from both (`013:lib/sampling_client.py:128,144-146`).
 """
     VALID = (
         Valid(

@@ -68,10 +68,13 @@ No fix: the mask has to become a `weights` list aligned with the shifted targets
 - pytrio 0.2.4: `pytrio.TrainingClient.forward_backward` (first release that skips `-100` targets)
 """
     evidence = """
-- pytrio 0.2.4-0.2.9 `client/training_batch.py`: target ids equal to -100 skip the vocabulary
-  check and are not counted as active tokens; 0.2.0-0.2.3 have no `-100` handling anywhere.
+- Target ids equal to -100 are not counted as active tokens from 0.2.4
+  (`024:client/training_batch.py:141-144,161-163`); 0.2.9 also skips their vocabulary check
+  (`029:client/training_batch.py:273-293,326-343`); 0.2.0 has no `-100` handling anywhere (no
+  `client/training_batch.py`: `020:client/training.py`).
 - Measured on public code: -100 targets flagged on 0.2.x were all valid code.
-- (`029:client/training_batch.py:199-213`)
+- Input token ids outside the vocabulary, -100 included, raise ValidationError
+  (`029:client/training_batch.py:197-212`).
 """
     VALID = (
         Valid(

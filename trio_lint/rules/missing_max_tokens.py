@@ -52,6 +52,9 @@ built from `**kwargs` is not reported.
 """
     evidence = """
 - (`013:lib/sampling_client.py:96-98`)
+- 0.2.9: `sampling_params` defaults to `SamplingParams()` (`029:client/sampling.py:21,59`),
+  whose `max_tokens` is `None` (`029:types/sample/sampling_params.py:20`); a sample without
+  `max_tokens > 0` raises ValidationError (`029:client/sampling.py:168-172`).
 """
     VALID = (
         Valid(

@@ -49,6 +49,22 @@ submitting the next request first is usually faster).
 - pytrio 0.2.9: `pytrio.RestClient.list_checkpoints` (returns `concurrent.futures.Future`)
 """
     evidence = """
+- The sync calls return an `APIFuture` right after submitting: `forward_backward`
+  (`029:client/training.py:513-519`), `optim_step` (`029:client/training.py:654`), `save_state`
+  (`029:client/training.py:694-696`), `save_weights_for_sampler`
+  (`029:client/training.py:756-758`), `sample` (`029:client/sampling.py:55-63`),
+  `compute_logprobs` (`029:client/sampling.py:204`).
+- The `_async` training calls give the `APIFuture` when awaited, so a second await waits for the
+  result (`029:client/training.py:544-550`); `sample_async` awaits it itself
+  (`029:client/sampling.py:92-100`, `029:client/sampling.py:128`).
+- RestClient calls return `concurrent.futures.Future` (`029:client/rest.py:6`,
+  `029:client/rest.py:199-211`), which is not awaitable:
+  https://docs.python.org/3/library/asyncio-future.html#asyncio.wrap_future
+- `APIFuture` has `result()` and `__await__`, no `result_async`
+  (`029:types/future/api_future.py:42,132`); response fields such as `metrics`
+  (`029:types/forward/forward_backward_output.py:21`) are not on it.
+- tinker 0.38.0: `tinker.lib.public_interfaces.api_future.APIFuture.result_async` and
+  `.coroutine` exist.
 """
     VALID = (
         Valid(

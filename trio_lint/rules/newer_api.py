@@ -44,6 +44,25 @@ No fix: the older release needs a different approach.
 - pytrio 0.1.13: `pytrio.AdamParams`
 """
     evidence = """
+- Added in 0.2: `load_state*` (`029:client/training.py:848,862,879,893`),
+  `get_server_capabilities*` (`029:client/service.py:202,210`), `configure`
+  (`029:config/config.py:562`), `PyTrioError` (`029:errors/base.py:8`, `029:__init__.py:6-7`),
+  `AdamParams.grad_clip_norm` (`029:types/optim_step/adam_params.py:33`),
+  `save_state(ttl_seconds=, overwrite=)` (`029:client/training.py:694-696`), the RestClient
+  `*_async` methods (`029:client/rest.py:212`). 0.1.13 has none of them: `AdamParams`
+  (`013:types/optim_step/adam_params.py:4-18`), `save_state(self, name)`
+  (`013:lib/training_client.py:381`), a RestClient without `async def` (`013:lib/rest_client.py`),
+  a `pytrio` without `configure`/`PyTrioError` (`013:__init__.py:1-27`).
+- 0.1 types forbid unknown fields, so a 0.2 field is a pydantic ValidationError there
+  (`013:types/base.py:5-9`).
+- 0.2.8 `configure` is keyword-only with the old option names and no catch-all, so a 0.2.9 name
+  is a TypeError (`028:config/config.py:553-583`); 0.2.9 renames them
+  (`029:config/config.py:566`) and warns about unknown options (`029:config/config.py:593`,
+  `029:config/config.py:633-638`).
+- `pytrio.types.CheckpointDownloadSource`: a model exported by 0.2.9 (`029:types/__init__.py:26`,
+  `029:types/rest.py:114`); 0.2.8 has only a private `Literal` of that name
+  (`028:types/rest.py:24`), not exported.
+- Additions per release: generated `pytrio_facts/api_versions.json`.
 """
     VALID = (
         Valid(

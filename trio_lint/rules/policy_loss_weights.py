@@ -98,6 +98,12 @@ No fix: the advantages have to be rebuilt with the mask.
 - pytrio 0.2.9: `pytrio.TrainingClient.forward_backward`, `pytrio.Datum`
 """
     evidence = """
+- 0.2.9 keeps per loss: `cross_entropy` `target_tokens` and `weights`, policy losses
+  `target_tokens`, `logprobs` and `advantages` (`029:client/training_batch.py:27-49`,
+  `029:client/training_batch.py:249-272,294-325`), and sends exactly those fields
+  (`029:client/builders/training.py:115-125`).
+- 0.1.13 likewise: cross-entropy sends `weights`, importance sampling and PPO send `logprobs` and
+  `advantages` only (`013:types/forward/datum.py:62-66,84-92`).
 """
     VALID = (
         Valid(

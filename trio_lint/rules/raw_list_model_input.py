@@ -64,6 +64,14 @@ Wrapping the expression in `ModelInput.from_ints(...)` is safe for the expressio
 - pytrio 0.2.9: `pytrio.Datum`, `pytrio.ModelInput.from_ints`, `pytrio.SamplingClient.sample`
 """
     evidence = """
+- `Datum.model_input` is typed `ModelInput` (`029:types/forward/datum.py:18`), a pydantic model
+  of chunks (`029:types/forward/model_input.py:17-36`), so a list fails validation
+  (`029:types/base.py:9-15`).
+- `sample` and `compute_logprobs` read `prompt.is_empty` first
+  (`029:client/sampling.py:162`, `029:client/sampling.py:198-199,240`): a list raises
+  AttributeError there.
+- `ModelInput.from_ints(tokens: list[int])` builds one text chunk
+  (`029:types/forward/model_input.py:26-36`).
 """
     VALID = (
         Valid(

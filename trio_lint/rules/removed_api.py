@@ -48,6 +48,20 @@ No fix: the replacements take other arguments and return other shapes.
 - pytrio 0.1.13: `pytrio.RestClient.list_weights`, `pytrio.RestClient.get_archive_url`
 """
     evidence = """
+- 0.1.13 RestClient: `get_user_info`, `list_weights`, `get_archive_url`, `get_checkpoint_info`
+  (`013:lib/rest_client.py:11-44`, `013:lib/rest_client.py:181`); 0.2.0's RestClient has none
+  of them, only `list_checkpoints`, `list_user_checkpoints`, `get_checkpoint_archive_url`
+  (`020:client/rest.py:114-175`).
+- 0.2.9's replacements return `concurrent.futures.Future`s (`029:client/rest.py:6`,
+  `029:client/rest.py:199-211,252-268,293-306`).
+- `APIFuture.map_model`/`map_dict`: `013:types/future/api_future.py:48-54`, still in
+  `020:types/future/api_future.py:56-62`, gone by 0.2.4 (`024:types/future/api_future.py:83`
+  has `map` alone); 0.2.9 keeps `map` (`029:types/future/api_future.py:84`).
+- `pytrio.types.BatchParams`: `013:types/__init__.py:7`; not exported by 0.2.0
+  (`020:types/__init__.py`).
+- `pytrio.types.CheckpointDownloadUrlResponse`: `028:types/__init__.py:27`; not exported by
+  0.2.9 (`029:types/__init__.py:1-43`).
+- The release that removed each name: generated `pytrio_facts/api_versions.json`.
 """
     VALID = (
         Valid(

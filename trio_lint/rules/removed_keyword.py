@@ -61,8 +61,10 @@ what it asked for. Other removals have no fix.
 - pytrio 0.1.13: `pytrio.SamplingParams` (`ignore_eos`)
 """
     evidence = """
-- generated: pytrio_facts/api_versions.json (renames paired by docstring, reviewed in
-  tests/skill/test_api_versions.py)
+- generated: `pytrio_facts/api_versions.json` (`renames`: keywords paired by docstring,
+  `pytrio_facts/generate_api.py`); e.g. `ignore_eos` on 0.1.13
+  (`013:types/sample/sampling_params.py:25`), gone from 0.2.9
+  (`029:types/sample/sampling_params.py:20-36`).
 """
     VALID = (
         Valid("import pytrio as trio\ntrio.configure(request_timeout_seconds=600)\n"),

@@ -39,6 +39,17 @@ different shape.
 - pytrio 0.1.13: `pytrio.types.ForwardBackwardOutput` (`elapsed_time`)
 """
     evidence = """
+- 0.1.13 results carry `elapsed_time`: `013:types/forward/forward_backward_output.py:14`,
+  `013:types/optim_step/optim_step_response.py:8`, `013:types/sample/sample_response.py:23`,
+  `013:types/checkpoint/save_weights_response.py:19`,
+  `013:types/checkpoint/save_weights_for_sampler_response.py:19`.
+- 0.2.0 results have no such field (`020:types/forward/forward_backward_output.py:5-13`,
+  `020:types/optim_step/optim_step_response.py:4-6`, `020:types/sample/sample_response.py:9-23`);
+  nor have 0.2.9's (`029:types/forward/forward_backward_output.py:9-25`,
+  `029:types/optim_step/optim_step_response.py:6-14`, `029:types/sample/sample_response.py:11-41`).
+- `Checkpoint.tinker_path` on 0.2.4 (`024:types/rest.py:44`), `path` from 0.2.5
+  (`025:types/rest.py:44`, `029:types/rest.py:44`).
+- Removals and renames per release: generated `pytrio_facts/api_versions.json` (`renames`).
 """
     VALID = (
         Valid(

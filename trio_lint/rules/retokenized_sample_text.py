@@ -48,8 +48,9 @@ No fix: the prompt tokens and the sampled tokens have to be joined as token list
 - pytrio 0.2.9: `pytrio.types.SampleSequence`, `pytrio.Datum`
 """
     evidence = """
-- pytrio 0.2.9 `types/sample/sample_sequence.py`: `tokens: list[int]`, `logprobs`, `text`;
-  0.1.13 `types/sample/sample_sequence.py` has `tokens` too.
+- `SampleSequence` has `tokens: list[int]`, `text` and one logprob per token in `logprobs`
+  (`029:types/sample/sample_sequence.py:6-26`); 0.1.13 has `tokens` too
+  (`013:types/sample/sample_sequence.py:4-15`).
 """
     VALID = (
         Valid(

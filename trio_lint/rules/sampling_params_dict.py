@@ -70,6 +70,10 @@ the same fields. Otherwise no fix (an unknown key would fail either way; PTR203 
 - pytrio 0.2.9: `pytrio.SamplingClient.sample`, `pytrio.SamplingParams`
 """
     evidence = """
+- 0.2.9 reads `sampling_params.max_tokens` before building the request
+  (`029:client/sampling.py:168`); 0.1.13 reads `sampling_params.ignore_eos` first, then
+  `max_tokens`, then calls `model_dump()` (`013:lib/sampling_client.py:97,104`).
+- The fields the fix may use: `029:types/sample/sampling_params.py:20-35`.
 """
     VALID = (
         Valid(

@@ -113,6 +113,18 @@ itself writes it, and it is the clear form for a first script.
 - pytrio 0.2.9: `pytrio.TrainingClient.forward_backward_async`, `pytrio.TrainingClient.optim_step_async`
 """
     evidence = """
+- `forward_backward_async` returns the `APIFuture` once the event is queued
+  (`029:client/training.py:544-573`), `optim_step_async` likewise
+  (`029:client/training.py:665-686`); `forward_backward_custom_async` first waits for a forward
+  pass, then queues the backward and returns its `APIFuture`
+  (`029:client/training.py:421-500`).
+- The training coordinator submits queued events in FIFO order
+  (`029:transport/actor/training_run/coordinator.py:231-258`).
+- A failed single-event forward-backward fails its own future only; the run breaks only when a
+  multi-chunk forward-backward fails, so a queued optimizer step is still submitted
+  (`029:transport/actor/training_run/coordinator.py:172-175,395-410`).
+- The SDK README calls `.result()` on the forward-backward before `optim_step`
+  (`029:pytrio-0.2.9.dist-info/METADATA:98-101`).
 """
     VALID = (
         Valid(

@@ -127,13 +127,15 @@ joins get no fix: whether a flat list (`tolist()`) or an array is meant is the a
 - pytrio 0.2.9: `pytrio.types.ForwardBackwardOutput` (`loss_fn_outputs`)
 """
     evidence = """
-- pytrio 0.2.0-0.2.9 `types/forward/tensor_data.py`: `class TensorData(BaseModel)` with `data`,
-  `dtype`, `shape`, `to_numpy()`, `tolist()`, `__len__`; no `__array__`, `__getitem__` or
-  `to_torch` (0.1.12-0.2.9 all have `to_numpy` and `tolist`, pytrio_facts/api_versions.json).
-  `types/forward/datum.py`: `loss_fn_inputs: dict[str, TensorData]`, `convert_tensordata`
-  runs `TensorData.model_validate` on every value (0.1.x typed it `TensorData | Any`: min_sdk 0.2).
-  `types/forward/loss_fn_output.py`: `LossFnOutput = dict[str, TensorData]`;
-  `client/adapters/training.py` builds every output with `TensorData.from_numpy`.
+- `class TensorData(BaseModel)` with `data`, `dtype`, `shape` (`029:types/forward/tensor_data.py:14-29`),
+  `to_numpy()`, `tolist()`, `__len__` (`029:types/forward/tensor_data.py:133,182,190`); no
+  `__array__`, `__getitem__` or `to_torch`; 0.2.0 the same (`020:types/forward/tensor_data.py:106,142`;
+  0.1.12-0.2.9 all have `to_numpy` and `tolist`: `pytrio_facts/api_versions.json`).
+  `Datum.loss_fn_inputs: dict[str, TensorData]`, `convert_tensordata` runs
+  `TensorData.model_validate` on every value (`029:types/forward/datum.py:21-42`; 0.1.x typed it
+  `TensorData | Any`, `013:types/forward/datum.py:14`: min_sdk 0.2).
+  `LossFnOutput = dict[str, TensorData]` (`029:types/forward/loss_fn_output.py:5`); every output
+  is built with `TensorData.from_numpy` (`029:client/adapters/training.py:65`).
 - Observed on the installed 0.2.9 with numpy/torch 2.13: `np.asarray(td)` -> shape (), dtype
   object; `np.asarray(td, dtype=np.float32)` TypeError; `np.concatenate([np.asarray(td)])`
   ValueError zero-dimensional; `np.asarray(td).sum()` returns the TensorData; `* 2` TypeError;

@@ -54,7 +54,7 @@ the release has, `torch.from_numpy(x.to_numpy())`.
 - pytrio 0.2.9: `pytrio.types.TensorData.to_numpy`, `pytrio.types.TensorData.from_torch` (a classmethod)
 """
     evidence = """
-- generated: pytrio_facts/api_versions.json (every release's public API)
+- generated: `pytrio_facts/api_versions.json` (every release's public API)
 """
     VALID = (
         Valid(

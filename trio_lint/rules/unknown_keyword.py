@@ -38,7 +38,7 @@ No fix: which parameter was meant is not known.
 - pytrio 0.2.9: `pytrio.ServiceClient.create_lora_training_client`, `pytrio.SamplingClient.sample`
 """
     evidence = """
-- generated: pytrio_facts/api_versions.json (every release's signatures)
+- generated: `pytrio_facts/api_versions.json` (every release's signatures)
 """
     VALID = (
         Valid(
