@@ -36,7 +36,8 @@ when the call already passes `max_tokens`, since renaming would duplicate the ke
 - `SamplingParams` has `max_tokens` ("max tokens generated per sequence"), no `max_new_tokens`
   (`029:types/sample/sampling_params.py:8-36`), and forbids unknown fields
   (`029:types/base.py:12-15`); so does 0.1.13 (`013:types/base.py:5-9`).
-- 0.2.9 refuses a sample without `max_tokens > 0` (`029:client/sampling.py:168-172`).
+- 0.2 refuses a sample without `max_tokens > 0`, from 0.2.0 (`020:client/sampling.py:108-112`)
+  to 0.2.9 (`029:client/sampling.py:168-172`).
 - HuggingFace's name: `transformers.GenerationConfig.max_new_tokens`,
   https://huggingface.co/docs/transformers/main_classes/text_generation
 - tinker 0.38.0: `tinker.types.SamplingParams.max_tokens` (a model that ignores unknown

@@ -56,7 +56,8 @@ No fix: choosing a loss changes the training objective.
 - 0.2.9 accepts `cross_entropy`, `importance_sampling`, `ppo`, `cispo`, `dro` after
   `strip().lower()` and raises `ValueError("Unsupported loss function type: ...")` otherwise
   (`029:client/training_batch.py:19-57`), when the batch is planned, before anything is queued
-  (`029:client/training.py:613-619,633`).
+  (`029:client/training.py:613-619,633`); 0.2.0 has the same names and normalisation
+  (`020:types/forward/datum.py:8-33`).
 - 0.1.13 compares exactly against `cross_entropy`, `importance_sampling`, `ppo`
   (`013:types/forward/datum.py:36-45`), called for each datum before sending
   (`013:lib/training_client.py:57`).
