@@ -19,11 +19,13 @@ from __future__ import annotations
 import json
 import re
 from functools import cache
+from importlib import metadata
 from pathlib import Path
 
 import pytest
 import pytrio
 
+from lint_rules._private_refs import private_references
 from trio_lint.rules import all_rules
 
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -39,10 +41,8 @@ LOOKS_LIKE_SDK = re.compile(r"\d{3}:")
 # Outside backticks, "029:client/x.py" or "x.py:12-30" is a citation that lost its backticks.
 BARE_SDK = re.compile(r"\b\d{3}:[\w./-]+\.py|\.py:\d")
 REPOSITORY_FILE = re.compile(r"pytrio_facts/[\w./-]+")
-PRIVATE = re.compile(
-    r"api-diff|anchors\.md|pytrio-protocol\.md|(?<![\w-])tools\.md|/work/|research/|§"
-    r"|\brows? \d|\b[Ii]ssues? #?\d|\bTRIO0\d\d\b"
-)
+# `private_references` also flags SDK file:line positions, which evidence is made of.
+SDK_POSITION = re.compile(r"\d{3}:|\.py:\d")
 
 RULES = [pytest.param(rule, id=rule.code) for rule in all_rules() if rule.code < "PTR900"]
 
@@ -114,7 +114,11 @@ def problems(evidence: str) -> list[str]:
         return [str(error)]
     if not found:
         return ["no evidence"]
-    wrong: list[str] = [f"private reference {m.group(0)!r}" for m in PRIVATE.finditer(evidence)]
+    wrong = [
+        f"private reference {found!r}"
+        for found in private_references(evidence)
+        if not SDK_POSITION.match(found)
+    ]
     cited = 0
     for entry in found:
         try:
@@ -143,6 +147,11 @@ def problems(evidence: str) -> list[str]:
     return wrong
 
 
+def test_the_citations_are_checked_against_the_installed_release() -> None:
+    # The 0.2.9 citations are read in the installed SDK: a new pin needs its own check.
+    assert metadata.version("pytrio") == INSTALLED
+
+
 @pytest.mark.parametrize("rule", RULES)
 def test_rule_evidence_cites_the_sdk_in_the_documented_format(rule) -> None:
     assert problems(rule.evidence) == [], rule.code
@@ -161,3 +170,5 @@ def test_the_format_check_rejects_what_it_should() -> None:
     assert problems("- a claim (`029:client/sampling.py:9-3`)") != []  # reversed range
     assert problems("- see research/api-diff.md (`029:client/sampling.py:55`)") != []
     assert problems("- https://docs.python.org/3/ only") != []  # no SDK citation
+    assert problems("- generated: `pytrio_facts/api_versions.json`") == []
+    assert problems("- generated: `pytrio_facts/nothing.json`") != []
