@@ -346,7 +346,9 @@ class Rule(Checker):
     # "pytrio 0.2.9: pytrio.X" or a URL). Example and "Use instead" are rendered from INVALID[0] and
     # VALID[0] (`trio_lint.explain.rule_doc`).
     doc: ClassVar[str] = ""
-    # Where the rule's claims were checked (SDK source lines, research notes): for maintainers, never printed.
+    # Where the rule's claims were checked, for maintainers (never printed): citations of the SDK
+    # wheels as `release:file:lines` (`029:client/sampling.py:168`), public URLs, library
+    # releases and symbols; tests/lint_rules/test_rule_evidence.py checks the format.
     evidence: ClassVar[str] = ""
     VALID: ClassVar[Sequence[Valid]] = ()
     INVALID: ClassVar[Sequence[Invalid]] = ()
