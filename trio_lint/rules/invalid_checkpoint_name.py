@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from pytrio_facts.sdk import LIMITS
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules._common import argument
-from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid, edit, safe_fix
+from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid, edit, limited, safe_fix
 from trio_lint.semantics.receivers import Kind
 
 if TYPE_CHECKING:
@@ -44,34 +44,53 @@ class InvalidCheckpointName(Rule):
     # Facts of PyTRIO's own SDK (not Tinker's): see the doc's References.
     pytrio_only = True
     fix_safety = Applicability.SAFE
-    min_sdk = "0.2"
+    # 0.2.8 is the first release that checks the name on the client; 0.2.0-0.2.7 send it as written.
+    min_sdk = "0.2.8"
     doc = f"""
 ## What it does
-Flags a string literal (or the literal parts of an f-string) passed as the name of `save_state`
-or `save_weights_for_sampler` that does not match `{LIMITS.checkpoint_name_pattern}` or is longer
-than {LIMITS.checkpoint_name_max_length} characters.
+Flags a string literal passed as the name of `save_state` or `save_weights_for_sampler` (or
+their `_async` twins) that the SDK rejects or renames. An error: a name that, with spaces replaced
+by `-`, does not match `{LIMITS.checkpoint_name_pattern}`. A warning: a name with spaces, or one
+longer than {LIMITS.checkpoint_name_max_length} characters. The literal parts of an f-string are
+checked for characters the pattern never allows (`/`, `:`, ...).
 
 ## Why is this bad?
-pytrio 0.2.9 validates the name on the client: spaces are replaced by `-` with a warning, any
-other invalid character raises `ValidationError` before the save is sent (for example `"a/b"`). A save at
-the end of a long run that fails on its name loses the run's weights.
+From pytrio 0.2.8 the SDK checks the name on the client before the save is sent. It replaces
+spaces with `-` and logs a warning; a name that still does not match the pattern raises
+`ValidationError` (for example `"a/b"`), and a save at the end of a long run that fails on its
+name loses the run's weights. A valid name longer than {LIMITS.checkpoint_name_max_length}
+characters is not an error: the SDK saves it under its first
+{LIMITS.checkpoint_name_max_length - 20} characters followed by 20 hex digits of the name's
+SHA-256, with a warning. Either rename means the checkpoint is not stored under the name in the
+code, so code that later refers to it by that name does not find it; use the `path` the save
+returns, or a name the SDK keeps as written.
+
+pytrio 0.2.0 to 0.2.7 send the name as written, with no check on the client: the rule applies
+from target-version 0.2.8.
 
 ## Fix safety
 Replacing spaces with `-` is safe: it is exactly what the SDK does to the name. Other characters
-have no fix.
+and long names have no fix.
 
 ## References
 - pytrio 0.2.9: `pytrio.TrainingClient.save_state`, `pytrio.TrainingClient.save_weights_for_sampler`
 """
     evidence = """
-- 0.2.9 normalises every checkpoint name on the client: spaces become `-` with a warning, a name
-  not matching the pattern raises ValidationError, a name over 200 characters is shortened to
-  180 characters plus 20 hex digits of its SHA-256 with a warning
-  (`029:client/builders/training.py:41-82`); `save_state` and `save_weights_for_sampler` build
-  their payload through it (`029:client/builders/training.py:149-157`,
-  `029:client/training.py:728-734,788-799`).
-- The same check is in 0.2.8 (`028:client/builders/training.py:42-46`); 0.2.7 sends the name
-  unchecked (`027:protocol/actor/events/trainer/save.py:22`).
+- 0.2.9 normalises every checkpoint name on the client: spaces become `-` with a warning, then a
+  name that does not `fullmatch` the pattern raises ValidationError, then a valid name over 200
+  characters is shortened to its first 180 characters plus the first 20 hex digits of its
+  SHA-256, with a warning, and the save goes ahead (`029:client/builders/training.py:41-82`);
+  `save_state` and `save_weights_for_sampler` build their payload through it
+  (`029:client/builders/training.py:149-157`, `029:client/training.py:728-734,788-799`). The
+  saved checkpoint's `path` is the URI the service returns
+  (`029:client/training.py:743-751`, `029:client/adapters/training.py:100`).
+- 0.2.8 is the first release with this check, the same steps
+  (`028:client/builders/training.py:42-84`).
+  0.2.0 to 0.2.7 pass the name unchanged into the save payload, a plain `name: str`
+  (`020:client/builders/training.py:84-85`, `020:protocol/actor/events/trainer/save.py:15`,
+  `027:client/builders/training.py:100-112`, `027:protocol/actor/events/trainer/save.py:22`);
+  what the service does with such a name there is not in the SDK, so the rule claims nothing
+  below 0.2.8 (`min_sdk`).
 - The pattern and length the rule uses: `pytrio_facts/sdk.py`.
 """
     VALID = (
@@ -91,6 +110,19 @@ have no fix.
             "def save(train: trio.TrainingClient):\n"
             "    train.save_state('runs/final checkpoint').result()\n",
             config={"target-version": "0.1"},
+        ),
+        # 0.2.7 sends the name as written: no client-side check to report.
+        Valid(
+            "import pytrio as trio\n"
+            "def save(train: trio.TrainingClient):\n"
+            "    train.save_state('runs/final checkpoint').result()\n",
+            config={"target-version": "0.2.7"},
+        ),
+        # Exactly 200 characters: kept as written.
+        Valid(
+            "import pytrio as trio\n"
+            "def save(train: trio.TrainingClient):\n"
+            f"    train.save_state('{'a' * 200}').result()\n"
         ),
     )
     INVALID = (
@@ -113,7 +145,33 @@ have no fix.
             "def save(train: trio.TrainingClient, epoch: int):\n"
             "    return train.save_state(f'epoch:{epoch}')\n",
         ),
+        # Over 200 characters: saved under a shortened name, not an error.
+        Invalid(
+            "import pytrio as trio\n"
+            "def save(train: trio.TrainingClient):\n"
+            f"    train.save_state('{'a' * 201}').result()\n",
+            fixed=None,
+            line=3,
+            message_contains="first 180 characters",
+        ),
+        # The SDK matches the whole name: a trailing newline is rejected.
+        Invalid(
+            "import pytrio as trio\n"
+            "def save(train: trio.TrainingClient):\n"
+            "    train.save_state('step-1\\n').result()\n",
+            fixed=None,
+            message_contains="\\n",
+        ),
+        # Allowed characters, but a name must not start with `-` or end with `.`.
+        Invalid(
+            "import pytrio as trio\n"
+            "def save(train: trio.TrainingClient):\n"
+            "    train.save_weights_for_sampler('final.').result()\n",
+            fixed=None,
+            message_contains="end with `.`",
+        ),
     )
+    reach = limited("queue-worker")
 
     def visit_Call(self, node: ast.Call) -> None:
         found = self.model.client_call(node, methods=_METHODS)
@@ -141,30 +199,44 @@ have no fix.
                     return
 
     def _check_literal(self, node: ast.Constant, text: str, *, fixable: bool = True) -> None:
-        if len(text) > LIMITS.checkpoint_name_max_length:
-            self.report(node, self.message.format(name=text, problem="is too long"))
-            return
-        if _PATTERN.match(text):
-            return
+        # The SDK's order: spaces to `-`, then the pattern (whole name), then the length.
         dashed = text.replace(" ", "-")
-        if _PATTERN.match(dashed):
-            fix = safe_fix("Replace spaces with `-`", edit(node, "SimpleString", _dash_spaces))
+        if not _PATTERN.fullmatch(dashed):
+            bad = sorted({c for c in dashed if not _ALLOWED.fullmatch(c)})
+            if bad:
+                problem = f"is rejected (`{_shown(bad)}`): use letters, digits, `.`, `_`, `-`"
+            else:
+                problem = (
+                    "is rejected: it must start with a letter or digit and not end with `.`"
+                    if dashed
+                    else "is rejected: it is empty"
+                )
+            self.report(node, self.message.format(name=text, problem=problem))
+            return
+        limit = LIMITS.checkpoint_name_max_length
+        if len(dashed) > limit:
             self.report(
                 node,
                 self.message.format(
-                    name=text, problem=f"has spaces: the SDK renames it to {dashed!r}"
+                    name=text if len(text) <= 60 else f"{text[:40]}...",
+                    problem=(
+                        f"is {len(dashed)} characters, over {limit}: the SDK saves it as its "
+                        f"first {limit - 20} characters followed by 20 hex digits of its SHA-256, "
+                        "so it is not stored under this name; shorten it or use the `path` the "
+                        "save returns"
+                    ),
                 ),
                 severity=Severity.WARNING,
-                fix=fix if fixable else None,
             )
             return
-        bad = sorted({c for c in dashed if not _ALLOWED.fullmatch(c)}) or [dashed[:1] or "''"]
+        if dashed == text:
+            return
+        fix = safe_fix("Replace spaces with `-`", edit(node, "SimpleString", _dash_spaces))
         self.report(
             node,
-            self.message.format(
-                name=text,
-                problem=f"is rejected (`{''.join(bad)}`): use letters, digits, `.`, `_`, `-`",
-            ),
+            self.message.format(name=text, problem=f"has spaces: the SDK renames it to {dashed!r}"),
+            severity=Severity.WARNING,
+            fix=fix if fixable else None,
         )
 
     def _check_fstring(self, node: ast.JoinedStr) -> None:
@@ -179,6 +251,11 @@ have no fix.
                 node,
                 self.message.format(
                     name=ast.unparse(node),
-                    problem=f"is rejected (`{''.join(bad)}`): use letters, digits, `.`, `_`, `-`",
+                    problem=f"is rejected (`{_shown(bad)}`): use letters, digits, `.`, `_`, `-`",
                 ),
             )
+
+
+def _shown(characters: list[str]) -> str:
+    """The rejected characters as text a finding can show (`\\n` for a newline)."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in characters)
