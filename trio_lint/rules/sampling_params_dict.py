@@ -59,8 +59,10 @@ Flags a dict literal or `dict(...)` passed as `sampling_params` to `SamplingClie
 `sample_async`.
 
 ## Why is this bad?
-The sampler reads attributes of the object (`sampling_params.max_tokens`), so a dict fails with
-`AttributeError: 'dict' object has no attribute 'max_tokens'` on 0.1.13 and 0.2.9.
+The sampler reads attributes of the object, so a dict fails with `AttributeError` before
+anything is sampled. On 0.2.9 the first attribute read is `max_tokens` (`'dict' object has no
+attribute 'max_tokens'`); on 0.1.13 it is `ignore_eos` (`'dict' object has no attribute
+'ignore_eos'`).
 
 ## Fix safety
 Safe when every key is a string literal naming a `SamplingParams` field: the same values reach
@@ -70,9 +72,13 @@ the same fields. Otherwise no fix (an unknown key would fail either way; PTR203 
 - pytrio 0.2.9: `pytrio.SamplingClient.sample`, `pytrio.SamplingParams`
 """
     evidence = """
-- 0.2.9 reads `sampling_params.max_tokens` before building the request
-  (`029:client/sampling.py:168`); 0.1.13 reads `sampling_params.ignore_eos` first, then
-  `max_tokens`, then calls `model_dump()` (`013:lib/sampling_client.py:97,104`).
+- 0.2.9: `sample` hands `sampling_params` unchanged through `_sample` to `_submit_sample`
+  (`029:client/sampling.py:80-90,140-148`), whose first use of it is
+  `sampling_params.max_tokens`, before the request is built (`029:client/sampling.py:168`).
+- 0.1.13: `sample` runs `sample_async` (`013:lib/sampling_client.py:45-53`), whose first use of
+  `sampling_params` is `sampling_params.ignore_eos` (`013:lib/sampling_client.py:97`), then
+  `max_tokens`, then `model_dump()` (`013:lib/sampling_client.py:104`); so a dict's
+  AttributeError names `ignore_eos` there.
 - The fields the fix may use: `029:types/sample/sampling_params.py:20-35`.
 """
     VALID = (
