@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytrio_facts.api import public_names, removed_top_level
+from pytrio_facts.api_model import api_data
 from pytrio_facts.versions import RENAMED_TOP_LEVEL
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules._common import sdk_line
@@ -30,6 +31,16 @@ def _installed_sdk() -> tuple[Path, str] | None:
     if spec is None or not spec.submodule_search_locations:
         return None
     return Path(next(iter(spec.submodule_search_locations))), installed_version() or ""
+
+
+@cache
+def _configure_takes_api_key(release: str) -> bool:
+    """Whether `trio.configure(api_key=...)` exists on `release` (read from the wheels); True for
+    a release the facts do not know, as for the newest."""
+    data = api_data()
+    if release not in data.versions:
+        return True
+    return data.present("pytrio.configure", "api_key", "keyword")[data.index(release)]
 
 
 @cache
@@ -71,10 +82,12 @@ object by its internal module (`from pytrio.types.future.api_future import APIFu
 convention finding; a module the target SDK does not have is an error.
 
 ## Why is this bad?
-The internal layout changed completely between 0.1.13 and 0.2.9: every 0.1 internal path
-(`pytrio.lib.*`, `pytrio._utils`, `pytrio.config.settings`) is gone in 0.2, so
-such imports break on upgrade with `ModuleNotFoundError`. The public names are the same objects
-on both lines, and only they are kept stable between releases.
+The internal layout changed completely between 0.1.13 and 0.2.9, so such imports break on
+upgrade: `pytrio.lib.*` and `pytrio._utils` are gone in 0.2.0 (`ModuleNotFoundError`);
+`pytrio.config.settings` is still there in 0.2.0 and gone from 0.2.1 on (`ImportError` or
+`AttributeError`), and `pytrio.config` itself is a package with other contents from 0.2.3. The public names are the same objects
+on both lines, and only they are kept stable between releases. Set the API key with
+`trio login`, or from 0.2.8 with `trio.configure(api_key=...)`.
 
 ## Fix safety
 Safe when every imported name is exported by `pytrio` (or `pytrio.types`): the import then binds
@@ -91,8 +104,18 @@ the same object. `SampleInput` (0.1's alias of `Datum`) and module imports have 
   (`013:config.py:60`).
 - 0.2.0 has no `lib/` or `_utils/`: its `pytrio` imports from `client.*`
   (`020:__init__.py:1-11`), without `SampleInput`/`ServiceParams`. 0.2.9 likewise
-  (`029:__init__.py:1-15`); `pytrio.config` is a package with an empty `__init__`
-  (`029:config/__init__.py`), the settings are set with `configure` (`029:config/config.py:562`).
+  (`029:__init__.py:1-15`).
+- `pytrio.config.settings` in 0.2: 0.2.0 keeps the module `config.py` with
+  `settings = Settings()` (`020:config.py:38,130`); 0.2.1 and 0.2.2 keep `config.py` but the
+  global is `configuration = Configuration()` and there is no `settings`
+  (`021:config.py:85,227`, `022:config.py:233`); from 0.2.3 `pytrio.config` is a package
+  (`023:config/config.py`, `pytrio` imports `configure` from `.config.config`:
+  `023:__init__.py:6`), in 0.2.9 with an empty `__init__` (`029:config/__init__.py`); the
+  settings are set with `configure` (`029:config/config.py:562`).
+- `configure` takes `api_key` from 0.2.8 (`028:config/config.py:553-555`); 0.2.0 to 0.2.7 do not
+  (`020:config.py:197`, `027:config/config.py:573`), and `trio login` is the way to store the key
+  there (`020:cli/main.py:15`). The generated facts say the same:
+  `pytrio_facts/api_versions.json` (`pytrio.configure`, keyword `api_key`).
 - 0.2 error classes are public only in `pytrio.errors.*` (`029:errors/base.py:120`,
   `029:errors/auth.py:6`); `pytrio` exports `PyTrioError` alone (`029:__init__.py:7`).
 - Public re-exports the fix points to: `029:types/__init__.py:7,16,34` (`Datum`, `APIFuture`,
@@ -147,6 +170,14 @@ the same object. `SampleInput` (0.1's alias of `Datum`) and module imports have 
             fixed=None,
             count=2,
             message_contains="trio.configure",
+        ),
+        # Before 0.2.8 `configure` has no `api_key`: only `trio login` stores the key.
+        Invalid(
+            "import os\nimport pytrio as trio\ntrio.config.settings.api_key = os.environ['KEY']\n",
+            fixed=None,
+            count=1,
+            message_contains="`trio.configure` takes `api_key=` from 0.2.8",
+            config={"target-version": "0.2.0"},
         ),
         # Patching the internal module an aliased import bound is that import's finding, once.
         Invalid(
@@ -278,11 +309,14 @@ the same object. `SampleInput` (0.1's alias of `Datum`) and module imports have 
         second = qualname.split(".")[1]
         if second not in _INTERNAL_ATTRIBUTES:
             return
-        hint = (
-            "; on 0.2 set the key with `trio.configure(api_key=...)` or `trio login`"
-            if second == "config"
-            else "; use the public names of `pytrio`"
-        )
+        if second != "config":
+            hint = "; use the public names of `pytrio`"
+        elif sdk_line(self.ctx) == "0.2" and not _configure_takes_api_key(
+            str(self.ctx.sdk_version)
+        ):
+            hint = "; set the key with `trio login` (`trio.configure` takes `api_key=` from 0.2.8)"
+        else:
+            hint = "; on 0.2 set the key with `trio.configure(api_key=...)` or `trio login`"
         root = inner.id if isinstance(inner, ast.Name) else ""
         self._uses.append((node, root, qualname, hint))
 
