@@ -41,9 +41,12 @@ twins) that names no built-in loss: `cross_entropy`, `importance_sampling`, `ppo
 the names are tinker 0.38.0's `LossFnType`, matched exactly.
 
 ## Why is this bad?
-The SDK raises `ValueError: Unsupported loss function type` before anything is sent (for example for `"grpo"`). 0.2 normalises with `strip().lower()`; 0.1 compares exactly. Tinker validates the name against
-`LossFnType` when it builds the request, so the call fails. A custom loss goes through
-`forward_backward_custom`.
+PyTRIO raises `ValueError: Unsupported loss function type` before anything is sent (for example
+for `"grpo"`). 0.2 normalises with `strip().lower()`; 0.1 compares exactly. Tinker does not check
+the name on the client: `loss_fn` is only annotated `LossFnType` (a type checker sees the
+mistake, the running code does not), and tinker 0.38.0 copies the string into the request as
+written, so an unknown name is sent, and whether it is refused is up to the service.
+A custom loss goes through `forward_backward_custom`.
 
 ## Fix safety
 No fix: choosing a loss changes the training objective.
@@ -63,7 +66,13 @@ No fix: choosing a loss changes the training objective.
   (`013:lib/training_client.py:57`).
 - Custom losses: `forward_backward_custom` (`029:client/training.py:359-364`).
 - tinker 0.38.0: `tinker.types.LossFnType` (`cross_entropy`, `importance_sampling`, `ppo`,
-  `cispo`, `dro`, `gspo`, `stable_reinforce`, `custom`).
+  `cispo`, `dro`, `gspo`, `stable_reinforce`, `custom`: `tinker/types/loss_fn_type.py`) is a
+  `Literal` alias, checked by no code at run time: `ForwardBackwardInput` and
+  `ForwardBackwardRequest` are frozen dataclasses without validation
+  (`tinker/types/forward_backward_input.py:12-20`,
+  `tinker/types/forward_backward_request.py:12-18`), the training client passes `loss_fn`
+  through (`tinker/lib/public_interfaces/training_client.py:352-420`), and the name goes into a protobuf string field as is (`tinker/proto/request_conv.py:93-105`);
+  any rejection is the service's.
 """
     VALID = (
         Valid(
