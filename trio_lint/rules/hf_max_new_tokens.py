@@ -23,7 +23,10 @@ Flags `max_new_tokens=` passed to `SamplingParams`, the keyword HuggingFace's `g
 ## Why is this bad?
 PyTRIO's `SamplingParams` forbids unknown fields (`extra="forbid"`), so the call raises a pydantic
 `ValidationError` before anything is sampled; and on pytrio 0.2 `max_tokens` is required for
-every sample call, so the intended limit is what the request needs.
+every sample call, so the intended limit is what the request needs. In Tinker code it fails
+silently instead: tinker 0.38.0's `SamplingParams` ignores unknown fields (`extra="ignore"`), so
+`max_new_tokens` is dropped without an error and `max_tokens` stays `None`: the limit written
+never reaches the request.
 
 ## Fix safety
 Safe: `max_tokens` is the same limit (new tokens generated after the prompt). No fix is offered
@@ -31,6 +34,7 @@ when the call already passes `max_tokens`, since renaming would duplicate the ke
 
 ## References
 - pytrio 0.2.9: `pytrio.SamplingParams`
+- tinker 0.38.0: `tinker.types.SamplingParams`
 """
     evidence = """
 - `SamplingParams` has `max_tokens` ("max tokens generated per sequence"), no `max_new_tokens`
@@ -40,8 +44,10 @@ when the call already passes `max_tokens`, since renaming would duplicate the ke
   to 0.2.9 (`029:client/sampling.py:168-172`).
 - HuggingFace's name: `transformers.GenerationConfig.max_new_tokens`,
   https://huggingface.co/docs/transformers/main_classes/text_generation
-- tinker 0.38.0: `tinker.types.SamplingParams.max_tokens` (a model that ignores unknown
-  fields).
+- tinker 0.38.0: `tinker.types.SamplingParams` has `max_tokens: Optional[int] = None` and no
+  `max_new_tokens` (`tinker/types/_pydantic_types/sampling_params.py:6-8`); its base
+  `tinker._models.BaseModel` sets `extra="ignore"` (`tinker/_models.py:88-94`), so the unknown
+  keyword is dropped, not refused.
 """
     VALID = (
         Valid("import pytrio as trio\np = trio.SamplingParams(max_tokens=64)\n"),
