@@ -95,10 +95,13 @@ In one block of an `async def`, flags the sequence
 followed by `await R.optim_step_async(...)` is flagged too.
 
 ## Why is this bad?
-The first await only enqueues the request.
-Waiting for the forward-backward result before submitting the optimizer step leaves the server
-without queued work for a full round-trip each step; submitting both and then awaiting lets
-them run back to back, and the queue keeps their order.
+The first await of `forward_backward_async` only enqueues the request and returns its future.
+That of `forward_backward_custom_async` does more: it runs a forward pass, waits for its result,
+computes the custom loss and its gradients locally, then enqueues the backward pass and returns
+its future; the backward itself is not awaited. Either way, waiting for the forward-backward
+result before submitting the optimizer step leaves the server without queued work for a full
+round-trip each step; submitting both and then awaiting lets them run back to back, and the
+queue keeps their order.
 
 ## Fix safety
 No fix. Pipelining changes error behaviour: with the serial form a failed forward-backward
@@ -115,9 +118,10 @@ itself writes it, and it is the clear form for a first script.
     evidence = """
 - `forward_backward_async` returns the `APIFuture` once the event is queued
   (`029:client/training.py:544-573`), `optim_step_async` likewise
-  (`029:client/training.py:665-686`); `forward_backward_custom_async` first waits for a forward
-  pass, then queues the backward and returns its `APIFuture`
-  (`029:client/training.py:421-500`).
+  (`029:client/training.py:665-686`). `forward_backward_custom_async` awaits the whole of
+  `_forward_backward_custom` (`029:client/training.py:413-419`): it queues a forward pass and
+  waits for its result, runs the user's loss and `loss.backward()` locally, then queues the
+  backward and returns its `APIFuture` without waiting for it (`029:client/training.py:421-500`).
 - The training coordinator submits queued events in FIFO order
   (`029:transport/actor/training_run/coordinator.py:231-258`).
 - A failed single-event forward-backward fails its own future only; the run breaks only when a
