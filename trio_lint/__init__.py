@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from trio_lint.config import ConfigError, LintConfig, config_from_mapping
 from trio_lint.diagnostics import Applicability, Diagnostic, FixResult, Severity
+from trio_lint.settings.config import ConfigError, LintConfig, config_from_mapping
 from trio_lint.version import __version__
 
 __all__ = [
@@ -30,7 +30,7 @@ def _config(config: LintConfig | dict | None) -> LintConfig:
     if config is None:
         return LintConfig()
     if isinstance(config, dict):
-        from trio_lint.selectors import validate_codes
+        from trio_lint.settings.selectors import validate_codes
 
         settings = config_from_mapping(config, origin="config")
         validate_codes(settings, origin="config")

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from trio_lint.digest import digest
 
 if TYPE_CHECKING:
-    from trio_lint.config import LintConfig
+    from trio_lint.settings.config import LintConfig
 
 
 def _engine_files() -> list[str]:

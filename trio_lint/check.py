@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
-from trio_lint.config import LintConfig
 from trio_lint.diagnostics import Severity
 from trio_lint.findings import Finding, Span
 from trio_lint.rules.base import ALL_SDKS, SDK_NAMES, STRING_KEYS, SdkValues
@@ -25,6 +24,7 @@ from trio_lint.semantics.context import LintContext
 from trio_lint.semantics.model import SemanticModel
 from trio_lint.semantics.names import Binding
 from trio_lint.semantics.receivers import Kind
+from trio_lint.settings.config import LintConfig
 
 if TYPE_CHECKING:
     from trio_lint.rules.base import Checker, Rule

@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from trio_lint.config import ConfigError, LintConfig, load_config, with_overrides
 from trio_lint.diagnostics import Applicability, Diagnostic
 from trio_lint.reporters import FORMATS, fixable_mark, get_renderer
+from trio_lint.settings.config import ConfigError, LintConfig, load_config, with_overrides
 from trio_lint.version import __version__
 
 if TYPE_CHECKING:
@@ -90,7 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _configure(args: argparse.Namespace) -> tuple[LintConfig, Path]:
-    from trio_lint.selectors import validate_codes
+    from trio_lint.settings.selectors import validate_codes
 
     config, root = load_config(args.config)
     if root is not None:

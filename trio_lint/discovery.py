@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from trio_lint.cache_keys import git_root
-from trio_lint.config import LintConfig
 from trio_lint.fileio import check_regular, is_temp_name, read_regular
+from trio_lint.settings.config import LintConfig
 from trio_lint.sources import SUFFIX_KINDS
 
 LINTED_SUFFIXES = frozenset({*SUFFIX_KINDS, ".markdown"})

@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from trio_lint import noqa
-from trio_lint.config import LintConfig
 from trio_lint.diagnostics import Applicability, Diagnostic, Edit, FixInfo, Location, Severity
 from trio_lint.findings import Finding, Span
 from trio_lint.fixes import (
@@ -22,6 +21,7 @@ from trio_lint.fixes import (
 from trio_lint.parse import LineIndex, SourceError, parse
 from trio_lint.prefilter import mentions_sdk
 from trio_lint.semantics.names import Binding
+from trio_lint.settings.config import LintConfig
 from trio_lint.sources import Document, Unit, load_document
 
 if TYPE_CHECKING:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from trio_lint.config import LintConfig
+    from trio_lint.settings.config import LintConfig
 
 
 def mentions_sdk(data: bytes, config: LintConfig) -> bool:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
-from trio_lint.config import ConfigError, LintConfig
+from trio_lint.settings.config import ConfigError, LintConfig
 
 STDIN_NAME = "-"  # what standard input is reported as without --stdin-filename
 EDIT_FORMATS = ("json", "sarif")  # the output formats that show each fix's text edits

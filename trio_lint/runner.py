@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 
 from trio_lint.cache import MISS, Cache, content_hash
 from trio_lint.cache_keys import settings_key
-from trio_lint.config import LintConfig
 from trio_lint.diagnostics import Diagnostic, Severity
 from trio_lint.fileio import (
     ChangedMeanwhile,
@@ -26,6 +25,7 @@ from trio_lint.fileio import (
 )
 from trio_lint.prefilter import mentions_sdk
 from trio_lint.request import STDIN_NAME, FixMode, RunRequest, StdinSource
+from trio_lint.settings.config import LintConfig
 
 if TYPE_CHECKING:
     from trio_lint.cache import Cached

@@ -10,11 +10,11 @@ import pytest
 
 from trio_lint import lint_source
 from trio_lint.check import check_tree, run_rules
-from trio_lint.config import config_from_mapping
 from trio_lint.rules import _conformance, all_rules, rules_by_code
 from trio_lint.rules._conformance import ConformanceChecker, ConformanceRule
 from trio_lint.rules._futures_checker import FuturesChecker
 from trio_lint.rules.base import Checker, Invalid, Rule
+from trio_lint.settings.config import config_from_mapping
 
 # PTR003 (a method 0.2 removed) and PTR004 (a keyword 0.2.9 renamed) in one unit.
 TWO_CODES = (

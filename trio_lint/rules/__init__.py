@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from trio_lint.rules.base import Rule
 
 if TYPE_CHECKING:
-    from trio_lint.config import LintConfig
+    from trio_lint.settings.config import LintConfig
 
 PREFIX = "PTR"
 _NOT_RULES = {"base"}

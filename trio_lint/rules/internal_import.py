@@ -13,7 +13,7 @@ from pytrio_facts.versions import RENAMED_TOP_LEVEL
 from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.rules._common import sdk_line
 from trio_lint.rules.base import Invalid, LooksAt, Rule, SdkValues, Valid, edit, safe_fix
-from trio_lint.target_version import installed_version
+from trio_lint.settings.target_version import installed_version
 
 if TYPE_CHECKING:
     import libcst as cst

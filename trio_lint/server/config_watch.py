@@ -14,7 +14,7 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from trio_lint.config import ConfigError, LintConfig, find_pyproject, load_config
+from trio_lint.settings.config import ConfigError, LintConfig, find_pyproject, load_config
 
 CONFIG_NAMES = frozenset({"pyproject.toml"})
 
