@@ -45,7 +45,7 @@ def _rules(settings: LintConfig, path: str | Path, root: str | Path | None):
         from trio_lint.rules import select_rules
 
         return select_rules(settings)
-    from trio_lint.runner import RuleSets
+    from trio_lint.run.invocation import RuleSets
 
     return RuleSets(settings, Path(root)).for_path(str(path))
 

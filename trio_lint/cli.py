@@ -15,8 +15,8 @@ from trio_lint.settings.config import ConfigError, LintConfig, load_config, with
 from trio_lint.version import __version__
 
 if TYPE_CHECKING:
-    from trio_lint.request import RunRequest
-    from trio_lint.runner import RunResult
+    from trio_lint.run.invocation import RunResult
+    from trio_lint.run.request import RunRequest
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -170,7 +170,7 @@ def _show_fixes(fixed: Sequence[Diagnostic]) -> str:
 def resolve_request(args: argparse.Namespace, parser: argparse.ArgumentParser) -> RunRequest:
     """The run the command line asks for, resolved once (argv + configuration). Standard input
     is `-` alone, or --stdin-filename with no paths (as ruff reads it); it is read here."""
-    from trio_lint.request import FixMode, Output, PathSources, RunRequest, StdinSource
+    from trio_lint.run.request import FixMode, Output, PathSources, RunRequest, StdinSource
 
     paths = list(args.paths)
     stdin = paths == ["-"] or (not paths and args.stdin_filename is not None)
@@ -210,7 +210,7 @@ def resolve_request(args: argparse.Namespace, parser: argparse.ArgumentParser) -
 
 
 def check(argv: Sequence[str]) -> int:
-    from trio_lint.runner import execute
+    from trio_lint.run.invocation import execute
 
     parser = build_parser()
     request = resolve_request(parser.parse_args(argv), parser)
@@ -268,7 +268,7 @@ def _report(request: RunRequest, result: RunResult) -> int:
     if output.statistics:
         out.write(_statistics(remaining, request.unsafe_fixes))
     else:
-        from trio_lint.request import StdinSource
+        from trio_lint.run.request import StdinSource
 
         render = get_renderer(output.format)
         if output.format == "full" and isinstance(request.sources, StdinSource):

@@ -10,7 +10,7 @@ import tokenize
 import warnings
 from dataclasses import dataclass
 
-from trio_lint.fileio import MAX_FILE_BYTES
+from trio_lint.run.fileio import MAX_FILE_BYTES
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 # CPython 3.11 keeps the depth counter of its AST constructor in interpreter-wide state, so two

@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lint_helpers import BAD, FIXED, run_main
 
-import trio_lint.runner as runner
+import trio_lint.run.invocation as runner
 from trio_lint import fix_source
 from trio_lint.rules import all_rules
 

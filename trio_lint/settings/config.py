@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from trio_lint.digest import digest
+from trio_lint.run.digest import digest
 from trio_lint.settings.target_version import default_version, resolve_version
 
 
@@ -187,7 +187,7 @@ def _read_toml(path: Path) -> dict[str, Any]:
     """The TOML at `path`; ConfigError naming the file for anything that keeps it from being
     read: missing, not a regular file (a FIFO would block forever), too large, not UTF-8, not
     TOML, nested too deeply for the parser."""
-    from trio_lint.fileio import read_regular
+    from trio_lint.run.fileio import read_regular
 
     try:
         data = read_regular(str(path))

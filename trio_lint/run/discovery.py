@@ -18,8 +18,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from trio_lint.cache_keys import git_root
-from trio_lint.fileio import check_regular, is_temp_name, read_regular
+from trio_lint.run.cache_keys import git_root
+from trio_lint.run.fileio import check_regular, is_temp_name, read_regular
 from trio_lint.settings.config import LintConfig
 from trio_lint.sources import SUFFIX_KINDS
 

@@ -10,10 +10,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from trio_lint.cache import MISS, Cache, content_hash
-from trio_lint.cache_keys import settings_key
 from trio_lint.diagnostics import Diagnostic, Severity
-from trio_lint.fileio import (
+from trio_lint.prefilter import mentions_sdk
+from trio_lint.run.cache import MISS, Cache, content_hash
+from trio_lint.run.cache_keys import settings_key
+from trio_lint.run.fileio import (
     ChangedMeanwhile,
     NotRegularFile,
     ReadOnly,
@@ -23,14 +24,13 @@ from trio_lint.fileio import (
     stale_beside,
     write_fixed,
 )
-from trio_lint.prefilter import mentions_sdk
-from trio_lint.request import STDIN_NAME, FixMode, RunRequest, StdinSource
+from trio_lint.run.request import STDIN_NAME, FixMode, RunRequest, StdinSource
 from trio_lint.settings.config import LintConfig
 
 if TYPE_CHECKING:
-    from trio_lint.cache import Cached
     from trio_lint.engine import FileOutcome
     from trio_lint.rules.base import Rule
+    from trio_lint.run.cache import Cached
 
 # A warm run imports none of the engine, the rules, pathspec or multiprocessing (together they
 # cost more than all of a warm run's cache lookups): they are imported where a file is linted.
@@ -222,7 +222,7 @@ def execute(request: RunRequest) -> RunResult:
     Raises FileNotFoundError for a named path that does not exist."""
     if isinstance(request.sources, StdinSource):
         return _run_stdin(request, request.sources)
-    from trio_lint.discovery import discover
+    from trio_lint.run.discovery import discover
 
     found = discover(
         list(request.sources.paths),
@@ -247,7 +247,7 @@ def _run_stdin(request: RunRequest, source: StdinSource) -> RunResult:
     if request.writes:
         result.stdin_output = source.data
     if request.force_exclude and source.name != STDIN_NAME:
-        from trio_lint.discovery import Walker
+        from trio_lint.run.discovery import Walker
 
         if Walker(request.config, request.root).excluded(source.name, is_dir=False):
             return result

@@ -27,7 +27,7 @@ import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from trio_lint.digest import digest
+from trio_lint.run.digest import digest
 
 if TYPE_CHECKING:
     from trio_lint.diagnostics import Diagnostic
@@ -61,7 +61,7 @@ STALE_TMP_S = 3600  # no store takes an hour to write: an older temp file's writ
 
 def read_store(file: Path) -> dict:
     """The dict stored in `file`, or {} when it is missing or damaged in any way."""
-    from trio_lint.fileio import read_regular
+    from trio_lint.run.fileio import read_regular
 
     try:
         used = os.stat(file).st_mtime
@@ -95,7 +95,7 @@ def read_store(file: Path) -> dict:
 def write_store(directory: Path, file: Path, data: dict) -> None:
     """Temp file + rename: a crash or a concurrent run never leaves a half-written store. Stores
     unused for PRUNE_AFTER_S (other settings, older versions of the linter) are deleted."""
-    from trio_lint.fileio import write_atomic
+    from trio_lint.run.fileio import write_atomic
 
     try:
         payload = marshal.dumps(data)
