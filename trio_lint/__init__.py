@@ -64,7 +64,7 @@ def lint_source(
     text edits (one libcst pass over the document, and libcst's import when a finding has a fix;
     without it linting never imports libcst). Never raises for bad input: unparsable code yields
     a PTR900 diagnostic."""
-    from trio_lint.engine import lint_document
+    from trio_lint.lint.linter import lint_document
 
     settings = _config(config)
     outcome = lint_document(
@@ -87,7 +87,7 @@ def fix_source(
 ) -> FixResult:
     """Apply safe fixes (and unsafe ones with `unsafe=True`) until they converge (`root`: as in
     `lint_source`)."""
-    from trio_lint.engine import lint_document
+    from trio_lint.lint.linter import lint_document
 
     settings = _config(config)
     outcome = lint_document(

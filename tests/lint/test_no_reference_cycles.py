@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from trio_lint.check import check_tree
-from trio_lint.parse import SourceError, parse
+from trio_lint.lint.dispatch import check_tree
+from trio_lint.lint.parse import SourceError, parse
 from trio_lint.rules import all_rules, select_rules
 from trio_lint.settings.config import config_from_mapping
 

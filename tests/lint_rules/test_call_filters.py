@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from trio_lint.check import run_rules
-from trio_lint.parse import SourceError, parse
+from trio_lint.lint.dispatch import run_rules
+from trio_lint.lint.parse import SourceError, parse
 from trio_lint.rules import all_rules
 from trio_lint.rules.base import EVERYTHING
 from trio_lint.settings.config import config_from_mapping

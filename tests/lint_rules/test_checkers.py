@@ -9,7 +9,7 @@ import ast
 import pytest
 
 from trio_lint import lint_source
-from trio_lint.check import check_tree, run_rules
+from trio_lint.lint.dispatch import check_tree, run_rules
 from trio_lint.rules import _conformance, all_rules, rules_by_code
 from trio_lint.rules._conformance import ConformanceChecker, ConformanceRule
 from trio_lint.rules._futures_checker import FuturesChecker

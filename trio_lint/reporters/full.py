@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from trio_lint.diagnostics import Diagnostic
-from trio_lint.parse import split_lines
+from trio_lint.lint.parse import split_lines
 from trio_lint.reporters import fixable_mark, location_prefix
 
 

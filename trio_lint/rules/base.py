@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from trio_lint.diagnostics import Applicability, Severity
-from trio_lint.findings import CstTransform, Finding, Fix, NodeEdit, Span
+from trio_lint.lint.findings import CstTransform, Finding, Fix, NodeEdit, Span
 
 if TYPE_CHECKING:
     import libcst as cst

@@ -6,7 +6,7 @@ import ast
 from typing import NamedTuple
 
 from trio_lint.diagnostics import Severity
-from trio_lint.parse import split_lines
+from trio_lint.lint.parse import split_lines
 from trio_lint.rules._common import source_text, walk
 from trio_lint.rules.base import Invalid, Rule, Valid, limited
 

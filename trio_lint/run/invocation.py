@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from trio_lint.diagnostics import Diagnostic, Severity
-from trio_lint.prefilter import mentions_sdk
+from trio_lint.lint.prefilter import mentions_sdk
 from trio_lint.run.cache import MISS, Cache, content_hash
 from trio_lint.run.cache_keys import settings_key
 from trio_lint.run.fileio import (
@@ -28,7 +28,7 @@ from trio_lint.run.request import STDIN_NAME, FixMode, RunRequest, StdinSource
 from trio_lint.settings.config import LintConfig
 
 if TYPE_CHECKING:
-    from trio_lint.engine import FileOutcome
+    from trio_lint.lint.linter import FileOutcome
     from trio_lint.rules.base import Rule
     from trio_lint.run.cache import Cached
 
@@ -151,7 +151,7 @@ def _lint_one(job: Job) -> tuple[str, FileOutcome, bytes | None]:
 
 def _lint_bytes(path: str, shown: str, data: bytes) -> FileOutcome:
     """One document that `run` or `_run_stdin` read and prefiltered. Never raises."""
-    from trio_lint.engine import FileOutcome, lint_document
+    from trio_lint.lint.linter import FileOutcome, lint_document
 
     request: RunRequest = _STATE["request"]  # type: ignore[assignment]
     rulesets: RuleSets = _STATE["rulesets"]  # type: ignore[assignment]

@@ -51,7 +51,7 @@ class StdinSource:
         """Raises ConfigError (exit 2, nothing printed on stdout) for input over the file size
         limit: it is not read without bound (`trio-lint - < /dev/zero`), and with --fix a
         truncated copy must never be printed as if it were the fixed code."""
-        from trio_lint.parse import MAX_FILE_BYTES
+        from trio_lint.lint.parse import MAX_FILE_BYTES
 
         data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
         if len(data) > MAX_FILE_BYTES:

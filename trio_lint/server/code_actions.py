@@ -16,7 +16,7 @@ from lsprotocol import types
 
 from trio_lint import fix_source, noqa
 from trio_lint.diagnostics import Applicability, Diagnostic
-from trio_lint.parse import parses
+from trio_lint.lint.parse import parses
 from trio_lint.server.config_watch import Settings
 from trio_lint.server.documents import (
     Target,
@@ -48,9 +48,9 @@ def fix_one(source: str, path: str, settings: Settings, diagnostic: Diagnostic) 
     transformation of the module, so removed statements take their line with them); None when
     the finding or its fix is gone. Per-node edits (`lint_source(..., edits=True)`) would be
     cheaper but only approximate a removal."""
-    from trio_lint.engine import check_unit, to_diagnostics
-    from trio_lint.fixes import FixError, apply_fixes
-    from trio_lint.parse import SourceError
+    from trio_lint.lint.fixes import FixError, apply_fixes
+    from trio_lint.lint.linter import check_unit, to_diagnostics
+    from trio_lint.lint.parse import SourceError
     from trio_lint.rules import select_rules
     from trio_lint.sources import load_document
 

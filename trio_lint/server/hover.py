@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from trio_lint import noqa
 from trio_lint.diagnostics import Diagnostic
+from trio_lint.lint import noqa
 
 _CODE = re.compile(r"[A-Za-z]+[0-9]+")
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from trio_lint.parse import SourceError, parses, split_lines
+from trio_lint.lint.parse import SourceError, parses, split_lines
 from trio_lint.sources.base import Document, Unit
 
 _OPEN = re.compile(r"^(?P<indent>[ ]{0,3})(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^`\s]*)[^`]*$")

@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from trio_lint.parse import SourceError
+from trio_lint.lint.parse import SourceError
 from trio_lint.sources.base import Document, Unit
 
 # A comment line separating cells in the joined code; fixes never touch comments that stand alone.

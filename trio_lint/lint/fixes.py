@@ -17,8 +17,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from trio_lint.diagnostics import Applicability
-from trio_lint.findings import CstTransform, Finding
-from trio_lint.parse import LineIndex, parse_ast
+from trio_lint.lint.findings import CstTransform, Finding
+from trio_lint.lint.parse import LineIndex, parse_ast
 
 SpanKey = tuple[int, int, int, int]
 

@@ -6,10 +6,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from trio_lint import noqa
 from trio_lint.diagnostics import Applicability, Diagnostic, Edit, FixInfo, Location, Severity
-from trio_lint.findings import Finding, Span
-from trio_lint.fixes import (
+from trio_lint.lint import noqa
+from trio_lint.lint.findings import Finding, Span
+from trio_lint.lint.fixes import (
     FixError,
     TextEdit,
     apply_fixes,
@@ -18,8 +18,8 @@ from trio_lint.fixes import (
     keep_comments,
     lost_comments,
 )
-from trio_lint.parse import LineIndex, SourceError, parse
-from trio_lint.prefilter import mentions_sdk
+from trio_lint.lint.parse import LineIndex, SourceError, parse
+from trio_lint.lint.prefilter import mentions_sdk
 from trio_lint.semantics.names import Binding
 from trio_lint.settings.config import LintConfig
 from trio_lint.sources import Document, Unit, load_document
@@ -68,7 +68,7 @@ def check_unit(
     report_unused_noqa: bool = False,
 ) -> UnitCheck:
     """Findings of one unit after `# noqa` filtering; a syntax error is a PTR900 finding."""
-    from trio_lint.check import check_tree
+    from trio_lint.lint.dispatch import check_tree
 
     index = LineIndex(code)
     try:
