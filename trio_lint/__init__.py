@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from trio_lint.diagnostics import Applicability, Diagnostic, FixResult, Severity
+from trio_lint.output.diagnostics import Applicability, Diagnostic, FixResult, Severity
+from trio_lint.output.version import __version__
 from trio_lint.settings.config import ConfigError, LintConfig, config_from_mapping
-from trio_lint.version import __version__
 
 __all__ = [
     "Applicability",

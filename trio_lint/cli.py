@@ -9,10 +9,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from trio_lint.diagnostics import Applicability, Diagnostic
+from trio_lint.output.diagnostics import Applicability, Diagnostic
+from trio_lint.output.version import __version__
 from trio_lint.reporters import FORMATS, fixable_mark, get_renderer
 from trio_lint.settings.config import ConfigError, LintConfig, load_config, with_overrides
-from trio_lint.version import __version__
 
 if TYPE_CHECKING:
     from trio_lint.run.invocation import RunResult
@@ -288,7 +288,7 @@ def _report(request: RunRequest, result: RunResult) -> int:
 
 
 def rule(argv: Sequence[str]) -> int:
-    from trio_lint.explain import catalogue_json, catalogue_table, rule_json, rule_markdown
+    from trio_lint.output.explain import catalogue_json, catalogue_table, rule_json, rule_markdown
     from trio_lint.rules import all_rules, get_rule
 
     parser = argparse.ArgumentParser(prog="trio-lint rule", description="Explain a rule.")

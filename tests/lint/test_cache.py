@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from lint_helpers import BAD, CLEAN, run_main
 
 if TYPE_CHECKING:
-    from trio_lint.diagnostics import Diagnostic
+    from trio_lint.output.diagnostics import Diagnostic
 
 
 CONCISE = ("--output-format", "concise")
@@ -51,7 +51,7 @@ def _stat(size: int, mtime_ns: int, ctime_ns: int, ino: int = 7) -> os.stat_resu
 
 
 def _diagnostic() -> Diagnostic:
-    from trio_lint.diagnostics import Diagnostic, Severity
+    from trio_lint.output.diagnostics import Diagnostic, Severity
 
     return Diagnostic(
         code="PTR202",

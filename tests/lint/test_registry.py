@@ -6,7 +6,7 @@ import re
 
 import flake8.defaults
 
-from trio_lint.diagnostics import Applicability, Severity
+from trio_lint.output.diagnostics import Applicability, Severity
 from trio_lint.rules import all_rules, get_rule, select_rules
 from trio_lint.settings.config import LintConfig
 

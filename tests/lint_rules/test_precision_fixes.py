@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trio_lint import lint_source
-from trio_lint.diagnostics import Severity
+from trio_lint.output.diagnostics import Severity
 
 README_MODEL = (
     "import pytrio as trio\n"

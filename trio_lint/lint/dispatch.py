@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
-from trio_lint.diagnostics import Severity
 from trio_lint.lint.findings import Finding, Span
+from trio_lint.output.diagnostics import Severity
 from trio_lint.rules.base import ALL_SDKS, SDK_NAMES, STRING_KEYS, SdkValues
 from trio_lint.semantics.binder import (
     ENTER,

@@ -16,9 +16,9 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from trio_lint.diagnostics import Applicability
 from trio_lint.lint.findings import CstTransform, Finding
 from trio_lint.lint.parse import LineIndex, parse_ast
+from trio_lint.output.diagnostics import Applicability
 
 SpanKey = tuple[int, int, int, int]
 

@@ -6,7 +6,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from trio_lint.diagnostics import Applicability, Diagnostic, Edit, FixInfo, Location, Severity
 from trio_lint.lint import noqa
 from trio_lint.lint.findings import Finding, Span
 from trio_lint.lint.fixes import (
@@ -20,6 +19,14 @@ from trio_lint.lint.fixes import (
 )
 from trio_lint.lint.parse import LineIndex, SourceError, parse
 from trio_lint.lint.prefilter import mentions_sdk
+from trio_lint.output.diagnostics import (
+    Applicability,
+    Diagnostic,
+    Edit,
+    FixInfo,
+    Location,
+    Severity,
+)
 from trio_lint.semantics.names import Binding
 from trio_lint.settings.config import LintConfig
 from trio_lint.sources import Document, Unit, load_document

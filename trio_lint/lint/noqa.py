@@ -7,9 +7,9 @@ import re
 import tokenize
 from dataclasses import dataclass
 
-from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.lint.findings import Finding, Fix, NodeEdit, Span
 from trio_lint.lint.parse import LineIndex, parses
+from trio_lint.output.diagnostics import Applicability, Severity
 
 UNUSED_NOQA = "PTR902"
 ENGINE_CODES = frozenset({"PTR900", "PTR901", UNUSED_NOQA, "PTR903"})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from trio_lint.diagnostics import Diagnostic
+from trio_lint.output.diagnostics import Diagnostic
 
 # render(diagnostics) -> text; the full format also takes texts= (the bytes of standard input).
 Renderer = Callable[..., str]

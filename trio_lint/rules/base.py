@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
-from trio_lint.diagnostics import Applicability, Severity
 from trio_lint.lint.findings import CstTransform, Finding, Fix, NodeEdit, Span
+from trio_lint.output.diagnostics import Applicability, Severity
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -344,7 +344,7 @@ class Rule(Checker):
     supersedes: ClassVar[frozenset[str]] = frozenset()
     # ruff-style documentation: What it does / Why is this bad? / Fix safety / References (public:
     # "pytrio 0.2.9: pytrio.X" or a URL). Example and "Use instead" are rendered from INVALID[0] and
-    # VALID[0] (`trio_lint.explain.rule_doc`).
+    # VALID[0] (`trio_lint.output.explain.rule_doc`).
     doc: ClassVar[str] = ""
     # Where the rule's claims were checked (SDK source lines, research notes): for maintainers, never printed.
     evidence: ClassVar[str] = ""

@@ -6,7 +6,7 @@ import ast
 import functools
 from typing import TYPE_CHECKING
 
-from trio_lint.diagnostics import Applicability, Severity
+from trio_lint.output.diagnostics import Applicability, Severity
 from trio_lint.rules._common import sdk_line, walk
 from trio_lint.rules.base import Fix, Invalid, LooksAt, Rule, Valid, edit, limited, safe_fix
 from trio_lint.semantics.receivers import TWINNED_METHODS, Kind

@@ -6,7 +6,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from pytrio_facts.api import public_names
-from trio_lint.diagnostics import Applicability, Severity
+from trio_lint.output.diagnostics import Applicability, Severity
 from trio_lint.rules._common import walk
 from trio_lint.rules.base import Fix, Invalid, NodeEdit, Rule, Span, Valid, edit
 

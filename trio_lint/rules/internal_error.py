@@ -1,6 +1,6 @@
 """PTR903: a rule crashed on this file (a trio-lint bug); the other rules and files still ran."""
 
-from trio_lint.diagnostics import Severity
+from trio_lint.output.diagnostics import Severity
 from trio_lint.rules.base import Rule
 
 

@@ -7,7 +7,7 @@ import re
 from typing import TYPE_CHECKING
 
 from pytrio_facts.sdk import LIMITS
-from trio_lint.diagnostics import Applicability, Severity
+from trio_lint.output.diagnostics import Applicability, Severity
 from trio_lint.rules._common import argument
 from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid, edit, safe_fix
 from trio_lint.semantics.receivers import Kind

@@ -1,6 +1,6 @@
 """PTR901: the file cannot be read or decoded (not UTF-8 / its declared encoding, too large, bad notebook)."""
 
-from trio_lint.diagnostics import Severity
+from trio_lint.output.diagnostics import Severity
 from trio_lint.rules.base import Invalid, Rule, Valid
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import re
 
-from trio_lint.diagnostics import Severity
+from trio_lint.output.diagnostics import Severity
 from trio_lint.rules._common import (
     argument,
     has_splat,

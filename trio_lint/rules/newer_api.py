@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from pytrio_facts.versions import ADDED_IN_0_2
-from trio_lint.diagnostics import Severity
+from trio_lint.output.diagnostics import Severity
 from trio_lint.rules import _conformance as conformance
 from trio_lint.rules.base import Invalid, Valid
 

@@ -6,7 +6,7 @@ import ast
 
 from pytrio_facts.migration import REMOVED_ATTRIBUTES
 from pytrio_facts.versions import REMOVED_METHODS
-from trio_lint.diagnostics import Severity
+from trio_lint.output.diagnostics import Severity
 from trio_lint.rules import _conformance as conformance
 from trio_lint.rules.base import Invalid, Valid
 

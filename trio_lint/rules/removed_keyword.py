@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from pytrio_facts.versions import ONE_LINE_KEYWORDS
-from trio_lint.diagnostics import Applicability, Severity
+from trio_lint.output.diagnostics import Applicability, Severity
 from trio_lint.rules import _conformance as conformance
 from trio_lint.rules._common import drop_keyword
 from trio_lint.rules.base import (

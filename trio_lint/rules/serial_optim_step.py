@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 from typing import NamedTuple
 
-from trio_lint.diagnostics import Severity
 from trio_lint.lint.parse import split_lines
+from trio_lint.output.diagnostics import Severity
 from trio_lint.rules._common import source_text, walk
 from trio_lint.rules.base import Invalid, Rule, Valid, limited
 

@@ -1,6 +1,6 @@
 """PTR900: the file (or Markdown block / notebook) does not parse as Python."""
 
-from trio_lint.diagnostics import Severity
+from trio_lint.output.diagnostics import Severity
 from trio_lint.rules.base import Invalid, Rule, Valid
 
 

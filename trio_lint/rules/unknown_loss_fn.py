@@ -7,7 +7,7 @@ import difflib
 import functools
 
 from pytrio_facts.versions import LOSS_NAMES_BY_LINE
-from trio_lint.diagnostics import Severity
+from trio_lint.output.diagnostics import Severity
 from trio_lint.rules._common import argument, sdk_line
 from trio_lint.rules.base import ALL_SDKS, Invalid, LooksAt, Rule, Valid, limited
 from trio_lint.semantics.receivers import Kind

@@ -1,6 +1,6 @@
 """PTR902: a `# noqa: PTRnnn` that suppresses nothing (off by default; select it to audit noqa comments)."""
 
-from trio_lint.diagnostics import Applicability, Severity
+from trio_lint.output.diagnostics import Applicability, Severity
 from trio_lint.rules.base import Invalid, Rule, Valid
 
 

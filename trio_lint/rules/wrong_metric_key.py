@@ -6,7 +6,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from pytrio_facts.sdk import METRIC_KEYS, WRONG_METRIC_KEYS
-from trio_lint.diagnostics import Applicability, Severity
+from trio_lint.output.diagnostics import Applicability, Severity
 from trio_lint.rules._common import replace_string_value, sdk_line
 from trio_lint.rules.base import Invalid, LooksAt, Rule, SdkValues, Valid, edit, limited, safe_fix
 from trio_lint.semantics.receivers import Kind

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 from trio_lint.run.digest import digest
 
 if TYPE_CHECKING:
-    from trio_lint.diagnostics import Diagnostic
+    from trio_lint.output.diagnostics import Diagnostic
 
     # A cached result: the diagnostics, or None when the prefilter skipped the file.
     Cached = list[Diagnostic] | None
@@ -151,7 +151,7 @@ class Cache:
     def _decode(items: object) -> Cached | object:
         if items is None:
             return None
-        from trio_lint.diagnostics import Diagnostic
+        from trio_lint.output.diagnostics import Diagnostic
 
         try:
             return [Diagnostic.from_json(item) for item in items]  # type: ignore[union-attr]

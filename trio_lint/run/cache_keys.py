@@ -75,7 +75,7 @@ def settings_key(config: LintConfig, *, want_edits: bool) -> str:
     """What findings depend on besides the file: the tool version, the linter's own sources (which
     fix the rule registry) and the config (selection, target version, SDK modules...). Together
     they determine the selected rule set, so the rules need not be imported to name it."""
-    from trio_lint.version import __version__
+    from trio_lint.output.version import __version__
 
     parts = [__version__, code_fingerprint(), config.fingerprint(), str(want_edits)]
     return digest("|".join(parts), 10)

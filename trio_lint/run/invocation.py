@@ -10,8 +10,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from trio_lint.diagnostics import Diagnostic, Severity
 from trio_lint.lint.prefilter import mentions_sdk
+from trio_lint.output.diagnostics import Diagnostic, Severity
 from trio_lint.run.cache import MISS, Cache, content_hash
 from trio_lint.run.cache_keys import settings_key
 from trio_lint.run.fileio import (

@@ -15,8 +15,8 @@ from typing import Any
 from lsprotocol import types
 
 from trio_lint import fix_source, noqa
-from trio_lint.diagnostics import Applicability, Diagnostic
 from trio_lint.lint.parse import parses
+from trio_lint.output.diagnostics import Applicability, Diagnostic
 from trio_lint.server.config_watch import Settings
 from trio_lint.server.documents import (
     Target,

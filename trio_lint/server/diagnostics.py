@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from lsprotocol import types
 
 from trio_lint import lint_source
-from trio_lint.diagnostics import Applicability, Diagnostic, Severity
 from trio_lint.lint.noqa import UNUSED_NOQA
+from trio_lint.output.diagnostics import Applicability, Diagnostic, Severity
 from trio_lint.server.config_watch import Settings
 from trio_lint.server.documents import Target, split_lines, to_range
 
