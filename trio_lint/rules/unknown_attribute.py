@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 from pytrio_facts.api_model import Class, Symbol, api_data
 from trio_lint.output.diagnostics import Severity
-from trio_lint.rules import _conformance as conformance
 from trio_lint.rules.base import Invalid, Valid, limited
+from trio_lint.rules.checkers import conformance
 from trio_lint.semantics.receivers import Kind
 
 if TYPE_CHECKING:

@@ -4,7 +4,7 @@ PTR101 missing-result (a future read as if it were the response), PTR102 dropped
 future thrown away) and PTR104 awaited-value (a second wait on what one wait already gave) ask
 the model the same question of the same nodes (what a call, name or `await` holds: a future, a
 coroutine or the value) and are reported by `FuturesChecker`; each code's rule module keeps its
-metadata (doc, examples, message, reach). Not a rule module (the registry skips `_` names).
+metadata (doc, examples, message, reach). Not a rule module (the registry skips `checkers/`).
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ import functools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from trio_lint.rules import _conformance as conformance
 from trio_lint.rules import _futures as futures
 from trio_lint.rules._common import append_result_call
 from trio_lint.rules.base import Checker, LooksAt, SdkValues, edit, safe_fix, unsafe_fix
+from trio_lint.rules.checkers import conformance
 from trio_lint.semantics.receivers import FUTURE_KINDS, Kind
 
 if TYPE_CHECKING:
