@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
+from trio_lint.lint.engine_codes import INTERNAL_ERROR, NAMES
 from trio_lint.lint.findings import Finding, Span
 from trio_lint.output.diagnostics import Severity
 from trio_lint.rules.base import ALL_SDKS, SDK_NAMES, STRING_KEYS, SdkValues
@@ -437,13 +438,11 @@ def _filtered_call_handlers(
 
 
 def _internal_error(code: str, node: ast.AST, exc: Exception) -> Finding:
-    from trio_lint.rules.internal_error import InternalErrorRule
-
     span = Span.of(node) if hasattr(node, "lineno") else Span(1, 0, 1, 0)
     return Finding(
-        InternalErrorRule.code,
+        INTERNAL_ERROR,
         span,
         f"internal error in rule {code}: {type(exc).__name__}: {exc} (please report)",
         Severity.ERROR,
-        name=InternalErrorRule.name,
+        name=NAMES[INTERNAL_ERROR],
     )

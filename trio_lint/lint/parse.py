@@ -10,6 +10,7 @@ import tokenize
 import warnings
 from dataclasses import dataclass
 
+from trio_lint.lint.engine_codes import IO_ERROR, SYNTAX_ERROR
 from trio_lint.run.fileio import MAX_FILE_BYTES
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
@@ -39,18 +40,18 @@ def decode(data: bytes) -> tuple[str, bool]:
     """Decode source bytes as the interpreter would (BOM, PEP 263 cookie): (text, bom)."""
     if len(data) > MAX_FILE_BYTES:
         raise SourceError(
-            "PTR901", f"file is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB; skipped"
+            IO_ERROR, f"file is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB; skipped"
         )
     bom = data.startswith(b"\xef\xbb\xbf")
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:
-        raise SourceError("PTR901", f"cannot determine the encoding: {exc.msg}") from None
+        raise SourceError(IO_ERROR, f"cannot determine the encoding: {exc.msg}") from None
     try:
         text = data.decode(encoding)
     except (UnicodeDecodeError, LookupError) as exc:
         line = data[: getattr(exc, "start", 0)].count(b"\n") + 1
-        raise SourceError("PTR901", f"not valid {encoding}: {exc}", line=line) from None
+        raise SourceError(IO_ERROR, f"not valid {encoding}: {exc}", line=line) from None
     if text.startswith("\ufeff"):
         text = text[1:]
     return text, bom
@@ -92,9 +93,11 @@ def parse(text: str, filename: str = "<unknown>") -> ast.Module:
             column = (
                 _byte_offset_to_char(split_lines(text), line, exc.offset - 1, from_chars=True) + 1
             )
-        raise SourceError("PTR900", f"SyntaxError: {exc.msg}", line=line, column=column) from None
+        raise SourceError(
+            SYNTAX_ERROR, f"SyntaxError: {exc.msg}", line=line, column=column
+        ) from None
     except (ValueError, RecursionError, MemoryError) as exc:
-        raise SourceError("PTR900", f"cannot parse: {type(exc).__name__}: {exc}") from None
+        raise SourceError(SYNTAX_ERROR, f"cannot parse: {type(exc).__name__}: {exc}") from None
 
 
 def split_lines(text: str) -> list[str]:

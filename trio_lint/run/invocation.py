@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from trio_lint.lint.engine_codes import INTERNAL_ERROR, IO_ERROR, NAMES, UNSTABLE_CODES
 from trio_lint.lint.prefilter import mentions_sdk
 from trio_lint.output.diagnostics import Diagnostic, Severity
 from trio_lint.run.cache import MISS, Cache, content_hash
@@ -36,8 +37,6 @@ if TYPE_CHECKING:
 # cost more than all of a warm run's cache lookups): they are imported where a file is linted.
 
 POOL_MIN_FILES = 24  # below this a pool's start-up costs more than it saves
-# Failures that may not recur (a file unreadable for a moment, an engine bug): never cached.
-UNSTABLE_CODES = frozenset({"PTR901", "PTR903"})
 
 
 @dataclass
@@ -105,8 +104,8 @@ def read_error(path: str, exc: OSError) -> Diagnostic:
 
 def io_error(path: str, message: str) -> Diagnostic:
     return Diagnostic(
-        code="PTR901",
-        name="io-error",
+        code=IO_ERROR,
+        name=NAMES[IO_ERROR],
         message=message,
         severity=Severity.ERROR,
         path=path,
@@ -169,7 +168,7 @@ def _lint_bytes(path: str, shown: str, data: bytes) -> FileOutcome:
     except Exception as exc:  # an engine bug: report it on the file, keep the run going
         diagnostic = read_error(shown, OSError(f"internal error: {type(exc).__name__}: {exc}"))
         outcome = FileOutcome(
-            diagnostics=[replace(diagnostic, code="PTR903", name="internal-error")]
+            diagnostics=[replace(diagnostic, code=INTERNAL_ERROR, name=NAMES[INTERNAL_ERROR])]
         )
     return outcome
 

@@ -14,7 +14,9 @@ from typing import Any
 
 from lsprotocol import types
 
-from trio_lint import fix_source, noqa
+from trio_lint import fix_source
+from trio_lint.lint import noqa
+from trio_lint.lint.engine_codes import ENGINE_CODES, UNUSED_NOQA
 from trio_lint.lint.parse import parses
 from trio_lint.output.diagnostics import Applicability, Diagnostic
 from trio_lint.server.config_watch import Settings
@@ -57,7 +59,7 @@ def fix_one(source: str, path: str, settings: Settings, diagnostic: Diagnostic) 
     config = settings.config
     if config is None:
         return None
-    unused_noqa = diagnostic.code == noqa.UNUSED_NOQA
+    unused_noqa = diagnostic.code == UNUSED_NOQA
     if not unused_noqa:  # only the finding's own rule needs to run
         config = replace(config, select=(diagnostic.code,), extend_select=())
     rules = select_rules(config)
@@ -129,7 +131,7 @@ def fix_all_edits(target: Target, settings: Settings, encoding: str, *, unsafe: 
 def noqa_edits(target: Target, diagnostic: Diagnostic, encoding: str) -> Edits:
     """`# noqa: CODE` on the finding's line, written as `--add-noqa` writes it (and, as there,
     not when the line ends inside a string, where a comment would change the code)."""
-    if diagnostic.code in noqa.ENGINE_CODES:
+    if diagnostic.code in ENGINE_CODES:
         return {}
     located = target.text_of(diagnostic.cell)
     if located is None:
@@ -189,7 +191,7 @@ def offered(
                         diagnostic,
                     )
                 )
-            if diagnostic.code not in noqa.ENGINE_CODES:
+            if diagnostic.code not in ENGINE_CODES:
                 found.append(
                     (
                         types.CodeActionKind.QuickFix.value,

@@ -12,13 +12,12 @@ from dataclasses import dataclass, field
 from lsprotocol import types
 
 from trio_lint import lint_source
-from trio_lint.lint.noqa import UNUSED_NOQA
+from trio_lint.lint.engine_codes import INTERNAL_ERROR, NAMES, UNUSED_NOQA
 from trio_lint.output.diagnostics import Applicability, Diagnostic, Severity
 from trio_lint.server.config_watch import Settings
 from trio_lint.server.documents import Target, split_lines, to_range
 
 SOURCE = "trio-lint"
-INTERNAL_ERROR = "PTR903"
 
 _SEVERITY = {
     Severity.ERROR: types.DiagnosticSeverity.Error,
@@ -49,7 +48,7 @@ def lint(target: Target, settings: Settings) -> LintOutcome:
 def internal_error(path: str, exc: BaseException) -> Diagnostic:
     return Diagnostic(
         code=INTERNAL_ERROR,
-        name="internal-error",
+        name=NAMES[INTERNAL_ERROR],
         message=f"internal error: {type(exc).__name__}: {exc} (please report)",
         severity=Severity.ERROR,
         path=path,

@@ -1,0 +1,23 @@
+"""The codes trio-lint reports about itself (PTR9xx) and their names, in one place: the linter,
+the run, the language server, noqa handling and the rule modules that document them
+(`rules/syntax_error.py` ...) all read them here."""
+
+from __future__ import annotations
+
+SYNTAX_ERROR = "PTR900"  # the file (or a block or cell of it) does not parse
+IO_ERROR = "PTR901"  # the file cannot be read or decoded
+UNUSED_NOQA = "PTR902"  # a noqa comment that suppresses nothing
+INTERNAL_ERROR = "PTR903"  # a trio-lint bug: a rule, or the linting of a file, raised
+
+NAMES: dict[str, str] = {
+    SYNTAX_ERROR: "syntax-error",
+    IO_ERROR: "io-error",
+    UNUSED_NOQA: "unused-noqa",
+    INTERNAL_ERROR: "internal-error",
+}
+ENGINE_CODES = frozenset(NAMES)
+# Like ruff's syntax errors, "could not check this file" findings show even when --select names
+# other rules; only an explicit ignore hides them.
+ALWAYS_SHOWN = (SYNTAX_ERROR, IO_ERROR, INTERNAL_ERROR)
+# Failures that may not recur (a file unreadable for a moment, an engine bug): never cached.
+UNSTABLE_CODES = frozenset({IO_ERROR, INTERNAL_ERROR})
