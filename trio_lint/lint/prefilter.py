@@ -1,5 +1,5 @@
 """The SDK prefilter: a file that never names an SDK module is not parsed. Decided once per file,
-by whoever reads its bytes (the runner for a tree, `lint_document` for stdin and the library)."""
+by whoever reads its bytes (the run for a tree and stdin, `lint_document` for the library)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """One `trio-lint` run, resolved once from the command line and the configuration.
 
-The CLI builds a `RunRequest`; `runner.execute` runs it. Standard input is not a separate code
+The CLI builds a `RunRequest`; `invocation.execute` runs it. Standard input is not a separate code
 path: it is a one-file job of the same run (same engine call, noqa, fixes, diff and report),
 differing only in where the bytes come from and where fixed bytes go (stdout, never a file).
 """
