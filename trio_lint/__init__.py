@@ -8,6 +8,7 @@ result = fix_source(code, path="train.py", unsafe=False)  # result.source, .fixe
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from trio_lint.output.diagnostics import Applicability, Diagnostic, FixResult, Severity
 from trio_lint.output.version import __version__
@@ -25,8 +26,11 @@ __all__ = [
     "lint_source",
 ]
 
+if TYPE_CHECKING:
+    from trio_lint.rules.base import Rule
 
-def _config(config: LintConfig | dict | None) -> LintConfig:
+
+def _config(config: LintConfig | dict[str, Any] | None) -> LintConfig:
     if config is None:
         return LintConfig()
     if isinstance(config, dict):
@@ -38,7 +42,9 @@ def _config(config: LintConfig | dict | None) -> LintConfig:
     return config
 
 
-def _rules(settings: LintConfig, path: str | Path, root: str | Path | None):
+def _rules(
+    settings: LintConfig, path: str | Path, root: str | Path | None
+) -> tuple[type[Rule], ...]:
     """The selected rules; with a project `root`, minus the `per-file-ignores` matching `path`
     (patterns are relative to the root, as on the command line)."""
     if root is None or not settings.per_file_ignores:
@@ -53,7 +59,7 @@ def _rules(settings: LintConfig, path: str | Path, root: str | Path | None):
 def lint_source(
     source: str,
     path: str | Path = "<stdin>.py",
-    config: LintConfig | dict | None = None,
+    config: LintConfig | dict[str, Any] | None = None,
     *,
     root: str | Path | None = None,
     edits: bool = False,
@@ -80,7 +86,7 @@ def lint_source(
 def fix_source(
     source: str,
     path: str | Path = "<stdin>.py",
-    config: LintConfig | dict | None = None,
+    config: LintConfig | dict[str, Any] | None = None,
     *,
     unsafe: bool = False,
     root: str | Path | None = None,

@@ -22,8 +22,11 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
 def _codes(values: list[str] | None) -> tuple[str, ...] | None:
-    if values is None:
-        return None
+    return None if values is None else _split(values)
+
+
+def _split(values: list[str]) -> tuple[str, ...]:
+    """`--select A,B --select C` -> ("A", "B", "C")."""
     return tuple(code.strip() for value in values for code in value.split(",") if code.strip())
 
 
@@ -98,12 +101,12 @@ def _configure(args: argparse.Namespace) -> tuple[LintConfig, Path]:
     root = root or Path.cwd()
     overrides: dict = {
         "select": _codes(args.select),
-        "ignore": (config.ignore + _codes(args.ignore)) if args.ignore else None,
-        "extend_select": (config.extend_select + _codes(args.extend_select))
+        "ignore": (config.ignore + _split(args.ignore)) if args.ignore else None,
+        "extend_select": (config.extend_select + _split(args.extend_select))
         if args.extend_select
         else None,
         "exclude": _codes(args.exclude),
-        "extend_exclude": (config.extend_exclude + _codes(args.extend_exclude))
+        "extend_exclude": (config.extend_exclude + _split(args.extend_exclude))
         if args.extend_exclude
         else None,
         "target_version": args.target_version,

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from trio_lint.lint.engine_codes import INTERNAL_ERROR, NAMES
 from trio_lint.lint.findings import Finding, Span
 from trio_lint.output.diagnostics import Severity
-from trio_lint.rules.base import ALL_SDKS, SDK_NAMES, STRING_KEYS, SdkValues
+from trio_lint.rules.base import ALL_SDKS, SDK_NAMES, AnyStringKey, SdkValues
 from trio_lint.semantics.binder import (
     ENTER,
     ENTER_AND_LEAVE,
@@ -134,7 +134,8 @@ def _layout(rules: tuple[type[Checker], ...]) -> _Layout:
     string_key: list[_Slot] = []
     receivers: dict[int, SdkValues] = {}
     for index, rule in enumerate(rules):
-        for node_class, attr, leaving in rule_hooks(rule):
+        # mypy checks `Hashable` against the instances' `__hash__`.
+        for node_class, attr, leaving in rule_hooks(rule):  # type: ignore[arg-type]  # a class is hashable
             slot = (index, attr)
             looks = rule.looks_at
             if looks.receivers is not None:
@@ -152,7 +153,7 @@ def _layout(rules: tuple[type[Checker], ...]) -> _Layout:
                 for name in looks.attributes:
                     by_attribute.setdefault(name, []).append(slot)
             elif node_class is ast.Subscript and looks.keys is not None:
-                if looks.keys is STRING_KEYS:
+                if isinstance(looks.keys, AnyStringKey):  # STRING_KEYS
                     string_key.append(slot)
                 else:
                     for text in looks.keys:
@@ -169,7 +170,7 @@ def _layout(rules: tuple[type[Checker], ...]) -> _Layout:
         for node_class, slots in ((ast.Attribute, attributes), (ast.Subscript, items))
         if any(index in receivers for index, _ in slots)
     )
-    dispatch = {
+    dispatch: dict[type[ast.AST], int] = {
         node_class: kind
         for node_class, kind, used in (
             (ast.Attribute, _BY_ATTRIBUTE, by_attribute or ast.Attribute in valued),
@@ -201,7 +202,7 @@ def _events_for(rules: tuple[type[Checker], ...]) -> dict[type, int]:
     function stack follows)."""
     marks = dict.fromkeys(_FUNCTION_CLASSES, ENTER_AND_LEAVE)
     for rule in rules:
-        for node_class, _attr, leaving in rule_hooks(rule):
+        for node_class, _attr, leaving in rule_hooks(rule):  # type: ignore[arg-type]  # as above
             if leaving:
                 marks[node_class] = ENTER_AND_LEAVE
             else:
@@ -420,11 +421,12 @@ def _filtered_call_handlers(
 ) -> list[Handler] | None:
     """The rules whose `LooksAt.calls` / `sdk_calls` take a call of `func`, each once."""
     func_class = func.__class__
+    # `__class__ is` (cheaper than isinstance here, once per call node) narrows nothing for mypy.
     if func_class is ast.Attribute:
-        name = func.attr
+        name = func.attr  # type: ignore[attr-defined]  # func_class is ast.Attribute
         named = name in symbol_tails
     elif func_class is ast.Name:
-        name = func.id
+        name = func.id  # type: ignore[attr-defined]  # func_class is ast.Name
         named = True  # an alias (`D = trio.Datum`, `from pytrio import Datum as D`)
     else:
         return None

@@ -47,7 +47,7 @@ def add_codes(text: str, codes: list[str]) -> str:
     if directive is not None and directive.codes is None:
         return text
     if directive is not None:
-        merged = sorted({*directive.codes, *codes})  # type: ignore[misc]
+        merged = sorted({*directive.codes, *codes})  # type: ignore[misc]  # codes is set: a bare noqa returned above
         return f"{text[: directive.start]}# noqa: {', '.join(merged)}{text[directive.end :]}"
     stripped = text.rstrip()
     return f"{stripped}  # noqa: {', '.join(sorted(set(codes)))}{text[len(stripped) :]}"

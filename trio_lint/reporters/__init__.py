@@ -17,7 +17,8 @@ def get_renderer(name: str) -> Renderer:
         raise KeyError(name)
     import importlib
 
-    return importlib.import_module(f"trio_lint.reporters.{name}").render
+    render: Renderer = importlib.import_module(f"trio_lint.reporters.{name}").render
+    return render
 
 
 def location_prefix(diagnostic: Diagnostic) -> str:

@@ -35,8 +35,8 @@ def same_tree(a: object, b: object) -> bool:
         return False
     if isinstance(a, ast.AST):
         return all(same_tree(getattr(a, f, None), getattr(b, f, None)) for f in a._fields)
-    if isinstance(a, list):
-        return len(a) == len(b) and all(map(same_tree, a, b))  # type: ignore[arg-type]
+    if isinstance(a, list) and isinstance(b, list):  # b's class is a's
+        return len(a) == len(b) and all(map(same_tree, a, b))
     return a == b or repr(a) == repr(b)  # repr: NaN constants dump alike
 
 

@@ -190,9 +190,9 @@ nothing.
             if (
                 isinstance(node, ast.Return)
                 and id(node.value) in returned
-                and _not_a_pair(node.value)  # type: ignore[arg-type]
+                and _not_a_pair(node.value)
                 and not _called_here(self.model, node.value)
             ):
                 fix = safe_fix("Return `(loss, {})`", edit(node, "Return", _add_empty_metrics))
-                value = ast.unparse(node.value)  # type: ignore[arg-type]
-                self.report(node.value, self.message.format(value=value), fix=fix)  # type: ignore[arg-type]
+                value = ast.unparse(node.value)  # type: ignore[arg-type]  # not None: a returned value
+                self.report(node.value, self.message.format(value=value), fix=fix)  # type: ignore[arg-type]  # not None: a returned value

@@ -151,7 +151,9 @@ star imports, function-level imports, or names listed in `__all__` (a re-export)
         # name of every unit: the walk then never stops at names.
         all_names: set[str] = set()
         uses: list[ast.Name] = []  # reads the model resolves to an SDK import
-        for node in walk(self.ctx.tree):
+        tree = self.ctx.tree
+        assert tree is not None  # the dispatch sets it before any hook runs
+        for node in walk(tree):
             if node.__class__ is ast.Name:
                 all_names.add(node.id)
                 if node.ctx.__class__ is ast.Load:

@@ -70,13 +70,15 @@ the wrong alignment.
         if not self.model.is_sdk(node.func, "Datum"):
             return
         inputs = argument(node, 1, "loss_fn_inputs")
+        if inputs is None:
+            return
         if isinstance(inputs, ast.Dict):
             if None in inputs.keys:
                 return
             keys = [k.value for k in inputs.keys if isinstance(k, ast.Constant)]
         else:
             # A dict built elsewhere (a name, `self.x`, a helper's return, `CONFIG["k"]`).
-            entries = self.model.dict_entries(inputs) if inputs is not None else None
+            entries = self.model.dict_entries(inputs)
             if not entries:
                 return
             keys = list(entries)

@@ -120,7 +120,7 @@ have no fix.
             # (the constant may serve other uses).
             given = self.model.literal(name)
             if isinstance(given, ast.Constant) and isinstance(given.value, str):
-                self._check_literal(name, given.value, fixable=False)  # type: ignore[arg-type]
+                self._check_literal(name, given.value, fixable=False)  # type: ignore[arg-type]  # reported at the name; no fix reads it as a Constant
                 return
             bound: ast.expr | None = name
             for _ in range(6):

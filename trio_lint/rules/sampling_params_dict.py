@@ -29,7 +29,7 @@ def _dict_to_params(alias: str):
             )
             args.append(
                 cst.Arg(
-                    keyword=cst.Name(element.key.evaluated_value),
+                    keyword=cst.Name(str(element.key.evaluated_value)),  # offered for str keys only
                     value=element.value,
                     equal=cst.AssignEqual(
                         whitespace_before=cst.SimpleWhitespace(""),
@@ -180,6 +180,8 @@ the same fields. Otherwise no fix (an unknown key would fail either way; PTR203 
         if found[1] not in ("sample", "sample_async"):
             return
         value = argument(node, 2, "sampling_params")
+        if value is None:
+            return
         is_dict_call = (
             isinstance(value, ast.Call)
             and isinstance(value.func, ast.Name)
@@ -188,7 +190,7 @@ the same fields. Otherwise no fix (an unknown key would fail either way; PTR203 
         alias = self.model.sdk_alias()
         if not isinstance(value, ast.Dict) and not is_dict_call:
             # A dict bound elsewhere: a name, a helper's return, a class attribute, a config field.
-            if value is not None and self.model.dict_entries(value) is not None:
+            if self.model.dict_entries(value) is not None:
                 self.report(
                     value,
                     f"`{ast.unparse(value)}` holds a dict: "

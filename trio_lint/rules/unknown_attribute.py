@@ -214,7 +214,8 @@ def _on_api_future(checker: conformance.ConformanceChecker, issue: conformance.I
     node = issue.node
     if not isinstance(node, ast.Attribute):
         return False
-    typ = checker.model.type_of(node.value, pytrio_only=True)
+    # The bound query takes the keyword (`SemanticModel.type_of`); ModelView's stub omits it.
+    typ = checker.model.type_of(node.value, pytrio_only=True)  # type: ignore[call-arg]  # see above
     return typ is not None and typ.kind is Kind.API_FUTURE
 
 

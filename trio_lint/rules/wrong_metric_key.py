@@ -232,8 +232,8 @@ its 0.2 name. `"loss"` and `"train_loss"` have no fix: per token (`loss_mean`) o
         """`metrics[key]` / `metrics.get(key)`: a key written there, or bound elsewhere (a name, a
         constant, a setting) to a string the model can read."""
         if key.__class__ is ast.Constant:
-            if key.value.__class__ is str and key.value in _KEYS:  # type: ignore[attr-defined]
-                self._check(metrics, key, key)  # type: ignore[arg-type]
+            if key.value.__class__ is str and key.value in _KEYS:
+                self._check(metrics, key, key)
             return
         if not isinstance(key, (ast.Name, ast.Attribute, ast.Subscript)):
             return

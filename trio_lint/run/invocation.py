@@ -126,12 +126,20 @@ def _source_error(path: str, exc: OSError) -> Diagnostic:
 
 # --- worker side (also used in-process) ---------------------------------------------------------
 
-_STATE: dict[str, object] = {}
+
+@dataclass
+class _Worker:
+    """What a worker process (or this one) lints with, set once by `_init_worker`."""
+
+    request: RunRequest
+    rulesets: RuleSets
+
+
+_WORKER: list[_Worker] = []  # at most one: a process pool's initializer sets it per process
 
 
 def _init_worker(request: RunRequest) -> None:
-    _STATE["request"] = request
-    _STATE["rulesets"] = RuleSets(request.config, request.root)
+    _WORKER[:] = [_Worker(request, RuleSets(request.config, request.root))]
 
 
 # One file to lint: (path, the path shown, the bytes `run` read). The bytes travel with the
@@ -152,8 +160,7 @@ def _lint_bytes(path: str, shown: str, data: bytes) -> FileOutcome:
     """One document that `run` or `_run_stdin` read and prefiltered. Never raises."""
     from trio_lint.lint.linter import FileOutcome, lint_document
 
-    request: RunRequest = _STATE["request"]  # type: ignore[assignment]
-    rulesets: RuleSets = _STATE["rulesets"]  # type: ignore[assignment]
+    request, rulesets = _WORKER[0].request, _WORKER[0].rulesets
     try:
         outcome = lint_document(
             shown,
@@ -173,13 +180,13 @@ def _lint_bytes(path: str, shown: str, data: bytes) -> FileOutcome:
     return outcome
 
 
-def _use_cached(result: RunResult, cached: Cached | object, path: str, cwd: str) -> None:
+def _use_cached(result: RunResult, cached: Cached, path: str, cwd: str) -> None:
     if cached is None:
         return  # the prefilter skipped this file last time
     result.files_linted += 1
     if cached:
         shown = display_path(path, cwd)
-        result.diagnostics.extend(replace(d, path=shown) for d in cached)  # type: ignore[union-attr]
+        result.diagnostics.extend(replace(d, path=shown) for d in cached)
 
 
 def _lint_all(jobs: list[Job], request: RunRequest) -> list[tuple[str, FileOutcome, bytes | None]]:

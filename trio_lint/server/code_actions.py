@@ -173,8 +173,8 @@ def offered(
     only: Sequence[str] | None,
 ) -> list[tuple[str, str, dict[str, Any], Diagnostic | None]]:
     """(kind, title, resolve data, diagnostic) of every action for the requested range."""
-    found = []
-    base = {"uri": uri, "key": target.key, "version": target.version}
+    found: list[tuple[str, str, dict[str, Any], Diagnostic | None]] = []
+    base: dict[str, Any] = {"uri": uri, "key": target.key, "version": target.version}
     if wanted(only, types.CodeActionKind.QuickFix):
         for diagnostic in in_range:
             fix = diagnostic.fix

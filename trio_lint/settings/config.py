@@ -6,6 +6,7 @@ import difflib
 import json
 import os
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -119,7 +120,7 @@ def _string(value: object) -> str:
 
 
 # Each annotation of LintConfig maps to the parser of that TOML shape.
-_PARSERS = {
+_PARSERS: dict[str, Callable[[object], Any]] = {
     "tuple[str, ...] | None": _strings,
     "tuple[str, ...]": _strings,
     "dict[str, tuple[str, ...]]": _string_table,
@@ -127,7 +128,8 @@ _PARSERS = {
     "str": _string,
 }
 FIELD_NAMES = {f.name.replace("_", "-"): f.name for f in fields(LintConfig)}
-_ANNOTATIONS = {f.name: f.type for f in fields(LintConfig)}
+# The annotations are strings (`from __future__ import annotations`): the keys of _PARSERS.
+_ANNOTATIONS = {f.name: str(f.type) for f in fields(LintConfig)}
 KNOWN_KEYS = sorted(FIELD_NAMES)
 
 
@@ -144,7 +146,7 @@ def config_from_mapping(data: dict[str, Any], *, origin: str) -> LintConfig:
                 f"{origin}: unknown key `{key}` in [tool.trio-lint].{suggest(key, KNOWN_KEYS)}"
                 f" Known keys: {', '.join(KNOWN_KEYS)}."
             )
-    values = {}
+    values: dict[str, Any] = {}
     for key, value in data.items():
         name = FIELD_NAMES[key]
         try:
