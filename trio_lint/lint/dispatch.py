@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
-from trio_lint.lint.engine_codes import INTERNAL_ERROR, NAMES
+from trio_lint.lint.engine_codes import INTERNAL_ERROR, NAMES, internal_error_message
 from trio_lint.lint.findings import Finding, Span
 from trio_lint.output.diagnostics import Severity
 from trio_lint.rules.base import ALL_SDKS, SDK_NAMES, AnyStringKey, SdkValues
@@ -444,7 +444,7 @@ def _internal_error(code: str, node: ast.AST, exc: Exception) -> Finding:
     return Finding(
         INTERNAL_ERROR,
         span,
-        f"internal error in rule {code}: {type(exc).__name__}: {exc} (please report)",
+        internal_error_message(exc, rule=code),
         Severity.ERROR,
         name=NAMES[INTERNAL_ERROR],
     )

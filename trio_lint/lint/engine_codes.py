@@ -1,8 +1,10 @@
 """The codes trio-lint reports about itself (PTR9xx) and their names, in one place: the linter,
 the run, the language server, noqa handling and the rule modules that document them
-(`rules/syntax_error.py` ...) all read them here."""
+(`rules/syntax_error.py` ...) all read them here. And the one builder of an internal error."""
 
 from __future__ import annotations
+
+from trio_lint.output.diagnostics import Diagnostic, Severity
 
 SYNTAX_ERROR = "PTR900"  # the file (or a block or cell of it) does not parse
 IO_ERROR = "PTR901"  # the file cannot be read or decoded
@@ -21,3 +23,25 @@ ENGINE_CODES = frozenset(NAMES)
 ALWAYS_SHOWN = (SYNTAX_ERROR, IO_ERROR, INTERNAL_ERROR)
 # Failures that may not recur (a file unreadable for a moment, an engine bug): never cached.
 UNSTABLE_CODES = frozenset({IO_ERROR, INTERNAL_ERROR})
+
+
+def internal_error_message(exc: BaseException, rule: str | None = None) -> str:
+    """What an internal error says: the exception, and the code of the rule that raised it (None:
+    the linting of the whole file raised)."""
+    where = f" in rule {rule}" if rule is not None else ""
+    return f"internal error{where}: {type(exc).__name__}: {exc} (please report)"
+
+
+def internal_error(path: str, exc: BaseException) -> Diagnostic:
+    """An internal error of a whole file (its linting raised), on its first line."""
+    return Diagnostic(
+        code=INTERNAL_ERROR,
+        name=NAMES[INTERNAL_ERROR],
+        message=internal_error_message(exc),
+        severity=Severity.ERROR,
+        path=path,
+        line=1,
+        column=1,
+        end_line=1,
+        end_column=1,
+    )

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from trio_lint.lint.engine_codes import INTERNAL_ERROR, IO_ERROR, NAMES, UNSTABLE_CODES
+from trio_lint.lint.engine_codes import IO_ERROR, NAMES, UNSTABLE_CODES, internal_error
 from trio_lint.lint.prefilter import mentions_sdk
 from trio_lint.output.diagnostics import Diagnostic, Severity
 from trio_lint.run.cache import MISS, Cache, content_hash
@@ -173,10 +173,7 @@ def _lint_bytes(path: str, shown: str, data: bytes) -> FileOutcome:
             prefiltered=True,  # the caller read the bytes and checked them before queueing
         )
     except Exception as exc:  # an engine bug: report it on the file, keep the run going
-        diagnostic = read_error(shown, OSError(f"internal error: {type(exc).__name__}: {exc}"))
-        outcome = FileOutcome(
-            diagnostics=[replace(diagnostic, code=INTERNAL_ERROR, name=NAMES[INTERNAL_ERROR])]
-        )
+        outcome = FileOutcome(diagnostics=[internal_error(shown, exc)])
     return outcome
 
 
