@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from trio_lint.semantics.names import dotted_name
+from trio_lint.settings.target_version import release_line
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
 
 def sdk_line(ctx: LintContext) -> str:
     """The SDK line the code targets: "0.1" or "0.2" (from `target-version`)."""
-    return "0.1" if str(ctx.sdk_version).startswith("0.1") else "0.2"
+    return release_line(str(ctx.sdk_version))
 
 
 def source_text(expr: ast.AST) -> str:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from trio_lint.lint.findings import CstTransform, Finding, Fix, NodeEdit, Span
 from trio_lint.output.diagnostics import Applicability, Severity
+from trio_lint.settings.target_version import before
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -226,10 +227,6 @@ ALL_SDKS: frozenset[str] = frozenset({"pytrio", "tinker"})
 SDK_NAMES = {"pytrio": "PyTRIO", "tinker": "Tinker"}
 
 
-def _version_tuple(text: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in text.split(".") if part.isdigit())
-
-
 class Checker:
     """What walks a unit and reports: `visit_<AstType>` / `leave_<AstType>` hooks, `finish`, and
     the codes it may report (`codes`). Every `Rule` is a checker of its own one code. A checker
@@ -392,10 +389,9 @@ class Rule(Checker):
 
     @classmethod
     def applies_to(cls, sdk_version: str) -> bool:
-        version = _version_tuple(sdk_version)
-        if cls.min_sdk is not None and version < _version_tuple(cls.min_sdk):
+        if cls.min_sdk is not None and before(sdk_version, cls.min_sdk):
             return False
-        return not (cls.max_sdk is not None and version >= _version_tuple(cls.max_sdk))
+        return cls.max_sdk is None or before(sdk_version, cls.max_sdk)
 
 
 def _bind_checker(rule: type[Rule]) -> None:

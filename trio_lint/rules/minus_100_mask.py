@@ -6,9 +6,10 @@ import ast
 
 from trio_lint.output.diagnostics import Severity
 from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid, limited
+from trio_lint.settings.target_version import before
 
 # The first pytrio release whose client skips `-100` target ids (ignore label).
-_IGNORE_LABEL_SINCE = (0, 2, 4)
+_IGNORE_LABEL_SINCE = "0.2.4"
 
 
 def _is_minus_100(node: ast.AST) -> bool:
@@ -302,8 +303,7 @@ No fix: the mask has to become a `weights` list aligned with the shifted targets
         if binding is not None and binding.origin != "pytrio":
             return binding.origin.capitalize()
         version = str(self.ctx.sdk_version)
-        parts = tuple(int(p) for p in version.split(".") if p.isdigit())
-        if parts[:2] == (0, 1) or (len(parts) >= 3 and parts < _IGNORE_LABEL_SINCE):
+        if before(version, _IGNORE_LABEL_SINCE):
             return f"pytrio {version}"
         return None
 

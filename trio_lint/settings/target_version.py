@@ -18,8 +18,21 @@ from pathlib import Path
 _DATA = Path(__file__).resolve().parents[2] / "pytrio_facts" / "api_versions.json"
 
 
-def _key(version: str) -> tuple[int, ...]:
+@cache
+def release_key(version: str) -> tuple[int, ...]:
+    """ "0.2.9" -> (0, 2, 9): the one parse of a pytrio release, for ordering and comparing."""
     return tuple(int(part) for part in re.findall(r"\d+", version))
+
+
+def before(version: str, release: str) -> bool:
+    """Whether `version` is older than `release` ("0.1.13" is before "0.2"; "0.2.0" is not)."""
+    return release_key(version) < release_key(release)
+
+
+@cache
+def release_line(version: str) -> str:
+    """The SDK line of `version`: "0.1", or "0.2" for every release since 0.2.0."""
+    return "0.1" if before(version, "0.2") else "0.2"
 
 
 @cache
@@ -37,8 +50,8 @@ def resolve_version(spec: object) -> str:
     if re.fullmatch(r"\d+\.\d+", text):
         line = [v for v in versions if v.startswith(text + ".")]
         if line:
-            return max(line, key=_key)
-    lines = sorted({v.rsplit(".", 1)[0] for v in versions}, key=_key)
+            return max(line, key=release_key)
+    lines = sorted({v.rsplit(".", 1)[0] for v in versions}, key=release_key)
     raise ValueError(
         f"must be a released pytrio version ({', '.join(versions)}) or a release line "
         f"({' or '.join(lines)}, meaning its newest release)"
@@ -56,7 +69,7 @@ def default_version() -> str:
     """The installed pytrio's version when it is a known release, else the newest release."""
     installed = installed_version()
     versions = released_versions()
-    return installed if installed in versions else max(versions, key=_key)
+    return installed if installed in versions else max(versions, key=release_key)
 
 
 def _distribution_version(name: str) -> str | None:
