@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     import libcst as cst
 
     from trio_lint.semantics.context import LintContext
-    from trio_lint.semantics.model import ModelView, SemanticModel
+    from trio_lint.semantics.model import ModelView
     from trio_lint.semantics.receivers import Kind
 
 __all__ = [
@@ -260,12 +260,6 @@ class Checker:
         # The selected codes' rules (metadata: message, severity, name), by code.
         self.rules: Mapping[str, type[Rule]] = {rule.code: rule for rule in rules}
 
-    @classmethod
-    def wanted(cls, model: SemanticModel) -> bool:
-        """False when the unit cannot hold a finding of this checker whatever the walk meets (it
-        is then neither made nor walked): a cheap, exact test on the model's pass."""
-        return True
-
     def report(
         self,
         node: ast.AST,
@@ -332,7 +326,7 @@ class Rule(Checker):
     min_sdk: ClassVar[str | None] = None
     max_sdk: ClassVar[str | None] = None
     # The checker that finds and reports this code (`Checker`); unset: the rule itself, whose
-    # hooks (and `looks_at`, `wanted`) are then its own.
+    # hooks (and `looks_at`) are then its own.
     checker: ClassVar[type[Checker]]
     # SDK API members whose conformance finding (PTR003/PTR004/PTR213...) this rule reports
     # instead, with its own message and fix, so one mistake gets one finding:
@@ -412,7 +406,7 @@ def _bind_checker(rule: type[Rule]) -> None:
         for klass in rule.__mro__
         if klass not in (Rule, Checker, object) and not issubclass(checker, klass)
         for attr in klass.__dict__
-        if attr.startswith(("visit_", "leave_")) or attr in ("finish", "looks_at", "wanted")
+        if attr.startswith(("visit_", "leave_")) or attr in ("finish", "looks_at")
     ]
     if hooks:
         raise TypeError(f"{rule.__name__}: its checker {checker.__name__} walks; remove {hooks}")

@@ -108,11 +108,9 @@ star imports, function-level imports, or names listed in `__all__` (a re-export)
         self.rebound: set[str] = set()
         self.exported: set[str] = set()
         self.classes = 0
-
-    @classmethod
-    def wanted(cls, model) -> bool:
-        # Without a `from pytrio import ...` there is nothing to report.
-        return not model.from_modules.isdisjoint(_FLAGGED_MODULES)
+        # Without a `from pytrio import ...` (the model's pass saw every import) there is
+        # nothing to report: the hooks then return at once.
+        self.active = not ctx.model.from_modules.isdisjoint(_FLAGGED_MODULES)
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         self.classes += 1
@@ -121,7 +119,7 @@ star imports, function-level imports, or names listed in `__all__` (a re-export)
         self.classes -= 1
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        if node.level or node.module not in _FLAGGED_MODULES:
+        if not self.active or node.level or node.module not in _FLAGGED_MODULES:
             return
         at_module_level = not self.ctx.function_stack and not self.classes
         self.imports.append((node, at_module_level))
@@ -136,10 +134,11 @@ star imports, function-level imports, or names listed in `__all__` (a re-export)
             self.paths[local] = path
 
     def visit_Global(self, node: ast.Global) -> None:
-        self.rebound.update(node.names)
+        if self.active:
+            self.rebound.update(node.names)
 
     def visit_Assign(self, node: ast.Assign) -> None:
-        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+        if self.active and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
             for element in ast.walk(node.value):
                 if isinstance(element, ast.Constant) and isinstance(element.value, str):
                     self.exported.add(element.value)
