@@ -34,14 +34,20 @@ def internal_error_message(exc: BaseException, rule: str | None = None) -> str:
 
 def internal_error(path: str, exc: BaseException) -> Diagnostic:
     """An internal error of a whole file (its linting raised), on its first line."""
+    return file_error(INTERNAL_ERROR, path, internal_error_message(exc))
+
+
+def file_error(code: str, path: str, message: str, line: int = 1, column: int = 1) -> Diagnostic:
+    """A finding about a whole file (it cannot be read, parsed or linted) under an engine code,
+    at one point (its first line unless the failure has a place)."""
     return Diagnostic(
-        code=INTERNAL_ERROR,
-        name=NAMES[INTERNAL_ERROR],
-        message=internal_error_message(exc),
+        code=code,
+        name=NAMES.get(code, code),
+        message=message,
         severity=Severity.ERROR,
         path=path,
-        line=1,
-        column=1,
-        end_line=1,
-        end_column=1,
+        line=line,
+        column=column,
+        end_line=line,
+        end_column=column,
     )

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from trio_lint.lint import noqa
-from trio_lint.lint.engine_codes import ALWAYS_SHOWN, NAMES, UNUSED_NOQA
+from trio_lint.lint.engine_codes import ALWAYS_SHOWN, NAMES, UNUSED_NOQA, file_error
 from trio_lint.lint.findings import Finding, Span
 from trio_lint.lint.fixes import (
     FixError,
@@ -268,14 +268,4 @@ def lint_document(
 
 
 def _file_error(path: str, error: SourceError) -> Diagnostic:
-    return Diagnostic(
-        code=error.code,
-        name=NAMES.get(error.code, error.code),
-        message=error.message,
-        severity=Severity.ERROR,
-        path=path,
-        line=error.line,
-        column=error.column,
-        end_line=error.line,
-        end_column=error.column,
-    )
+    return file_error(error.code, path, error.message, error.line, error.column)

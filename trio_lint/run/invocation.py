@@ -10,9 +10,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from trio_lint.lint.engine_codes import IO_ERROR, NAMES, UNSTABLE_CODES, internal_error
+from trio_lint.lint.engine_codes import IO_ERROR, UNSTABLE_CODES, file_error, internal_error
 from trio_lint.lint.prefilter import mentions_sdk
-from trio_lint.output.diagnostics import Diagnostic, Severity
+from trio_lint.output.diagnostics import Diagnostic
 from trio_lint.run.cache import MISS, Cache, content_hash
 from trio_lint.run.cache_keys import settings_key
 from trio_lint.run.fileio import (
@@ -103,17 +103,7 @@ def read_error(path: str, exc: OSError) -> Diagnostic:
 
 
 def io_error(path: str, message: str) -> Diagnostic:
-    return Diagnostic(
-        code=IO_ERROR,
-        name=NAMES[IO_ERROR],
-        message=message,
-        severity=Severity.ERROR,
-        path=path,
-        line=1,
-        column=1,
-        end_line=1,
-        end_column=1,
-    )
+    return file_error(IO_ERROR, path, message)
 
 
 def _source_error(path: str, exc: OSError) -> Diagnostic:
