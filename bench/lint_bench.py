@@ -206,10 +206,10 @@ def time_detection(paths: list[Path], repeat: int = 7) -> tuple[dict[str, Timing
     parse, parse + semantic model, and parse + model + every default rule (findings after noqa,
     as the engine makes them), taking turns on chunks of files; the best of `repeat` rounds per
     step, and each round's ratio of the last to the first."""
-    from trio_lint.check import run_rules
-    from trio_lint.config import LintConfig
-    from trio_lint.parse import parse
+    from trio_lint.lint.dispatch import run_rules
+    from trio_lint.lint.parse import parse
     from trio_lint.rules import select_rules
+    from trio_lint.settings.config import LintConfig
 
     config = LintConfig()
     rules = select_rules(config)

@@ -28,8 +28,8 @@ import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from trio_lint.cache_keys import code_fingerprint
-from trio_lint.digest import digest
+from trio_lint.run.cache_keys import code_fingerprint
+from trio_lint.run.digest import digest
 
 TRIO_LINT = str(Path(sys.executable).parent / "trio-lint")
 # Files per console-script call: the whole list would not fit in one command line.

@@ -69,7 +69,7 @@ def _demote_headings(doc: str, levels: int = 2) -> str:
 def _rule_doc(rule: Any) -> str:
     """The rule's user documentation as `trio-lint rule CODE` prints it (one renderer for both)."""
     try:
-        explain = importlib.import_module("trio_lint.explain")
+        explain = importlib.import_module("trio_lint.output.explain")
     except ModuleNotFoundError:
         return textwrap.dedent(getattr(rule, "doc", "") or "").strip()
     return explain.rule_doc(rule).strip()

@@ -4,7 +4,7 @@ The data is generated from the released wheels by `pytrio_facts/generate_api.py`
 nothing here downloads or imports pytrio. Queries:
 
 - `releases()`: every release, oldest first (trio-lint's `target-version` resolves against the
-  same list: trio_lint/target_version.py);
+  same list: trio_lint/settings/target_version.py);
 - `release("0.2.8").symbol("pytrio.configure")` -> a `Function`, `Class` or `Module`;
 - `history(...)` -> on which releases a name (or a member of a class) exists, so a finding can
   say "removed in 0.2.9", "added in 0.2.4" or "renamed in 0.2.9";

@@ -8,10 +8,11 @@ result = fix_source(code, path="train.py", unsafe=False)  # result.source, .fixe
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from trio_lint.config import ConfigError, LintConfig, config_from_mapping
-from trio_lint.diagnostics import Applicability, Diagnostic, FixResult, Severity
-from trio_lint.version import __version__
+from trio_lint.output.diagnostics import Applicability, Diagnostic, FixResult, Severity
+from trio_lint.output.version import __version__
+from trio_lint.settings.config import ConfigError, LintConfig, config_from_mapping
 
 __all__ = [
     "Applicability",
@@ -25,12 +26,15 @@ __all__ = [
     "lint_source",
 ]
 
+if TYPE_CHECKING:
+    from trio_lint.rules.base import Rule
 
-def _config(config: LintConfig | dict | None) -> LintConfig:
+
+def _config(config: LintConfig | dict[str, Any] | None) -> LintConfig:
     if config is None:
         return LintConfig()
     if isinstance(config, dict):
-        from trio_lint.selectors import validate_codes
+        from trio_lint.settings.selectors import validate_codes
 
         settings = config_from_mapping(config, origin="config")
         validate_codes(settings, origin="config")
@@ -38,14 +42,16 @@ def _config(config: LintConfig | dict | None) -> LintConfig:
     return config
 
 
-def _rules(settings: LintConfig, path: str | Path, root: str | Path | None):
+def _rules(
+    settings: LintConfig, path: str | Path, root: str | Path | None
+) -> tuple[type[Rule], ...]:
     """The selected rules; with a project `root`, minus the `per-file-ignores` matching `path`
     (patterns are relative to the root, as on the command line)."""
     if root is None or not settings.per_file_ignores:
         from trio_lint.rules import select_rules
 
         return select_rules(settings)
-    from trio_lint.runner import RuleSets
+    from trio_lint.run.invocation import RuleSets
 
     return RuleSets(settings, Path(root)).for_path(str(path))
 
@@ -53,7 +59,7 @@ def _rules(settings: LintConfig, path: str | Path, root: str | Path | None):
 def lint_source(
     source: str,
     path: str | Path = "<stdin>.py",
-    config: LintConfig | dict | None = None,
+    config: LintConfig | dict[str, Any] | None = None,
     *,
     root: str | Path | None = None,
     edits: bool = False,
@@ -64,7 +70,7 @@ def lint_source(
     text edits (one libcst pass over the document, and libcst's import when a finding has a fix;
     without it linting never imports libcst). Never raises for bad input: unparsable code yields
     a PTR900 diagnostic."""
-    from trio_lint.engine import lint_document
+    from trio_lint.lint.linter import lint_document
 
     settings = _config(config)
     outcome = lint_document(
@@ -80,14 +86,14 @@ def lint_source(
 def fix_source(
     source: str,
     path: str | Path = "<stdin>.py",
-    config: LintConfig | dict | None = None,
+    config: LintConfig | dict[str, Any] | None = None,
     *,
     unsafe: bool = False,
     root: str | Path | None = None,
 ) -> FixResult:
     """Apply safe fixes (and unsafe ones with `unsafe=True`) until they converge (`root`: as in
     `lint_source`)."""
-    from trio_lint.engine import lint_document
+    from trio_lint.lint.linter import lint_document
 
     settings = _config(config)
     outcome = lint_document(

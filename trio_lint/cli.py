@@ -9,21 +9,24 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from trio_lint.config import ConfigError, LintConfig, load_config, with_overrides
-from trio_lint.diagnostics import Applicability, Diagnostic
+from trio_lint.output.diagnostics import Applicability, Diagnostic
+from trio_lint.output.version import __version__
 from trio_lint.reporters import FORMATS, fixable_mark, get_renderer
-from trio_lint.version import __version__
+from trio_lint.settings.config import ConfigError, LintConfig, load_config, with_overrides
 
 if TYPE_CHECKING:
-    from trio_lint.request import RunRequest
-    from trio_lint.runner import RunResult
+    from trio_lint.run.invocation import RunResult
+    from trio_lint.run.request import RunRequest
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
 def _codes(values: list[str] | None) -> tuple[str, ...] | None:
-    if values is None:
-        return None
+    return None if values is None else _split(values)
+
+
+def _split(values: list[str]) -> tuple[str, ...]:
+    """`--select A,B --select C` -> ("A", "B", "C")."""
     return tuple(code.strip() for value in values for code in value.split(",") if code.strip())
 
 
@@ -90,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _configure(args: argparse.Namespace) -> tuple[LintConfig, Path]:
-    from trio_lint.selectors import validate_codes
+    from trio_lint.settings.selectors import validate_codes
 
     config, root = load_config(args.config)
     if root is not None:
@@ -98,12 +101,12 @@ def _configure(args: argparse.Namespace) -> tuple[LintConfig, Path]:
     root = root or Path.cwd()
     overrides: dict = {
         "select": _codes(args.select),
-        "ignore": (config.ignore + _codes(args.ignore)) if args.ignore else None,
-        "extend_select": (config.extend_select + _codes(args.extend_select))
+        "ignore": (config.ignore + _split(args.ignore)) if args.ignore else None,
+        "extend_select": (config.extend_select + _split(args.extend_select))
         if args.extend_select
         else None,
         "exclude": _codes(args.exclude),
-        "extend_exclude": (config.extend_exclude + _codes(args.extend_exclude))
+        "extend_exclude": (config.extend_exclude + _split(args.extend_exclude))
         if args.extend_exclude
         else None,
         "target_version": args.target_version,
@@ -170,7 +173,7 @@ def _show_fixes(fixed: Sequence[Diagnostic]) -> str:
 def resolve_request(args: argparse.Namespace, parser: argparse.ArgumentParser) -> RunRequest:
     """The run the command line asks for, resolved once (argv + configuration). Standard input
     is `-` alone, or --stdin-filename with no paths (as ruff reads it); it is read here."""
-    from trio_lint.request import FixMode, Output, PathSources, RunRequest, StdinSource
+    from trio_lint.run.request import FixMode, Output, PathSources, RunRequest, StdinSource
 
     paths = list(args.paths)
     stdin = paths == ["-"] or (not paths and args.stdin_filename is not None)
@@ -210,7 +213,7 @@ def resolve_request(args: argparse.Namespace, parser: argparse.ArgumentParser) -
 
 
 def check(argv: Sequence[str]) -> int:
-    from trio_lint.runner import execute
+    from trio_lint.run.invocation import execute
 
     parser = build_parser()
     request = resolve_request(parser.parse_args(argv), parser)
@@ -268,7 +271,7 @@ def _report(request: RunRequest, result: RunResult) -> int:
     if output.statistics:
         out.write(_statistics(remaining, request.unsafe_fixes))
     else:
-        from trio_lint.request import StdinSource
+        from trio_lint.run.request import StdinSource
 
         render = get_renderer(output.format)
         if output.format == "full" and isinstance(request.sources, StdinSource):
@@ -288,7 +291,7 @@ def _report(request: RunRequest, result: RunResult) -> int:
 
 
 def rule(argv: Sequence[str]) -> int:
-    from trio_lint.explain import catalogue_json, catalogue_table, rule_json, rule_markdown
+    from trio_lint.output.explain import catalogue_json, catalogue_table, rule_json, rule_markdown
     from trio_lint.rules import all_rules, get_rule
 
     parser = argparse.ArgumentParser(prog="trio-lint rule", description="Explain a rule.")

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from lint_helpers import BAD, CLEAN, run_main
 
 if TYPE_CHECKING:
-    from trio_lint.diagnostics import Diagnostic
+    from trio_lint.output.diagnostics import Diagnostic
 
 
 CONCISE = ("--output-format", "concise")
@@ -33,14 +33,14 @@ def _cache_file(project: Path) -> Path:
 
 def _store(value: object) -> bytes:
     """A well-formed store envelope around `value` (the checksum matches; the shape may not)."""
-    from trio_lint.cache import MAGIC
+    from trio_lint.run.cache import MAGIC
 
     payload = marshal.dumps(value)
     return MAGIC + struct.pack("<II", zlib.crc32(payload), len(payload)) + payload
 
 
 def _raw_store(payload: bytes) -> bytes:
-    from trio_lint.cache import MAGIC
+    from trio_lint.run.cache import MAGIC
 
     return MAGIC + struct.pack("<II", zlib.crc32(payload), len(payload)) + payload
 
@@ -51,7 +51,7 @@ def _stat(size: int, mtime_ns: int, ctime_ns: int, ino: int = 7) -> os.stat_resu
 
 
 def _diagnostic() -> Diagnostic:
-    from trio_lint.diagnostics import Diagnostic, Severity
+    from trio_lint.output.diagnostics import Diagnostic, Severity
 
     return Diagnostic(
         code="PTR202",
@@ -88,7 +88,7 @@ def test_a_file_edited_while_the_run_reads_it_is_cached_under_the_bytes_linted(
     # The run reads each file once: the cache digest and the findings come from the same bytes.
     # (When the worker read the file a second time, an edit in between was linted and cached
     # under the digest of the bytes read first: the old text, restored, got the edit's answer.)
-    import trio_lint.runner as runner
+    import trio_lint.run.invocation as runner
 
     target = project / "a.py"
     target.write_text(BAD)
@@ -115,7 +115,7 @@ def test_a_file_edited_while_the_run_reads_it_is_cached_under_the_bytes_linted(
 
 
 def test_a_damaged_cache_is_ignored_and_replaced(project: Path) -> None:
-    from trio_lint.cache import content_hash, read_store
+    from trio_lint.run.cache import content_hash, read_store
 
     (project / "a.py").write_text(BAD)
     (project / "b.py").write_text(CLEAN)
@@ -160,7 +160,7 @@ def test_a_config_change_invalidates(project: Path) -> None:
 
 
 def test_stamp_is_trusted_only_when_unchanged_and_not_racy(tmp_path: Path) -> None:
-    from trio_lint.cache import MISS, RACY_NS, Cache
+    from trio_lint.run.cache import MISS, RACY_NS, Cache
 
     cache = Cache(tmp_path, "key")
     old = time.time_ns() - 10 * RACY_NS
@@ -179,7 +179,7 @@ def test_stamp_is_trusted_only_when_unchanged_and_not_racy(tmp_path: Path) -> No
 
 
 def test_cache_survives_a_round_trip_and_writes_atomically(tmp_path: Path) -> None:
-    from trio_lint.cache import MISS, RACY_NS, Cache, content_hash
+    from trio_lint.run.cache import MISS, RACY_NS, Cache, content_hash
 
     old = time.time_ns() - 10 * RACY_NS
     cache = Cache(tmp_path / "c", "key")
@@ -194,7 +194,7 @@ def test_cache_survives_a_round_trip_and_writes_atomically(tmp_path: Path) -> No
 
 
 def test_save_to_an_unwritable_place_is_silent(tmp_path: Path) -> None:
-    from trio_lint.cache import Cache
+    from trio_lint.run.cache import Cache
 
     blocker = tmp_path / "file"
     blocker.write_text("")
@@ -216,7 +216,8 @@ def test_a_warm_run_imports_no_engine(project: Path) -> None:
         "out = io.StringIO()\n"
         "with contextlib.redirect_stdout(out):\n"
         "    code = main(['.', '--output-format', 'concise'])\n"
-        "loaded = [m for m in ('trio_lint.engine', 'trio_lint.check') if m in sys.modules]\n"
+        "engine = ('trio_lint.lint.linter', 'trio_lint.lint.dispatch')\n"
+        "loaded = [m for m in engine if m in sys.modules]\n"
         "print(code, loaded)\n"
         "sys.stderr.write(out.getvalue())\n"
     )
@@ -233,7 +234,7 @@ def test_a_warm_run_imports_no_engine(project: Path) -> None:
 
 
 def test_stores_unused_for_two_weeks_are_pruned_on_save(tmp_path: Path) -> None:
-    from trio_lint.cache import PRUNE_AFTER_S, read_store, write_store
+    from trio_lint.run.cache import PRUNE_AFTER_S, read_store, write_store
 
     directory = tmp_path / "cache"
     directory.mkdir()

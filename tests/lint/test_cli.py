@@ -261,11 +261,11 @@ def test_in_process_runs_match_the_console_script_and_leave_the_process_as_it_wa
 
 
 def test_the_version_is_the_distributions(project: Path) -> None:
-    # One version: trio_lint/version.py, what `--version` prints, equal to pyproject.toml's.
+    # One version: trio_lint/output/version.py, what `--version` prints, equal to pyproject.toml's.
     import tomllib
 
     import trio_lint
-    from trio_lint.version import __version__
+    from trio_lint.output.version import __version__
 
     pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
     declared = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["version"]

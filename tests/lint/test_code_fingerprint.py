@@ -7,9 +7,9 @@ import os
 import shutil
 from pathlib import Path
 
-import trio_lint.cache_keys as cache_keys
+import trio_lint.run.cache_keys as cache_keys
 
-ENGINE = Path(cache_keys.__file__).resolve().parent
+ENGINE = Path(cache_keys.__file__).resolve().parents[1]  # trio_lint/
 
 
 def _copy_engine(to: Path) -> list[str]:

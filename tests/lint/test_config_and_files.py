@@ -164,7 +164,7 @@ def test_noqa_codes_bare_add_noqa_and_unused(project: Path) -> None:
 
 
 def test_cache_is_keyed_on_content(project: Path) -> None:
-    from trio_lint.cache import read_store, write_store
+    from trio_lint.run.cache import read_store, write_store
 
     target = project / "a.py"
     target.write_text(BAD)

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from lint_helpers import python_programs
 
-from trio_lint.check import rule_hooks
-from trio_lint.parse import SourceError, parse, parse_ast
+from trio_lint.lint.dispatch import rule_hooks
+from trio_lint.lint.parse import SourceError, parse, parse_ast
 from trio_lint.rules import all_rules
 from trio_lint.semantics.binder import (
     ENTER,

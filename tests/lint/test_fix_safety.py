@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lint_helpers import BAD, FIXED, run_main
 
-import trio_lint.runner as runner
+import trio_lint.run.invocation as runner
 from trio_lint import fix_source
 from trio_lint.rules import all_rules
 
@@ -344,3 +344,26 @@ def test_fix_keeps_every_other_byte_and_the_mode(project):
     assert target.read_bytes() == FIXED.replace("\n", "\r\n").encode()
     assert target.stat().st_mode & 0o7777 == 0o750
     assert Counter(p.name for p in project.iterdir()) == Counter(["a.py", "pyproject.toml"])
+
+
+def test_a_file_whose_linting_raises_is_one_internal_error_and_the_run_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An engine bug on one file is a PTR903 that says so (not a read error), as the language
+    server reports it; the other files are still linted."""
+    import trio_lint.lint.linter as linter
+
+    real = linter.lint_document
+
+    def crash_on_a(path: str, *args, **kwargs):
+        if path.endswith("a.py"):
+            raise RuntimeError("boom")
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(linter, "lint_document", crash_on_a)
+    (tmp_path / "a.py").write_text(BAD)
+    (tmp_path / "b.py").write_text(BAD)
+    run = run_main(".", "--no-cache", "--output-format", "concise", cwd=tmp_path)
+    lines = run.out.splitlines()
+    assert "a.py:1:1: PTR903 internal error: RuntimeError: boom (please report)" in lines, run.out
+    assert any(line.startswith("b.py:") and "PTR903" not in line for line in lines), run.out

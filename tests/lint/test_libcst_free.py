@@ -63,7 +63,7 @@ def test_library_and_flake8_plugin_lint_every_invalid_example_without_libcst(
         import ast, sys, textwrap
         import trio_lint
         from trio_lint import lint_source
-        from trio_lint.flake8_plugin import Flake8Checker
+        from trio_lint.integrations.flake8 import Flake8Checker
         from trio_lint.rules import all_rules
 
         findings = fixable = plugin = 0

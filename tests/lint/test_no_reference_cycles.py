@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from trio_lint.check import check_tree
-from trio_lint.config import config_from_mapping
-from trio_lint.parse import SourceError, parse
+from trio_lint.lint.dispatch import check_tree
+from trio_lint.lint.parse import SourceError, parse
 from trio_lint.rules import all_rules, select_rules
+from trio_lint.settings.config import config_from_mapping
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -2,7 +2,7 @@
 in another, and CPython 3.11's AST constructor keeps its depth counter in interpreter-wide state,
 so two `ast.parse` calls at once can fail with "SystemError: AST constructor recursion depth
 mismatch" on sources that are fine (https://github.com/python/cpython/issues/106905). Every
-parse in trio_lint goes through `trio_lint.parse.parse_ast`, which takes turns under a lock and
+parse in trio_lint goes through `trio_lint.lint.parse.parse_ast`, which takes turns under a lock and
 parses again when that error comes from a thread outside trio-lint."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 
 import trio_lint
 from trio_lint import fix_source, lint_source
-from trio_lint.parse import parse, parse_ast
+from trio_lint.lint.parse import parse, parse_ast
 
 PACKAGE = Path(trio_lint.__file__).parent
 # Lint and fix both parse the module, a string annotation (the semantic model), a fenced block
@@ -44,7 +44,7 @@ def test_no_module_of_trio_lint_calls_ast_parse_itself() -> None:
                 and node.func.value.id == "ast"
             ):
                 callers.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
-    assert callers == ["parse.py:" + callers[0].split(":")[1]], callers  # parse_ast's own call
+    assert callers == ["lint/parse.py:" + callers[0].split(":")[1]], callers  # parse_ast's own call
 
 
 def test_a_depth_mismatch_is_parsed_again(monkeypatch) -> None:
@@ -127,7 +127,7 @@ def test_a_parse_shows_no_warning_and_leaves_the_filters_as_they_were() -> None:
     the parse lock, so a parse on another thread cannot put back a stale copy of them."""
     import warnings
 
-    from trio_lint.parse import parses
+    from trio_lint.lint.parse import parses
 
     source = 'path = "C:\\d"\nvalue = 1 is 1\n'
     with warnings.catch_warnings(record=True) as caught:

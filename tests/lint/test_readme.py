@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from trio_lint.config import config_from_mapping
+from trio_lint.settings.config import config_from_mapping
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -6,9 +6,9 @@ import re
 
 import flake8.defaults
 
-from trio_lint.config import LintConfig
-from trio_lint.diagnostics import Applicability, Severity
+from trio_lint.output.diagnostics import Applicability, Severity
 from trio_lint.rules import all_rules, get_rule, select_rules
+from trio_lint.settings.config import LintConfig
 
 DOC_SECTIONS = ("## What it does", "## Why is this bad?", "## Fix safety")
 

@@ -363,7 +363,7 @@ def _toml(value: object) -> str:
 @SETTINGS
 @given(table=st.dictionaries(KEYS, TOML_VALUE, max_size=3), tool=st.none() | TOML_VALUE)
 def test_no_config_shape_is_a_traceback(tmp_path_factory, table, tool):
-    from trio_lint.config import ConfigError, load_config
+    from trio_lint.settings.config import ConfigError, load_config
 
     directory = tmp_path_factory.mktemp("cfg")
     if tool is not None:

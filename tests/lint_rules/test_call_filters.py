@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from trio_lint.check import run_rules
-from trio_lint.config import config_from_mapping
-from trio_lint.parse import SourceError, parse
+from trio_lint.lint.dispatch import run_rules
+from trio_lint.lint.parse import SourceError, parse
 from trio_lint.rules import all_rules
 from trio_lint.rules.base import EVERYTHING
+from trio_lint.settings.config import config_from_mapping
 
 ROOT = Path(__file__).resolve().parents[2]
 # The fields of a `LooksAt`; each narrows nothing when None.

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from trio_lint.diagnostics import Applicability
+from trio_lint.output.diagnostics import Applicability
 from trio_lint.rules import all_rules
 
 RULES = [

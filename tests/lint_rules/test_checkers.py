@@ -9,12 +9,13 @@ import ast
 import pytest
 
 from trio_lint import lint_source
-from trio_lint.check import check_tree, run_rules
-from trio_lint.config import config_from_mapping
-from trio_lint.rules import _conformance, all_rules, rules_by_code
-from trio_lint.rules._conformance import ConformanceChecker, ConformanceRule
-from trio_lint.rules._futures_checker import FuturesChecker
+from trio_lint.lint.dispatch import check_tree, run_rules
+from trio_lint.rules import all_rules, rules_by_code
 from trio_lint.rules.base import Checker, Invalid, Rule
+from trio_lint.rules.checkers import conformance as _conformance
+from trio_lint.rules.checkers.conformance import ConformanceChecker, ConformanceRule
+from trio_lint.rules.checkers.futures import FuturesChecker
+from trio_lint.settings.config import config_from_mapping
 
 # PTR003 (a method 0.2 removed) and PTR004 (a keyword 0.2.9 renamed) in one unit.
 TWO_CODES = (

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trio_lint import lint_source
-from trio_lint.diagnostics import Severity
+from trio_lint.output.diagnostics import Severity
 
 README_MODEL = (
     "import pytrio as trio\n"
@@ -94,3 +94,17 @@ def test_client_timeout_message_never_cuts_a_name(chain: list[str], args: list[s
     ast.parse(shown)
     words = set(re.findall(r"[A-Za-z_]\w*", code))
     assert set(re.findall(r"[A-Za-z_]\w*", shown)) <= words
+
+
+def test_ptr304_takes_a_loss_fn_constant_that_is_no_string() -> None:
+    """`forward_backward(data, 3)` is no loss name: PTR304 stays quiet (it used to crash, a
+    PTR903 internal error), and still reports a dropped input of a named loss after it."""
+    code = (
+        "import pytrio as trio\n"
+        "train = trio.ServiceClient().create_lora_training_client(base_model='Qwen/Qwen3-8B')\n"
+        "train.forward_backward([], 3).result()\n"
+        "d = trio.Datum(model_input=mi, loss_fn_inputs={'target_tokens': t, 'advantages': a})\n"
+        "train.forward_backward([d], 'cross_entropy').result()\n"
+    )
+    found = lint_source(code, "x.py", {"select": ["PTR304", "PTR903"]})
+    assert [d.code for d in found] == ["PTR304"], found

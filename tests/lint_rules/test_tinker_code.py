@@ -9,7 +9,7 @@ import textwrap
 import pytest
 
 from trio_lint import lint_source
-from trio_lint.explain import rule_doc
+from trio_lint.output.explain import rule_doc
 from trio_lint.rules import all_rules
 from trio_lint.rules.base import ALL_SDKS, PYTRIO
 from trio_lint.semantics.binder import build_model

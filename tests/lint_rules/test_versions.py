@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from trio_lint import lint_source
-from trio_lint.config import LintConfig
 from trio_lint.rules import all_rules, select_rules
+from trio_lint.settings.config import LintConfig
 
 TRIO_LINT = str(Path(sys.executable).parent / "trio-lint")
 LEGACY = Path(__file__).parent / "data" / "legacy_0_1_train.py"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 def main() -> int:
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-    import trio_lint.engine as engine
+    import trio_lint.lint.linter as engine
     from tests.lsp.lsp_helpers import ENGINE_FAULT, RULE_FAULT
     from trio_lint.cli import main as trio_lint
     from trio_lint.rules.hf_lr import HfLr

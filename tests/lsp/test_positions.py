@@ -12,10 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lsprotocol import types
 
-from trio_lint.config import LintConfig
 from trio_lint.server.config_watch import Settings
 from trio_lint.server.diagnostics import by_document, lint
 from trio_lint.server.documents import python_target, replace_all
+from trio_lint.settings.config import LintConfig
 
 ENCODINGS = [
     types.PositionEncodingKind.Utf8,

@@ -306,7 +306,7 @@ def test_generator_pairs_renames_by_docstring(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("spec", ["0.2.8", "0.2", "0.1"])
 def test_target_versions_resolve_to_releases(spec: str) -> None:
-    from trio_lint.target_version import resolve_version
+    from trio_lint.settings.target_version import resolve_version
 
     resolved = resolve_version(spec)
     assert resolved in RELEASES and resolved.startswith(spec)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from trio_lint.diagnostics import Diagnostic
+from trio_lint.output.diagnostics import Diagnostic
 
 # render(diagnostics) -> text; the full format also takes texts= (the bytes of standard input).
 Renderer = Callable[..., str]
@@ -17,7 +17,8 @@ def get_renderer(name: str) -> Renderer:
         raise KeyError(name)
     import importlib
 
-    return importlib.import_module(f"trio_lint.reporters.{name}").render
+    render: Renderer = importlib.import_module(f"trio_lint.reporters.{name}").render
+    return render
 
 
 def location_prefix(diagnostic: Diagnostic) -> str:

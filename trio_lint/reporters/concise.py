@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from trio_lint.diagnostics import Diagnostic
+from trio_lint.output.diagnostics import Diagnostic
 from trio_lint.reporters import fixable_mark, location_prefix
 
 

@@ -6,8 +6,8 @@ import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from trio_lint.diagnostics import Diagnostic
-from trio_lint.parse import split_lines
+from trio_lint.lint.parse import split_lines
+from trio_lint.output.diagnostics import Diagnostic
 from trio_lint.reporters import fixable_mark, location_prefix
 
 

@@ -6,7 +6,7 @@ import json
 import os
 from collections.abc import Sequence
 
-from trio_lint.diagnostics import Diagnostic
+from trio_lint.output.diagnostics import Diagnostic
 
 
 def record(d: Diagnostic) -> dict:

@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from trio_lint.diagnostics import Diagnostic, Severity
+from trio_lint.output.diagnostics import Diagnostic, Severity
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {
@@ -32,7 +32,7 @@ def _region(line: int, column: int, end_line: int, end_column: int) -> dict:
 
 
 def _rule(rule) -> dict:
-    from trio_lint.explain import rule_doc
+    from trio_lint.output.explain import rule_doc
 
     doc = rule_doc(rule).strip()
     return {

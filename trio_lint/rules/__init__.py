@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from trio_lint.rules.base import Rule
 
 if TYPE_CHECKING:
-    from trio_lint.config import LintConfig
+    from trio_lint.settings.config import LintConfig
 
 PREFIX = "PTR"
 _NOT_RULES = {"base"}
@@ -21,7 +21,8 @@ def all_rules() -> tuple[type[Rule], ...]:
     """Every registered rule, sorted by code."""
     found: list[type[Rule]] = []
     for info in pkgutil.iter_modules(__path__):
-        if info.name in _NOT_RULES or info.name.startswith("_"):
+        # `_` modules are helpers, packages (checkers/) hold the checkers of several codes.
+        if info.name in _NOT_RULES or info.name.startswith("_") or info.ispkg:
             continue
         module = importlib.import_module(f"{__name__}.{info.name}")
         classes = [

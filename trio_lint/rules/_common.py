@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from trio_lint.semantics.names import dotted_name
+from trio_lint.settings.target_version import release_line
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
 
 def sdk_line(ctx: LintContext) -> str:
     """The SDK line the code targets: "0.1" or "0.2" (from `target-version`)."""
-    return "0.1" if str(ctx.sdk_version).startswith("0.1") else "0.2"
+    return release_line(str(ctx.sdk_version))
 
 
 def source_text(expr: ast.AST) -> str:
@@ -35,8 +36,8 @@ def same_tree(a: object, b: object) -> bool:
         return False
     if isinstance(a, ast.AST):
         return all(same_tree(getattr(a, f, None), getattr(b, f, None)) for f in a._fields)
-    if isinstance(a, list):
-        return len(a) == len(b) and all(map(same_tree, a, b))  # type: ignore[arg-type]
+    if isinstance(a, list) and isinstance(b, list):  # b's class is a's
+        return len(a) == len(b) and all(map(same_tree, a, b))
     return a == b or repr(a) == repr(b)  # repr: NaN constants dump alike
 
 

@@ -13,14 +13,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
-from trio_lint.diagnostics import Applicability, Severity
-from trio_lint.findings import CstTransform, Finding, Fix, NodeEdit, Span
+from trio_lint.lint.findings import CstTransform, Finding, Fix, NodeEdit, Span
+from trio_lint.output.diagnostics import Applicability, Severity
+from trio_lint.settings.target_version import before
 
 if TYPE_CHECKING:
     import libcst as cst
 
     from trio_lint.semantics.context import LintContext
-    from trio_lint.semantics.model import ModelView, SemanticModel
+    from trio_lint.semantics.model import ModelView
     from trio_lint.semantics.receivers import Kind
 
 __all__ = [
@@ -226,10 +227,6 @@ ALL_SDKS: frozenset[str] = frozenset({"pytrio", "tinker"})
 SDK_NAMES = {"pytrio": "PyTRIO", "tinker": "Tinker"}
 
 
-def _version_tuple(text: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in text.split(".") if part.isdigit())
-
-
 class Checker:
     """What walks a unit and reports: `visit_<AstType>` / `leave_<AstType>` hooks, `finish`, and
     the codes it may report (`codes`). Every `Rule` is a checker of its own one code. A checker
@@ -262,12 +259,6 @@ class Checker:
         self.model: ModelView = ctx.for_rule(self.pytrio_only and not ctx.model.other_sdk_only).view
         # The selected codes' rules (metadata: message, severity, name), by code.
         self.rules: Mapping[str, type[Rule]] = {rule.code: rule for rule in rules}
-
-    @classmethod
-    def wanted(cls, model: SemanticModel) -> bool:
-        """False when the unit cannot hold a finding of this checker whatever the walk meets (it
-        is then neither made nor walked): a cheap, exact test on the model's pass."""
-        return True
 
     def report(
         self,
@@ -335,7 +326,7 @@ class Rule(Checker):
     min_sdk: ClassVar[str | None] = None
     max_sdk: ClassVar[str | None] = None
     # The checker that finds and reports this code (`Checker`); unset: the rule itself, whose
-    # hooks (and `looks_at`, `wanted`) are then its own.
+    # hooks (and `looks_at`) are then its own.
     checker: ClassVar[type[Checker]]
     # SDK API members whose conformance finding (PTR003/PTR004/PTR213...) this rule reports
     # instead, with its own message and fix, so one mistake gets one finding:
@@ -344,7 +335,7 @@ class Rule(Checker):
     supersedes: ClassVar[frozenset[str]] = frozenset()
     # ruff-style documentation: What it does / Why is this bad? / Fix safety / References (public:
     # "pytrio 0.2.9: pytrio.X" or a URL). Example and "Use instead" are rendered from INVALID[0] and
-    # VALID[0] (`trio_lint.explain.rule_doc`).
+    # VALID[0] (`trio_lint.output.explain.rule_doc`).
     doc: ClassVar[str] = ""
     # Where the rule's claims were checked, for maintainers (never printed): citations of the SDK
     # wheels as `release:file:lines` (`029:client/sampling.py:168`), public URLs, library
@@ -394,10 +385,9 @@ class Rule(Checker):
 
     @classmethod
     def applies_to(cls, sdk_version: str) -> bool:
-        version = _version_tuple(sdk_version)
-        if cls.min_sdk is not None and version < _version_tuple(cls.min_sdk):
+        if cls.min_sdk is not None and before(sdk_version, cls.min_sdk):
             return False
-        return not (cls.max_sdk is not None and version >= _version_tuple(cls.max_sdk))
+        return cls.max_sdk is None or before(sdk_version, cls.max_sdk)
 
 
 def _bind_checker(rule: type[Rule]) -> None:
@@ -418,7 +408,7 @@ def _bind_checker(rule: type[Rule]) -> None:
         for klass in rule.__mro__
         if klass not in (Rule, Checker, object) and not issubclass(checker, klass)
         for attr in klass.__dict__
-        if attr.startswith(("visit_", "leave_")) or attr in ("finish", "looks_at", "wanted")
+        if attr.startswith(("visit_", "leave_")) or attr in ("finish", "looks_at")
     ]
     if hooks:
         raise TypeError(f"{rule.__name__}: its checker {checker.__name__} walks; remove {hooks}")

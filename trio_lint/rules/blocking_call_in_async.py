@@ -6,7 +6,7 @@ import ast
 import functools
 from typing import TYPE_CHECKING
 
-from trio_lint.diagnostics import Applicability, Severity
+from trio_lint.output.diagnostics import Applicability, Severity
 from trio_lint.rules._common import sdk_line, walk
 from trio_lint.rules.base import Fix, Invalid, LooksAt, Rule, Valid, edit, limited, safe_fix
 from trio_lint.semantics.receivers import TWINNED_METHODS, Kind
@@ -417,8 +417,8 @@ and RestClient calls have no fix (their async twins return the value, not a futu
     def leave_For(self, node: ast.AST) -> None:
         self._loops.pop()
 
-    visit_AsyncFor = visit_While = visit_For  # type: ignore[assignment]
-    leave_AsyncFor = leave_While = leave_For  # type: ignore[assignment]
+    visit_AsyncFor = visit_While = visit_For
+    leave_AsyncFor = leave_While = leave_For
 
     def _note_concurrency(self, node: ast.Call) -> None:
         """`asyncio.gather(worker(a), worker(b))`, `tg.create_task(step())`, ...: the named
@@ -507,7 +507,7 @@ and RestClient calls have no fix (their async twins return the value, not a futu
         if id(loop) not in self._awaits_in:
             self._awaits_in[id(loop)] = isinstance(loop, ast.AsyncFor) and any(
                 isinstance(inner, ast.Await | ast.AsyncFor | ast.AsyncWith)
-                for statement in loop.body  # type: ignore[attr-defined]
+                for statement in loop.body
                 for inner in walk(statement)
             )
         return self._awaits_in[id(loop)]
@@ -517,7 +517,7 @@ and RestClient calls have no fix (their async twins return the value, not a futu
         or it started tasks of its own on an earlier line."""
         assert isinstance(function, ast.AsyncFunctionDef)
         started = self._spawners.get(id(function))
-        if started is not None and node.lineno > started:  # type: ignore[attr-defined]
+        if started is not None and node.lineno > started:  # type: ignore[attr-defined]  # a statement or expression: it has a line
             return True
         # Run as a task or by a framework, itself or through coroutines awaiting it
         # (`create_task(worker())` where `worker` does `await run_job()`).

@@ -5,10 +5,10 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from trio_lint.diagnostics import Applicability, Severity
-from trio_lint.rules import _conformance as conformance
+from trio_lint.output.diagnostics import Applicability, Severity
 from trio_lint.rules._common import drop_positional, walk
 from trio_lint.rules.base import Fix, Invalid, Valid, edit, safe_fix
+from trio_lint.rules.checkers import conformance
 
 if TYPE_CHECKING:
     from trio_lint.semantics.context import LintContext

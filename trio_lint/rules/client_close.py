@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from trio_lint.diagnostics import Severity
+from trio_lint.output.diagnostics import Severity
 from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid
 from trio_lint.semantics.receivers import CLIENT_KINDS
 

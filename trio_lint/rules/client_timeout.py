@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from pytrio_facts.sdk import LIMITS
-from trio_lint.diagnostics import Severity
+from trio_lint.output.diagnostics import Severity
 from trio_lint.rules._common import argument
 from trio_lint.rules.base import PYTRIO, Invalid, LooksAt, Rule, Valid, limited
 from trio_lint.semantics.receivers import FUTURE_KINDS, Kind
@@ -16,8 +16,8 @@ _WINDOW = LIMITS.retry_window_seconds
 def _seconds(expr: ast.expr | None, model, depth: int = 6) -> float | None:
     """A number of seconds written as a literal or a product of them, also through a name,
     `Settings.X`, `args.x` or a parameter the model follows (`value_of`)."""
-    if isinstance(expr, ast.Constant) and type(expr.value) in (int, float):
-        return float(expr.value)
+    if isinstance(expr, ast.Constant) and (type(expr.value) is int or type(expr.value) is float):
+        return float(expr.value)  # not a bool: `True` is no number of seconds
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult):
         left, right = _seconds(expr.left, model, depth), _seconds(expr.right, model, depth)
         return left * right if left is not None and right is not None else None
@@ -151,7 +151,7 @@ No fix: dropping the timeout changes how long the caller may wait.
                     return kind is Kind.REST_CLIENT and method.startswith(("get_", "list_"))
             if not isinstance(expr, ast.Name | ast.Attribute):
                 return False
-            expr = self.model.value_of(expr)  # type: ignore[assignment]
+            expr = self.model.value_of(expr)  # type: ignore[assignment]  # None leaves the loop: no Name or Attribute
         return False
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -176,9 +176,9 @@ No fix: dropping the timeout changes how long the caller may wait.
             seconds = _seconds(argument(node, 1, "timeout"), self.model)
             if seconds is None or seconds >= _WINDOW:
                 return
-            if self._rest_query(awaited):  # type: ignore[arg-type]
+            if self._rest_query(awaited):  # type: ignore[arg-type]  # not None: typed above
                 return
-            what = f"asyncio.wait_for({_brief(awaited)}, ...)"  # type: ignore[arg-type]
+            what = f"asyncio.wait_for({_brief(awaited)}, ...)"  # type: ignore[arg-type]  # not None: typed above
         else:
             return
         self.report(node, self.message.format(seconds=seconds, what=what))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from trio_lint.diagnostics import Applicability, Severity
+from trio_lint.output.diagnostics import Applicability, Severity
 from trio_lint.rules._common import argument
 from trio_lint.rules.base import PYTRIO, Invalid, LooksAt, Rule, Valid, edit, limited, safe_fix
 
@@ -190,9 +190,9 @@ nothing.
             if (
                 isinstance(node, ast.Return)
                 and id(node.value) in returned
-                and _not_a_pair(node.value)  # type: ignore[arg-type]
+                and _not_a_pair(node.value)
                 and not _called_here(self.model, node.value)
             ):
                 fix = safe_fix("Return `(loss, {})`", edit(node, "Return", _add_empty_metrics))
-                value = ast.unparse(node.value)  # type: ignore[arg-type]
-                self.report(node.value, self.message.format(value=value), fix=fix)  # type: ignore[arg-type]
+                value = ast.unparse(node.value)  # type: ignore[arg-type]  # not None: a returned value
+                self.report(node.value, self.message.format(value=value), fix=fix)  # type: ignore[arg-type]  # not None: a returned value

@@ -6,7 +6,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from pytrio_facts.api import public_names
-from trio_lint.diagnostics import Applicability, Severity
+from trio_lint.output.diagnostics import Applicability, Severity
 from trio_lint.rules._common import walk
 from trio_lint.rules.base import Fix, Invalid, NodeEdit, Rule, Span, Valid, edit
 
@@ -118,11 +118,9 @@ star imports, function-level imports, or names listed in `__all__` (a re-export)
         self.rebound: set[str] = set()
         self.exported: set[str] = set()
         self.classes = 0
-
-    @classmethod
-    def wanted(cls, model) -> bool:
-        # Without a `from pytrio import ...` there is nothing to report.
-        return not model.from_modules.isdisjoint(_FLAGGED_MODULES)
+        # Without a `from pytrio import ...` (the model's pass saw every import) there is
+        # nothing to report: the hooks then return at once.
+        self.active = not ctx.model.from_modules.isdisjoint(_FLAGGED_MODULES)
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         self.classes += 1
@@ -131,7 +129,7 @@ star imports, function-level imports, or names listed in `__all__` (a re-export)
         self.classes -= 1
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        if node.level or node.module not in _FLAGGED_MODULES:
+        if not self.active or node.level or node.module not in _FLAGGED_MODULES:
             return
         at_module_level = not self.ctx.function_stack and not self.classes
         self.imports.append((node, at_module_level))
@@ -146,10 +144,11 @@ star imports, function-level imports, or names listed in `__all__` (a re-export)
             self.paths[local] = path
 
     def visit_Global(self, node: ast.Global) -> None:
-        self.rebound.update(node.names)
+        if self.active:
+            self.rebound.update(node.names)
 
     def visit_Assign(self, node: ast.Assign) -> None:
-        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+        if self.active and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
             for element in ast.walk(node.value):
                 if isinstance(element, ast.Constant) and isinstance(element.value, str):
                     self.exported.add(element.value)
@@ -161,7 +160,9 @@ star imports, function-level imports, or names listed in `__all__` (a re-export)
         # name of every unit: the walk then never stops at names.
         all_names: set[str] = set()
         uses: list[ast.Name] = []  # reads the model resolves to an SDK import
-        for node in walk(self.ctx.tree):
+        tree = self.ctx.tree
+        assert tree is not None  # the dispatch sets it before any hook runs
+        for node in walk(tree):
             if node.__class__ is ast.Name:
                 all_names.add(node.id)
                 if node.ctx.__class__ is ast.Load:

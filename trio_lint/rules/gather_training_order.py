@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from trio_lint.diagnostics import Severity
+from trio_lint.output.diagnostics import Severity
 from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid, limited
 
 _FB = ("forward_backward_async", "forward_backward_custom_async", "forward_async")
@@ -51,7 +51,7 @@ def _unlocked_pair(function: ast.AsyncFunctionDef) -> tuple[ast.Call, ast.expr] 
     if not found:
         return None
     step = min(found, key=lambda c: (c.lineno, c.col_offset))
-    return step, step.func.value  # type: ignore[attr-defined]
+    return step, step.func.value  # type: ignore[attr-defined]  # steps are `x.method(...)` calls
 
 
 def _names(node: ast.AST) -> set[str]:
@@ -110,8 +110,8 @@ def _one_client_each(
             args = [_argument(function, call, name) for name in sorted(chosen)]
             if any(a is None for a in args):
                 return False
-            given.append(tuple(ast.unparse(a) for a in args))  # type: ignore[arg-type]
-            if loop_targets and not any(_names(a) & loop_targets for a in args):  # type: ignore[arg-type]
+            given.append(tuple(ast.unparse(a) for a in args))  # type: ignore[arg-type]  # no None: returned above
+            if loop_targets and not any(_names(a) & loop_targets for a in args):  # type: ignore[arg-type]  # no None: returned above
                 return False  # the same client for every round of the loop
         if not loop_targets and len(set(given)) != len(given):
             return False
@@ -353,8 +353,8 @@ No fix.
         self._loops -= 1
         self._loop_targets.pop()
 
-    visit_AsyncFor = visit_While = visit_ListComp = visit_GeneratorExp = visit_For  # type: ignore[assignment]
-    leave_AsyncFor = leave_While = leave_ListComp = leave_GeneratorExp = leave_For  # type: ignore[assignment]
+    visit_AsyncFor = visit_While = visit_ListComp = visit_GeneratorExp = visit_For
+    leave_AsyncFor = leave_While = leave_ListComp = leave_GeneratorExp = leave_For
 
     @property
     def _in_loop(self) -> bool:
@@ -380,7 +380,7 @@ No fix.
             if step is not None:
                 self.report(
                     step,
-                    f"`{name}` submits a forward-backward and `{step.func.attr}` (of one client)"  # type: ignore[attr-defined]
+                    f"`{name}` submits a forward-backward and `{step.func.attr}` (of one client)"  # type: ignore[attr-defined]  # steps are `x.method(...)` calls
                     f" and runs as several concurrent tasks (`{runner}`): the SDK may queue every"
                     " task's forward-backward before the first optim_step, so one step applies"
                     " all the gradients and the others none: run the steps in order, or hold an"
@@ -391,7 +391,7 @@ No fix.
         func = node.func
         runner = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
         if runner in _STARTERS or runner == "gather":
-            self._note_tasks(runner, node)  # type: ignore[arg-type]
+            self._note_tasks(runner, node)
         if runner != "gather":
             return
         calls: list[str] = []
@@ -400,10 +400,10 @@ No fix.
             if isinstance(arg, ast.Starred) and isinstance(arg.value, ast.Name):
                 # `gather(*coros)`: what the model says the list was built from.
                 for origin in self.model.origins(arg.value)[1:]:
-                    func = origin.func if isinstance(origin, ast.Call) else None
-                    if isinstance(func, ast.Attribute) and (
-                        func.attr in _FB or func.attr == "optim_step_async"
+                    called = origin.func if isinstance(origin, ast.Call) else None
+                    if isinstance(called, ast.Attribute) and (
+                        called.attr in _FB or called.attr == "optim_step_async"
                     ):
-                        calls.append(func.attr)
+                        calls.append(called.attr)
         if "optim_step_async" in calls and any(c in _FB for c in calls):
             self.report(node, self.message.format(runner="asyncio.gather"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from trio_lint.diagnostics import Severity
+from trio_lint.output.diagnostics import Severity
 from trio_lint.rules._common import argument
 from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid
 
@@ -79,13 +79,15 @@ the wrong alignment.
         if not self.model.is_sdk(node.func, "Datum"):
             return
         inputs = argument(node, 1, "loss_fn_inputs")
+        if inputs is None:
+            return
         if isinstance(inputs, ast.Dict):
             if None in inputs.keys:
                 return
             keys = [k.value for k in inputs.keys if isinstance(k, ast.Constant)]
         else:
             # A dict built elsewhere (a name, `self.x`, a helper's return, `CONFIG["k"]`).
-            entries = self.model.dict_entries(inputs) if inputs is not None else None
+            entries = self.model.dict_entries(inputs)
             if not entries:
                 return
             keys = list(entries)

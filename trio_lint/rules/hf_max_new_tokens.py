@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from trio_lint.diagnostics import Applicability, Severity
+from trio_lint.output.diagnostics import Applicability, Severity
 from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid, edit, rename_keyword, safe_fix
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import ast
 
-from trio_lint.diagnostics import Severity
+from trio_lint.output.diagnostics import Severity
 from trio_lint.rules._common import argument, keyword
 from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid, limited
 
 
-def _unsized(model, chunk: ast.expr) -> bool:
+def _unsized(model, chunk: ast.AST) -> bool:
     """`ImageChunk(data=..., format=...)` with no `expected_tokens` (or `expected_tokens=None`)
     and no `**kwargs` that might carry it."""
     if not (isinstance(chunk, ast.Call) and model.is_sdk(chunk.func, "ImageChunk")):
@@ -34,7 +34,7 @@ def _image_chunks(model, value: ast.expr) -> tuple[list[ast.Call], bool]:
             continue
         for origin in model.origins(chunks, 80):
             if _unsized(model, origin) and origin not in found:
-                found.append(origin)  # type: ignore[arg-type]
+                found.append(origin)
             elif isinstance(origin, ast.ListComp | ast.GeneratorExp) and any(
                 _unsized(model, node) for node in ast.walk(origin.elt)
             ):

@@ -1,12 +1,13 @@
 """PTR903: a rule crashed on this file (a trio-lint bug); the other rules and files still ran."""
 
-from trio_lint.diagnostics import Severity
+from trio_lint.lint.engine_codes import INTERNAL_ERROR, NAMES
+from trio_lint.output.diagnostics import Severity
 from trio_lint.rules.base import Rule
 
 
 class InternalErrorRule(Rule):
-    code = "PTR903"
-    name = "internal-error"
+    code = INTERNAL_ERROR
+    name = NAMES[INTERNAL_ERROR]
     message = "internal error in a rule"
     severity = Severity.ERROR
     doc = """

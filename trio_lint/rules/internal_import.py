@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING
 from pytrio_facts.api import public_names, removed_top_level
 from pytrio_facts.api_model import api_data
 from pytrio_facts.versions import RENAMED_TOP_LEVEL
-from trio_lint.diagnostics import Applicability, Severity
+from trio_lint.output.diagnostics import Applicability, Severity
 from trio_lint.rules._common import sdk_line
 from trio_lint.rules.base import Invalid, LooksAt, Rule, SdkValues, Valid, edit, safe_fix
-from trio_lint.target_version import installed_version
+from trio_lint.settings.target_version import installed_version
 
 if TYPE_CHECKING:
     import libcst as cst

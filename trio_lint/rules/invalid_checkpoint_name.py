@@ -7,7 +7,7 @@ import re
 from typing import TYPE_CHECKING
 
 from pytrio_facts.sdk import LIMITS
-from trio_lint.diagnostics import Applicability, Severity
+from trio_lint.output.diagnostics import Applicability, Severity
 from trio_lint.rules._common import argument
 from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid, edit, limited, safe_fix
 from trio_lint.semantics.receivers import Kind
@@ -187,7 +187,7 @@ and long names have no fix.
             # (the constant may serve other uses).
             given = self.model.literal(name)
             if isinstance(given, ast.Constant) and isinstance(given.value, str):
-                self._check_literal(name, given.value, fixable=False)  # type: ignore[arg-type]
+                self._check_literal(name, given.value, fixable=False)  # type: ignore[arg-type]  # reported at the name; no fix reads it as a Constant
                 return
             bound: ast.expr | None = name
             for _ in range(6):

@@ -1,12 +1,13 @@
 """PTR901: the file cannot be read or decoded (not UTF-8 / its declared encoding, too large, bad notebook)."""
 
-from trio_lint.diagnostics import Severity
+from trio_lint.lint.engine_codes import IO_ERROR, NAMES
+from trio_lint.output.diagnostics import Severity
 from trio_lint.rules.base import Invalid, Rule, Valid
 
 
 class IoErrorRule(Rule):
-    code = "PTR901"
-    name = "io-error"
+    code = IO_ERROR
+    name = NAMES[IO_ERROR]
     message = "cannot read the file"
     severity = Severity.ERROR
     doc = """

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import ast
 
-from trio_lint.diagnostics import Severity
+from trio_lint.output.diagnostics import Severity
 from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid, limited
+from trio_lint.settings.target_version import before
 
 # The first pytrio release whose client skips `-100` target ids (ignore label).
-_IGNORE_LABEL_SINCE = (0, 2, 4)
+_IGNORE_LABEL_SINCE = "0.2.4"
 
 
 def _is_minus_100(node: ast.AST) -> bool:
@@ -26,12 +27,12 @@ def _is_minus_100(node: ast.AST) -> bool:
 _FILLERS = frozenset({"where", "full", "full_like", "fill", "masked_fill", "pad"})
 
 
-def _inside(node: ast.AST, outer: ast.AST) -> bool:
-    start = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
-    end = (node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
-    return (outer.lineno, outer.col_offset) <= start and end <= (  # type: ignore[attr-defined]
-        outer.end_lineno,  # type: ignore[attr-defined]
-        outer.end_col_offset,  # type: ignore[attr-defined]
+def _inside(node: ast.expr, outer: ast.expr) -> bool:
+    start = (node.lineno, node.col_offset)
+    end = (node.end_lineno or 0, node.end_col_offset or 0)  # parsed code: never None
+    return (outer.lineno, outer.col_offset) <= start and end <= (
+        outer.end_lineno or 0,
+        outer.end_col_offset or 0,
     )
 
 
@@ -228,11 +229,11 @@ No fix: the mask has to become a `weights` list aligned with the shifted targets
         # no call's values need tracing.
         self._literal = False
 
-    def _source_of(self, expr: ast.expr) -> tuple[ast.AST | None, ast.expr]:
+    def _source_of(self, expr: ast.expr) -> tuple[ast.expr | None, ast.expr]:
         """(the -100 literal, the node to report) for the value of `expr`, wherever its items were
         bound: a name, a module constant, a comprehension, `x[:n] = -100`, a helper's return..."""
         for origin in self.model.origins(expr):
-            found: ast.AST | None = origin if _is_minus_100(origin) else None
+            found: ast.expr | None = origin if _is_minus_100(origin) else None
             if (
                 found is None
                 and isinstance(origin, ast.Call)
@@ -248,7 +249,7 @@ No fix: the mask has to become a `weights` list aligned with the shifted targets
                     None,
                 )
             if found is not None:
-                return found, found if _inside(found, expr) else expr  # type: ignore[return-value]
+                return found, found if _inside(found, expr) else expr
         return None, expr
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> None:
@@ -305,8 +306,7 @@ No fix: the mask has to become a `weights` list aligned with the shifted targets
         if binding is not None and binding.origin != "pytrio":
             return binding.origin.capitalize()
         version = str(self.ctx.sdk_version)
-        parts = tuple(int(p) for p in version.split(".") if p.isdigit())
-        if parts[:2] == (0, 1) or (len(parts) >= 3 and parts < _IGNORE_LABEL_SINCE):
+        if before(version, _IGNORE_LABEL_SINCE):
             return f"pytrio {version}"
         return None
 

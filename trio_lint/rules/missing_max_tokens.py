@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import re
 
-from trio_lint.diagnostics import Severity
+from trio_lint.output.diagnostics import Severity
 from trio_lint.rules._common import (
     argument,
     has_splat,
@@ -227,7 +227,7 @@ built from `**kwargs` is not reported.
         followed step by step) whose `max_tokens` is never set later."""
         bound: ast.expr | None = params
         for _ in range(8):
-            if self._max_tokens_set(bound):  # type: ignore[arg-type]
+            if self._max_tokens_set(bound):  # type: ignore[arg-type]  # None only after the loop's `break`
                 return  # `p.max_tokens = 64` after construction
             bound = self.model.value_of(bound)
             if bound is None or (

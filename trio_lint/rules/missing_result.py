@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from trio_lint.diagnostics import Applicability, Severity
-from trio_lint.rules._futures_checker import FuturesChecker
+from trio_lint.output.diagnostics import Applicability, Severity
 from trio_lint.rules.base import Invalid, Rule, Valid, limited
+from trio_lint.rules.checkers.futures import FuturesChecker
 
 
 class MissingResult(Rule):

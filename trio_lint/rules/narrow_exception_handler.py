@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from trio_lint.diagnostics import Severity
+from trio_lint.output.diagnostics import Severity
 from trio_lint.rules.base import Invalid, Rule, Valid, limited
 from trio_lint.semantics.receivers import Kind
 
@@ -127,7 +127,7 @@ No fix: catching more changes control flow.
             shown = caught[0] if len(caught) == 1 else f"({', '.join(caught)})"
             self.report(node.handlers[0], self.message.format(caught=shown))
 
-    visit_TryStar = visit_Try  # type: ignore[assignment]
+    visit_TryStar = visit_Try
 
     def _calls_sdk(self, body: list[ast.stmt]) -> bool:
         receivers = self.model

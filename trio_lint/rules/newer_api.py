@@ -5,9 +5,9 @@ from __future__ import annotations
 import ast
 
 from pytrio_facts.versions import ADDED_IN_0_2
-from trio_lint.diagnostics import Severity
-from trio_lint.rules import _conformance as conformance
+from trio_lint.output.diagnostics import Severity
 from trio_lint.rules.base import Invalid, Valid
+from trio_lint.rules.checkers import conformance
 
 # Advice only (what a 0.1 pin offers instead); whether a name exists comes from the API data.
 _ADVICE = {f.name: f"use {f.replacement}" for f in ADDED_IN_0_2}

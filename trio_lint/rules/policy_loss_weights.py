@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from pytrio_facts.sdk import LOSSES
-from trio_lint.diagnostics import Severity
+from trio_lint.output.diagnostics import Severity
 from trio_lint.rules._common import argument
 from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid, limited
 from trio_lint.semantics.receivers import Kind
@@ -21,7 +21,9 @@ _UNREAD: dict[str, frozenset[str]] = {
     - ({"weights"} if loss.uses_weights else set())
     for loss in LOSSES
 }
-_READ = {loss.name: (*loss.required_inputs, *loss.optional_inputs) for loss in LOSSES}
+_READ: dict[str, tuple[str, ...]] = {
+    loss.name: (*loss.required_inputs, *loss.optional_inputs) for loss in LOSSES
+}
 _METHODS = ("forward", "forward_async", "forward_backward", "forward_backward_async")
 
 
@@ -259,15 +261,18 @@ No fix: the advantages have to be rebuilt with the mask.
         if found is not None and found[0] is Kind.TRAINING_CLIENT and found[1] in _METHODS:
             loss = argument(node, 1, "loss_fn")
             data = argument(node, 0, "data")
-            name = loss.value.strip().lower() if isinstance(loss, ast.Constant) else None
-            if isinstance(name, str) and _UNREAD.get(name) and data is not None:
+            # A loss is named by a string: `forward_backward(data, 3)` names none.
+            value = loss.value if isinstance(loss, ast.Constant) else None
+            written = value.strip() if isinstance(value, str) else None
+            name = written.lower() if written is not None else None
+            if name is not None and _UNREAD.get(name) and data is not None:
                 # the batch as built: a list display, a comprehension, appends, a helper's return
                 for datum in self.model.origins(data):
                     keys = _inputs_keys(self.model, datum)
                     unread = [k for k in keys or () if k in _UNREAD[name]]
                     if unread and id(datum) not in self._reported:
                         self._reported.add(id(datum))
-                        self.report(datum, self._message(name, loss.value.strip(), unread))
+                        self.report(datum, self._message(name, str(written), unread))
             return
         keys = _inputs_keys(self.model, node)
         if keys and "advantages" in keys and "weights" in keys:

@@ -6,9 +6,9 @@ import ast
 
 from pytrio_facts.migration import REMOVED_ATTRIBUTES
 from pytrio_facts.versions import REMOVED_METHODS
-from trio_lint.diagnostics import Severity
-from trio_lint.rules import _conformance as conformance
+from trio_lint.output.diagnostics import Severity
 from trio_lint.rules.base import Invalid, Valid
+from trio_lint.rules.checkers import conformance
 
 # Advice only (what to write instead); whether a name exists comes from the API data.
 _ADVICE = {fact.name: f"use {fact.replacement}" for fact in REMOVED_METHODS} | dict.fromkeys(

@@ -5,8 +5,7 @@ from __future__ import annotations
 import ast
 
 from pytrio_facts.versions import ONE_LINE_KEYWORDS
-from trio_lint.diagnostics import Applicability, Severity
-from trio_lint.rules import _conformance as conformance
+from trio_lint.output.diagnostics import Applicability, Severity
 from trio_lint.rules._common import drop_keyword
 from trio_lint.rules.base import (
     Fix,
@@ -17,6 +16,7 @@ from trio_lint.rules.base import (
     safe_fix,
     unsafe_fix,
 )
+from trio_lint.rules.checkers import conformance
 
 # Advice only (what to write instead); whether a keyword exists comes from the API data.
 _ADVICE = {f.name: f.replacement for f in ONE_LINE_KEYWORDS if f.missing_on == "0.2"}

@@ -6,7 +6,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from pytrio_facts.sdk import SAMPLING_PARAMS
-from trio_lint.diagnostics import Applicability, Severity
+from trio_lint.output.diagnostics import Applicability, Severity
 from trio_lint.rules._common import argument
 from trio_lint.rules.base import PYTRIO, Invalid, LooksAt, Rule, Valid, edit, limited, safe_fix
 from trio_lint.semantics.receivers import Kind
@@ -29,7 +29,7 @@ def _dict_to_params(alias: str):
             )
             args.append(
                 cst.Arg(
-                    keyword=cst.Name(element.key.evaluated_value),
+                    keyword=cst.Name(str(element.key.evaluated_value)),  # offered for str keys only
                     value=element.value,
                     equal=cst.AssignEqual(
                         whitespace_before=cst.SimpleWhitespace(""),
@@ -190,6 +190,8 @@ the same fields. Otherwise no fix (an unknown key would fail either way; PTR203 
         if found[1] not in ("sample", "sample_async"):
             return
         value = argument(node, 2, "sampling_params")
+        if value is None:
+            return
         is_dict_call = (
             isinstance(value, ast.Call)
             and isinstance(value.func, ast.Name)
@@ -198,7 +200,7 @@ the same fields. Otherwise no fix (an unknown key would fail either way; PTR203 
         alias = self.model.sdk_alias()
         if not isinstance(value, ast.Dict) and not is_dict_call:
             # A dict bound elsewhere: a name, a helper's return, a class attribute, a config field.
-            if value is not None and self.model.dict_entries(value) is not None:
+            if self.model.dict_entries(value) is not None:
                 self.report(
                     value,
                     f"`{ast.unparse(value)}` holds a dict: "

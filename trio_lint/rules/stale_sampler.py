@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from trio_lint.diagnostics import Severity
+from trio_lint.output.diagnostics import Severity
 from trio_lint.rules._common import source_text
 from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid, limited
 from trio_lint.semantics.receivers import Kind
@@ -177,8 +177,8 @@ No fix: where to refresh (every step, every k steps) is the author's choice.
         if self._active:
             self._open.pop()
 
-    visit_AsyncFor = visit_While = visit_For  # type: ignore[assignment]
-    leave_AsyncFor = leave_While = leave_For  # type: ignore[assignment]
+    visit_AsyncFor = visit_While = visit_For
+    leave_AsyncFor = leave_While = leave_For
 
     def visit_Call(self, node: ast.Call) -> None:
         """`x.sample(...)` in a loop of a scope that binds no sampler itself: kept with its
@@ -203,7 +203,7 @@ No fix: where to refresh (every step, every k steps) is the author's choice.
         # A sampler made elsewhere (a module constant, `self.sampler`, a parameter), sampled in
         # a loop of a scope that makes none: only the loops around such a call are walked.
         for call, outer in self._remote:
-            if self._maker_of(call.func.value) is not None:  # type: ignore[attr-defined]
+            if self._maker_of(call.func.value) is not None:  # type: ignore[attr-defined]  # `_remote` holds `x.sample(...)` calls
                 self._check_loop(outer, {}, reported)
 
     def _maker_of(self, sampler: ast.expr) -> str | None:

@@ -1,12 +1,13 @@
 """PTR900: the file (or Markdown block / notebook) does not parse as Python."""
 
-from trio_lint.diagnostics import Severity
+from trio_lint.lint.engine_codes import NAMES, SYNTAX_ERROR
+from trio_lint.output.diagnostics import Severity
 from trio_lint.rules.base import Invalid, Rule, Valid
 
 
 class SyntaxErrorRule(Rule):
-    code = "PTR900"
-    name = "syntax-error"
+    code = SYNTAX_ERROR
+    name = NAMES[SYNTAX_ERROR]
     message = "SyntaxError"
     severity = Severity.ERROR
     doc = """

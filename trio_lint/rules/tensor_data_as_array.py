@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from trio_lint.diagnostics import Applicability, Severity
+from trio_lint.output.diagnostics import Applicability, Severity
 from trio_lint.rules.base import (
     Fix,
     Invalid,
@@ -48,7 +48,7 @@ _WRAPPABLE = (ast.Name, ast.Attribute, ast.Subscript, ast.Call)
 def _to_numpy(node: cst.CSTNode) -> cst.CSTNode:
     import libcst as cst
 
-    return cst.Call(func=cst.Attribute(value=node, attr=cst.Name("to_numpy")))  # type: ignore[arg-type]
+    return cst.Call(func=cst.Attribute(value=node, attr=cst.Name("to_numpy")))  # type: ignore[arg-type]  # the fix's node is an expression
 
 
 def _call_to_numpy(node: cst.CSTNode) -> cst.CSTNode:

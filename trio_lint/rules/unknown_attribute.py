@@ -7,9 +7,9 @@ import difflib
 from typing import TYPE_CHECKING
 
 from pytrio_facts.api_model import Class, Symbol, api_data
-from trio_lint.diagnostics import Severity
-from trio_lint.rules import _conformance as conformance
+from trio_lint.output.diagnostics import Severity
 from trio_lint.rules.base import Invalid, Valid, limited
+from trio_lint.rules.checkers import conformance
 from trio_lint.semantics.receivers import Kind
 
 if TYPE_CHECKING:
@@ -214,7 +214,8 @@ def _on_api_future(checker: conformance.ConformanceChecker, issue: conformance.I
     node = issue.node
     if not isinstance(node, ast.Attribute):
         return False
-    typ = checker.model.type_of(node.value, pytrio_only=True)
+    # The bound query takes the keyword (`SemanticModel.type_of`); ModelView's stub omits it.
+    typ = checker.model.type_of(node.value, pytrio_only=True)  # type: ignore[call-arg]  # see above
     return typ is not None and typ.kind is Kind.API_FUTURE
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import ast
 import difflib
 
-from trio_lint.diagnostics import Severity
-from trio_lint.rules import _conformance as conformance
+from trio_lint.output.diagnostics import Severity
 from trio_lint.rules.base import Invalid, Valid, limited
+from trio_lint.rules.checkers import conformance
 
 
 class UnknownKeyword(conformance.ConformanceRule):

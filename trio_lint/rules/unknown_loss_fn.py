@@ -7,7 +7,7 @@ import difflib
 import functools
 
 from pytrio_facts.versions import LOSS_NAMES_BY_LINE
-from trio_lint.diagnostics import Severity
+from trio_lint.output.diagnostics import Severity
 from trio_lint.rules._common import argument, sdk_line
 from trio_lint.rules.base import ALL_SDKS, Invalid, LooksAt, Rule, Valid, limited
 from trio_lint.semantics.receivers import Kind
@@ -155,12 +155,12 @@ No fix: choosing a loss changes the training objective.
             return
         if self.model.other_sdk_only:
             # Only a receiver known to be Tinker's client: test doubles share its method names.
-            if self.model.type_of(node.func.value) is None:  # type: ignore[attr-defined]
+            if self.model.type_of(node.func.value) is None:  # type: ignore[attr-defined]  # client_call found `x.method(...)`
                 return
             (names, sdk), given = _tinker_losses(), expr.value
         else:
             line = sdk_line(self.ctx)
-            names = LOSS_NAMES_BY_LINE[line]  # type: ignore[index]
+            names = LOSS_NAMES_BY_LINE[line]  # type: ignore[index]  # sdk_line gives one of the table's lines
             given = expr.value if line == "0.1" else expr.value.strip().lower()
             sdk = f"pytrio {line}"
         if given in names:
@@ -168,7 +168,7 @@ No fix: choosing a loss changes the training objective.
         close = difflib.get_close_matches(given.strip().lower().replace("-", "_"), names, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         self.report(
-            written,  # type: ignore[arg-type]
+            written,  # type: ignore[arg-type]  # not None: its literal is a str
             self.message.format(
                 name=expr.value, sdk=sdk, names=", ".join(map(repr, names)), hint=hint
             ),

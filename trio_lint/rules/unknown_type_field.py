@@ -6,9 +6,9 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from trio_lint.diagnostics import Applicability, Severity
-from trio_lint.rules import _conformance as conformance
+from trio_lint.output.diagnostics import Applicability, Severity
 from trio_lint.rules.base import PYTRIO, Invalid, Valid, edit, rename_keyword, safe_fix
+from trio_lint.rules.checkers import conformance
 
 if TYPE_CHECKING:
     import libcst as cst

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from trio_lint.diagnostics import Severity
+from trio_lint.output.diagnostics import Severity
 from trio_lint.rules._common import argument, keyword, same_tree
 from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid, limited
 
@@ -136,9 +136,10 @@ No fix: `weights`, `logprobs` and `advantages` need the same shift.
 
     def _auto_shift(self) -> bool:
         """Some call of the unit passes `auto_shift=` (not False): a helper that shifts."""
-        if "auto_shift" not in self.ctx.source:
+        tree = self.ctx.tree
+        if "auto_shift" not in self.ctx.source or tree is None:
             return False
-        for node in ast.walk(self.ctx.tree):
+        for node in ast.walk(tree):
             if isinstance(node, ast.Call):
                 auto = keyword(node, "auto_shift")
                 if auto is not None and not (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from trio_lint.diagnostics import Severity
+from trio_lint.output.diagnostics import Severity
 from trio_lint.rules._common import argument, sdk_line
 from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid, limited
 from trio_lint.semantics.values import converted_argument
@@ -206,9 +206,9 @@ No fix: where the weights were meant to start is the author's decision.
         )
         sequence = None
         if _slice_bounds(targets) == (1, None):
-            sequence = targets.value  # type: ignore[attr-defined]
+            sequence = targets.value  # type: ignore[attr-defined]  # a Subscript: it has slice bounds
         elif inner is not None and _slice_bounds(inner) == (None, -1):
-            sequence = inner.value  # type: ignore[attr-defined]
+            sequence = inner.value  # type: ignore[attr-defined]  # a Subscript: it has slice bounds
         if sequence is None:
             return
         name = sequence.id if isinstance(sequence, ast.Name) else None
@@ -216,7 +216,7 @@ No fix: where the weights were meant to start is the author's decision.
         value, shown = self._unwrap(weights)
         bounds = _slice_bounds(value)
         if bounds == (None, -1) or (bounds is not None and _len_upper(value)):
-            base, base_name = self._unwrap(value.value)  # type: ignore[attr-defined]
+            base, base_name = self._unwrap(value.value)  # type: ignore[attr-defined]  # a Subscript: it has slice bounds
             if _full_length(base, name):
                 self.report(
                     weights,
@@ -250,7 +250,7 @@ No fix: where the weights were meant to start is the author's decision.
 
 def _len_upper(expr: ast.expr) -> bool:
     """`w[: len(...)]` / `w[0 : len(...)]`: cut to a length from the start."""
-    part = expr.slice  # type: ignore[attr-defined]
+    part = expr.slice  # type: ignore[attr-defined]  # callers pass a Subscript with slice bounds
     upper = part.upper
     lower_ok = part.lower is None or (
         isinstance(part.lower, ast.Constant) and part.lower.value == 0

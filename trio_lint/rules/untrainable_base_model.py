@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from trio_lint.diagnostics import Severity
+from trio_lint.output.diagnostics import Severity
 from trio_lint.rules._common import argument
 from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid, limited
 from trio_lint.semantics.receivers import Kind

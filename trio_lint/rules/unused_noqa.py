@@ -1,12 +1,13 @@
 """PTR902: a `# noqa: PTRnnn` that suppresses nothing (off by default; select it to audit noqa comments)."""
 
-from trio_lint.diagnostics import Applicability, Severity
+from trio_lint.lint.engine_codes import NAMES, UNUSED_NOQA
+from trio_lint.output.diagnostics import Applicability, Severity
 from trio_lint.rules.base import Invalid, Rule, Valid
 
 
 class UnusedNoqaRule(Rule):
-    code = "PTR902"
-    name = "unused-noqa"
+    code = UNUSED_NOQA
+    name = NAMES[UNUSED_NOQA]
     message = "Unused `noqa` directive"
     severity = Severity.WARNING
     default_enabled = False

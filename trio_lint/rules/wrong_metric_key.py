@@ -6,7 +6,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from pytrio_facts.sdk import METRIC_KEYS, WRONG_METRIC_KEYS
-from trio_lint.diagnostics import Applicability, Severity
+from trio_lint.output.diagnostics import Applicability, Severity
 from trio_lint.rules._common import replace_string_value, sdk_line
 from trio_lint.rules.base import Invalid, LooksAt, Rule, SdkValues, Valid, edit, limited, safe_fix
 from trio_lint.semantics.receivers import Kind
@@ -232,8 +232,8 @@ its 0.2 name. `"loss"` and `"train_loss"` have no fix: per token (`loss_mean`) o
         """`metrics[key]` / `metrics.get(key)`: a key written there, or bound elsewhere (a name, a
         constant, a setting) to a string the model can read."""
         if key.__class__ is ast.Constant:
-            if key.value.__class__ is str and key.value in _KEYS:  # type: ignore[attr-defined]
-                self._check(metrics, key, key)  # type: ignore[arg-type]
+            if key.value.__class__ is str and key.value in _KEYS:
+                self._check(metrics, key, key)
             return
         if not isinstance(key, (ast.Name, ast.Attribute, ast.Subscript)):
             return

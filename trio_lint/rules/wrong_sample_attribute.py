@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from trio_lint.diagnostics import Applicability, Severity
+from trio_lint.output.diagnostics import Applicability, Severity
 from trio_lint.rules.base import PYTRIO, Invalid, LooksAt, Rule, Valid, edit, safe_fix
 from trio_lint.semantics.receivers import Kind
 

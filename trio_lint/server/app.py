@@ -22,7 +22,8 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
-from trio_lint.diagnostics import Diagnostic
+from trio_lint.output.diagnostics import Diagnostic
+from trio_lint.output.version import __version__
 from trio_lint.server import code_actions, hover, pygls_adapter
 from trio_lint.server.config_watch import ConfigWatch, Settings
 from trio_lint.server.diagnostics import LintOutcome, by_document, lint, overlaps
@@ -35,7 +36,6 @@ from trio_lint.server.documents import (
     split_lines,
     to_range,
 )
-from trio_lint.version import __version__
 
 DEFAULT_DEBOUNCE = 0.01  # seconds: gathers the rest of a burst of didChange messages
 

@@ -14,9 +14,11 @@ from typing import Any
 
 from lsprotocol import types
 
-from trio_lint import fix_source, noqa
-from trio_lint.diagnostics import Applicability, Diagnostic
-from trio_lint.parse import parses
+from trio_lint import fix_source
+from trio_lint.lint import noqa
+from trio_lint.lint.engine_codes import ENGINE_CODES, UNUSED_NOQA
+from trio_lint.lint.parse import parses
+from trio_lint.output.diagnostics import Applicability, Diagnostic
 from trio_lint.server.config_watch import Settings
 from trio_lint.server.documents import (
     Target,
@@ -48,16 +50,16 @@ def fix_one(source: str, path: str, settings: Settings, diagnostic: Diagnostic) 
     transformation of the module, so removed statements take their line with them); None when
     the finding or its fix is gone. Per-node edits (`lint_source(..., edits=True)`) would be
     cheaper but only approximate a removal."""
-    from trio_lint.engine import check_unit, to_diagnostics
-    from trio_lint.fixes import FixError, apply_fixes
-    from trio_lint.parse import SourceError
+    from trio_lint.lint.fixes import FixError, apply_fixes
+    from trio_lint.lint.linter import check_unit, to_diagnostics
+    from trio_lint.lint.parse import SourceError
     from trio_lint.rules import select_rules
     from trio_lint.sources import load_document
 
     config = settings.config
     if config is None:
         return None
-    unused_noqa = diagnostic.code == noqa.UNUSED_NOQA
+    unused_noqa = diagnostic.code == UNUSED_NOQA
     if not unused_noqa:  # only the finding's own rule needs to run
         config = replace(config, select=(diagnostic.code,), extend_select=())
     rules = select_rules(config)
@@ -129,7 +131,7 @@ def fix_all_edits(target: Target, settings: Settings, encoding: str, *, unsafe: 
 def noqa_edits(target: Target, diagnostic: Diagnostic, encoding: str) -> Edits:
     """`# noqa: CODE` on the finding's line, written as `--add-noqa` writes it (and, as there,
     not when the line ends inside a string, where a comment would change the code)."""
-    if diagnostic.code in noqa.ENGINE_CODES:
+    if diagnostic.code in ENGINE_CODES:
         return {}
     located = target.text_of(diagnostic.cell)
     if located is None:
@@ -171,8 +173,8 @@ def offered(
     only: Sequence[str] | None,
 ) -> list[tuple[str, str, dict[str, Any], Diagnostic | None]]:
     """(kind, title, resolve data, diagnostic) of every action for the requested range."""
-    found = []
-    base = {"uri": uri, "key": target.key, "version": target.version}
+    found: list[tuple[str, str, dict[str, Any], Diagnostic | None]] = []
+    base: dict[str, Any] = {"uri": uri, "key": target.key, "version": target.version}
     if wanted(only, types.CodeActionKind.QuickFix):
         for diagnostic in in_range:
             fix = diagnostic.fix
@@ -189,7 +191,7 @@ def offered(
                         diagnostic,
                     )
                 )
-            if diagnostic.code not in noqa.ENGINE_CODES:
+            if diagnostic.code not in ENGINE_CODES:
                 found.append(
                     (
                         types.CodeActionKind.QuickFix.value,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from trio_lint.config import ConfigError, LintConfig, find_pyproject, load_config
+from trio_lint.settings.config import ConfigError, LintConfig, find_pyproject, load_config
 
 CONFIG_NAMES = frozenset({"pyproject.toml"})
 
@@ -108,7 +108,7 @@ class ConfigWatch:
         known = self._excluded.get(key)
         if known is not None and known[0] is settings:
             return known[1]
-        from trio_lint.discovery import Walker
+        from trio_lint.run.discovery import Walker
 
         found = Walker(settings.config, settings.root).excluded(path, is_dir=False)
         self._excluded[key] = (settings, found)

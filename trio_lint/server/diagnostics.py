@@ -12,13 +12,12 @@ from dataclasses import dataclass, field
 from lsprotocol import types
 
 from trio_lint import lint_source
-from trio_lint.diagnostics import Applicability, Diagnostic, Severity
-from trio_lint.noqa import UNUSED_NOQA
+from trio_lint.lint.engine_codes import UNUSED_NOQA, internal_error
+from trio_lint.output.diagnostics import Applicability, Diagnostic, Severity
 from trio_lint.server.config_watch import Settings
 from trio_lint.server.documents import Target, split_lines, to_range
 
 SOURCE = "trio-lint"
-INTERNAL_ERROR = "PTR903"
 
 _SEVERITY = {
     Severity.ERROR: types.DiagnosticSeverity.Error,
@@ -44,20 +43,6 @@ def lint(target: Target, settings: Settings) -> LintOutcome:
     except Exception as exc:  # an engine bug: report it on the document, keep serving
         return LintOutcome([internal_error(target.path, exc)], traceback.format_exc())
     return LintOutcome(found)
-
-
-def internal_error(path: str, exc: BaseException) -> Diagnostic:
-    return Diagnostic(
-        code=INTERNAL_ERROR,
-        name="internal-error",
-        message=f"internal error: {type(exc).__name__}: {exc} (please report)",
-        severity=Severity.ERROR,
-        path=path,
-        line=1,
-        column=1,
-        end_line=1,
-        end_column=1,
-    )
 
 
 def to_lsp(diagnostic: Diagnostic, lines: Sequence[str], encoding: str) -> types.Diagnostic:

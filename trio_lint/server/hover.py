@@ -6,14 +6,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from trio_lint import noqa
-from trio_lint.diagnostics import Diagnostic
+from trio_lint.lint import noqa
+from trio_lint.output.diagnostics import Diagnostic
 
 _CODE = re.compile(r"[A-Za-z]+[0-9]+")
 
 
 def rule_doc(code: str) -> str | None:
-    from trio_lint.explain import rule_markdown
+    from trio_lint.output.explain import rule_markdown
     from trio_lint.rules import get_rule
 
     rule = get_rule(code)

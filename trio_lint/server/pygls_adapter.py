@@ -34,7 +34,7 @@ def send_error(protocol: Any, msg_id: Any, code: int, message: str) -> None:
 def codec(encoding: str) -> PositionCodec:
     """pygls's codec for `encoding` ("utf-8", "utf-16" or "utf-32"; anything else is UTF-16,
     the protocol's default)."""
-    return PositionCodec(encoding)  # type: ignore[arg-type]  # a PositionEncodingKind value
+    return PositionCodec(encoding)  # a PositionEncodingKind value
 
 
 # --- the document messages, checked before pygls structures them ------------------------------

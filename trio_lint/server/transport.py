@@ -263,7 +263,7 @@ def _why(exc: BaseException) -> str:
         def why(error: BaseException, kind: type | None) -> str:
             return str(error) if isinstance(error, Malformed) else format_exception(error, kind)
 
-        found = transform_error(exc, path="$", format_exception=why)  # type: ignore[arg-type]
+        found = transform_error(exc, path="$", format_exception=why)
     except Exception:
         found = []
     text = "; ".join(found[:3]) if found else (str(exc) or type(exc).__name__)

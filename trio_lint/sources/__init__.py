@@ -4,7 +4,7 @@ coordinates (Markdown line, notebook cell) and bytes (for fixes). The kinds live
 
 from __future__ import annotations
 
-from trio_lint.parse import SourceError
+from trio_lint.lint.parse import SourceError
 from trio_lint.sources.base import SUFFIX_KINDS, Document, Unit, kind_of
 
 

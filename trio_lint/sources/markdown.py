@@ -8,7 +8,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from trio_lint.parse import SourceError, parses, split_lines
+from trio_lint.lint.engine_codes import IO_ERROR
+from trio_lint.lint.parse import SourceError, parses, split_lines
 from trio_lint.sources.base import Document, Unit
 
 _OPEN = re.compile(r"^(?P<indent>[ ]{0,3})(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^`\s]*)[^`]*$")
@@ -30,7 +31,7 @@ class MarkdownDocument(Document):
         try:
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
-            raise SourceError("PTR901", f"not valid UTF-8: {exc}") from None
+            raise SourceError(IO_ERROR, f"not valid UTF-8: {exc}") from None
         newline = "\r\n" if "\r\n" in text else "\n"
         lines = split_lines(text)
         document = cls(kind="markdown", lines=lines, newline=newline, bom=bom)

@@ -7,7 +7,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from trio_lint.parse import SourceError
+from trio_lint.lint.engine_codes import IO_ERROR
+from trio_lint.lint.parse import SourceError
 from trio_lint.sources.base import Document, Unit
 
 # A comment line separating cells in the joined code; fixes never touch comments that stand alone.
@@ -32,14 +33,14 @@ class NotebookDocument(Document):
             text = data.decode("utf-8-sig")
             notebook = json.loads(text)
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise SourceError("PTR901", f"not a valid notebook (JSON): {exc}") from None
+            raise SourceError(IO_ERROR, f"not a valid notebook (JSON): {exc}") from None
         except RecursionError:
             raise SourceError(
-                "PTR901", "not a valid notebook: its JSON is nested too deeply to read"
+                IO_ERROR, "not a valid notebook: its JSON is nested too deeply to read"
             ) from None
         cells = notebook.get("cells") if isinstance(notebook, dict) else None
         if not isinstance(cells, list):
-            raise SourceError("PTR901", "not a valid notebook: no `cells` list")
+            raise SourceError(IO_ERROR, "not a valid notebook: no `cells` list")
         language = _language(notebook)
         for number, cell in enumerate(cells, start=1):
             if isinstance(cell, dict) and cell.get("cell_type") == "code":
@@ -76,7 +77,7 @@ class NotebookDocument(Document):
             return json.dumps(self.notebook).encode()
         pieces = codes[0].split("\n" + CELL_MARKER + "\n")
         if len(pieces) != len(self.code_cells):
-            raise SourceError("PTR901", "a fix changed the notebook's cell structure; not written")
+            raise SourceError(IO_ERROR, "a fix changed the notebook's cell structure; not written")
         cells = self.notebook["cells"]
         for index, text in zip(self.code_cells, pieces, strict=True):
             restored = "\n".join(
@@ -93,7 +94,7 @@ class NotebookDocument(Document):
 
 def _invalid(where: str, expected: str, got: object) -> SourceError:
     return SourceError(
-        "PTR901", f"not a valid notebook: {where} must be {expected}, not {_json_type(got)}"
+        IO_ERROR, f"not a valid notebook: {where} must be {expected}, not {_json_type(got)}"
     )
 
 
@@ -131,7 +132,7 @@ def _check_source(cell: dict[str, Any], number: int) -> None:
     for line in source:
         if not isinstance(line, str):
             raise SourceError(
-                "PTR901",
+                IO_ERROR,
                 f"not a valid notebook: cell {number}'s `source` must be a string or an array"
                 f" of strings; it holds {_json_type(line)}",
             )

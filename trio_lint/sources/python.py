@@ -6,7 +6,7 @@ import io
 import tokenize
 from dataclasses import dataclass
 
-from trio_lint.parse import decode
+from trio_lint.lint.parse import decode
 from trio_lint.sources.base import Document, Unit
 
 

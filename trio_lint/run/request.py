@@ -1,6 +1,6 @@
 """One `trio-lint` run, resolved once from the command line and the configuration.
 
-The CLI builds a `RunRequest`; `runner.execute` runs it. Standard input is not a separate code
+The CLI builds a `RunRequest`; `invocation.execute` runs it. Standard input is not a separate code
 path: it is a one-file job of the same run (same engine call, noqa, fixes, diff and report),
 differing only in where the bytes come from and where fixed bytes go (stdout, never a file).
 """
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
-from trio_lint.config import ConfigError, LintConfig
+from trio_lint.settings.config import ConfigError, LintConfig
 
 STDIN_NAME = "-"  # what standard input is reported as without --stdin-filename
 EDIT_FORMATS = ("json", "sarif")  # the output formats that show each fix's text edits
@@ -51,7 +51,7 @@ class StdinSource:
         """Raises ConfigError (exit 2, nothing printed on stdout) for input over the file size
         limit: it is not read without bound (`trio-lint - < /dev/zero`), and with --fix a
         truncated copy must never be printed as if it were the fixed code."""
-        from trio_lint.parse import MAX_FILE_BYTES
+        from trio_lint.lint.parse import MAX_FILE_BYTES
 
         data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
         if len(data) > MAX_FILE_BYTES:

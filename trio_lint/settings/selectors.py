@@ -3,7 +3,7 @@ rule registry. Kept out of `config.py` so that reading a configuration never imp
 
 from __future__ import annotations
 
-from trio_lint.config import ConfigError, LintConfig, suggest
+from trio_lint.settings.config import ConfigError, LintConfig, suggest
 
 
 def validate_codes(config: LintConfig, *, origin: str) -> None:

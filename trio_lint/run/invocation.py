@@ -10,11 +10,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from trio_lint.cache import MISS, Cache, content_hash
-from trio_lint.cache_keys import settings_key
-from trio_lint.config import LintConfig
-from trio_lint.diagnostics import Diagnostic, Severity
-from trio_lint.fileio import (
+from trio_lint.lint.engine_codes import IO_ERROR, UNSTABLE_CODES, file_error, internal_error
+from trio_lint.lint.prefilter import mentions_sdk
+from trio_lint.output.diagnostics import Diagnostic
+from trio_lint.run.cache import MISS, Cache, content_hash
+from trio_lint.run.cache_keys import settings_key
+from trio_lint.run.fileio import (
     ChangedMeanwhile,
     NotRegularFile,
     ReadOnly,
@@ -24,20 +25,18 @@ from trio_lint.fileio import (
     stale_beside,
     write_fixed,
 )
-from trio_lint.prefilter import mentions_sdk
-from trio_lint.request import STDIN_NAME, FixMode, RunRequest, StdinSource
+from trio_lint.run.request import STDIN_NAME, FixMode, RunRequest, StdinSource
+from trio_lint.settings.config import LintConfig
 
 if TYPE_CHECKING:
-    from trio_lint.cache import Cached
-    from trio_lint.engine import FileOutcome
+    from trio_lint.lint.linter import FileOutcome
     from trio_lint.rules.base import Rule
+    from trio_lint.run.cache import Cached
 
 # A warm run imports none of the engine, the rules, pathspec or multiprocessing (together they
 # cost more than all of a warm run's cache lookups): they are imported where a file is linted.
 
 POOL_MIN_FILES = 24  # below this a pool's start-up costs more than it saves
-# Failures that may not recur (a file unreadable for a moment, an engine bug): never cached.
-UNSTABLE_CODES = frozenset({"PTR901", "PTR903"})
 
 
 @dataclass
@@ -104,17 +103,7 @@ def read_error(path: str, exc: OSError) -> Diagnostic:
 
 
 def io_error(path: str, message: str) -> Diagnostic:
-    return Diagnostic(
-        code="PTR901",
-        name="io-error",
-        message=message,
-        severity=Severity.ERROR,
-        path=path,
-        line=1,
-        column=1,
-        end_line=1,
-        end_column=1,
-    )
+    return file_error(IO_ERROR, path, message)
 
 
 def _source_error(path: str, exc: OSError) -> Diagnostic:
@@ -127,12 +116,20 @@ def _source_error(path: str, exc: OSError) -> Diagnostic:
 
 # --- worker side (also used in-process) ---------------------------------------------------------
 
-_STATE: dict[str, object] = {}
+
+@dataclass
+class _Worker:
+    """What a worker process (or this one) lints with, set once by `_init_worker`."""
+
+    request: RunRequest
+    rulesets: RuleSets
+
+
+_WORKER: list[_Worker] = []  # at most one: a process pool's initializer sets it per process
 
 
 def _init_worker(request: RunRequest) -> None:
-    _STATE["request"] = request
-    _STATE["rulesets"] = RuleSets(request.config, request.root)
+    _WORKER[:] = [_Worker(request, RuleSets(request.config, request.root))]
 
 
 # One file to lint: (path, the path shown, the bytes `run` read). The bytes travel with the
@@ -151,10 +148,9 @@ def _lint_one(job: Job) -> tuple[str, FileOutcome, bytes | None]:
 
 def _lint_bytes(path: str, shown: str, data: bytes) -> FileOutcome:
     """One document that `run` or `_run_stdin` read and prefiltered. Never raises."""
-    from trio_lint.engine import FileOutcome, lint_document
+    from trio_lint.lint.linter import FileOutcome, lint_document
 
-    request: RunRequest = _STATE["request"]  # type: ignore[assignment]
-    rulesets: RuleSets = _STATE["rulesets"]  # type: ignore[assignment]
+    request, rulesets = _WORKER[0].request, _WORKER[0].rulesets
     try:
         outcome = lint_document(
             shown,
@@ -167,20 +163,17 @@ def _lint_bytes(path: str, shown: str, data: bytes) -> FileOutcome:
             prefiltered=True,  # the caller read the bytes and checked them before queueing
         )
     except Exception as exc:  # an engine bug: report it on the file, keep the run going
-        diagnostic = read_error(shown, OSError(f"internal error: {type(exc).__name__}: {exc}"))
-        outcome = FileOutcome(
-            diagnostics=[replace(diagnostic, code="PTR903", name="internal-error")]
-        )
+        outcome = FileOutcome(diagnostics=[internal_error(shown, exc)])
     return outcome
 
 
-def _use_cached(result: RunResult, cached: Cached | object, path: str, cwd: str) -> None:
+def _use_cached(result: RunResult, cached: Cached, path: str, cwd: str) -> None:
     if cached is None:
         return  # the prefilter skipped this file last time
     result.files_linted += 1
     if cached:
         shown = display_path(path, cwd)
-        result.diagnostics.extend(replace(d, path=shown) for d in cached)  # type: ignore[union-attr]
+        result.diagnostics.extend(replace(d, path=shown) for d in cached)
 
 
 def _lint_all(jobs: list[Job], request: RunRequest) -> list[tuple[str, FileOutcome, bytes | None]]:
@@ -222,7 +215,7 @@ def execute(request: RunRequest) -> RunResult:
     Raises FileNotFoundError for a named path that does not exist."""
     if isinstance(request.sources, StdinSource):
         return _run_stdin(request, request.sources)
-    from trio_lint.discovery import discover
+    from trio_lint.run.discovery import discover
 
     found = discover(
         list(request.sources.paths),
@@ -247,7 +240,7 @@ def _run_stdin(request: RunRequest, source: StdinSource) -> RunResult:
     if request.writes:
         result.stdin_output = source.data
     if request.force_exclude and source.name != STDIN_NAME:
-        from trio_lint.discovery import Walker
+        from trio_lint.run.discovery import Walker
 
         if Walker(request.config, request.root).excluded(source.name, is_dir=False):
             return result

@@ -6,13 +6,13 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import cache, lru_cache, partial
 from typing import TYPE_CHECKING, Any
 
-from trio_lint.config import LintConfig
-from trio_lint.diagnostics import Severity
-from trio_lint.findings import Finding, Span
-from trio_lint.rules.base import ALL_SDKS, SDK_NAMES, STRING_KEYS, SdkValues
+from trio_lint.lint.engine_codes import INTERNAL_ERROR, NAMES, internal_error_message
+from trio_lint.lint.findings import Finding, Span
+from trio_lint.output.diagnostics import Severity
+from trio_lint.rules.base import ALL_SDKS, SDK_NAMES, AnyStringKey, SdkValues
 from trio_lint.semantics.binder import (
     ENTER,
     ENTER_AND_LEAVE,
@@ -25,6 +25,7 @@ from trio_lint.semantics.context import LintContext
 from trio_lint.semantics.model import SemanticModel
 from trio_lint.semantics.names import Binding
 from trio_lint.semantics.receivers import Kind
+from trio_lint.settings.config import LintConfig
 
 if TYPE_CHECKING:
     from trio_lint.rules.base import Checker, Rule
@@ -133,7 +134,8 @@ def _layout(rules: tuple[type[Checker], ...]) -> _Layout:
     string_key: list[_Slot] = []
     receivers: dict[int, SdkValues] = {}
     for index, rule in enumerate(rules):
-        for node_class, attr, leaving in rule_hooks(rule):
+        # mypy checks `Hashable` against the instances' `__hash__`.
+        for node_class, attr, leaving in rule_hooks(rule):  # type: ignore[arg-type]  # a class is hashable
             slot = (index, attr)
             looks = rule.looks_at
             if looks.receivers is not None:
@@ -151,7 +153,7 @@ def _layout(rules: tuple[type[Checker], ...]) -> _Layout:
                 for name in looks.attributes:
                     by_attribute.setdefault(name, []).append(slot)
             elif node_class is ast.Subscript and looks.keys is not None:
-                if looks.keys is STRING_KEYS:
+                if isinstance(looks.keys, AnyStringKey):  # STRING_KEYS
                     string_key.append(slot)
                 else:
                     for text in looks.keys:
@@ -168,7 +170,7 @@ def _layout(rules: tuple[type[Checker], ...]) -> _Layout:
         for node_class, slots in ((ast.Attribute, attributes), (ast.Subscript, items))
         if any(index in receivers for index, _ in slots)
     )
-    dispatch = {
+    dispatch: dict[type[ast.AST], int] = {
         node_class: kind
         for node_class, kind, used in (
             (ast.Attribute, _BY_ATTRIBUTE, by_attribute or ast.Attribute in valued),
@@ -200,7 +202,7 @@ def _events_for(rules: tuple[type[Checker], ...]) -> dict[type, int]:
     function stack follows)."""
     marks = dict.fromkeys(_FUNCTION_CLASSES, ENTER_AND_LEAVE)
     for rule in rules:
-        for node_class, _attr, leaving in rule_hooks(rule):
+        for node_class, _attr, leaving in rule_hooks(rule):  # type: ignore[arg-type]  # as above
             if leaving:
                 marks[node_class] = ENTER_AND_LEAVE
             else:
@@ -245,159 +247,211 @@ def check_tree(
     events, model.events = model.events, []  # dispatched once; the model outlives the check
     ctx = LintContext(config, source, model)
     ctx.tree = tree
-    contexts = {flag: ctx.for_rule(flag) for flag in (False, True)}
-    # Tinker code meets only the rules whose premise holds for Tinker; a module of another
-    # configured SDK only those that hold for every SDK.
+    dispatcher = Dispatcher(ctx, _selected(model, rules))
+    dispatcher.dispatch(events)
+    dispatcher.finish(tree)
+    return ctx.findings, model
+
+
+def _selected(
+    model: SemanticModel, rules: Sequence[type[Rule]]
+) -> dict[type[Checker], list[type[Rule]]]:
+    """The unit's checkers, each with its selected codes' rules, in the order of its first
+    selected code (`Rule.checker`). Tinker code meets only the rules whose premise holds for
+    Tinker; a module of another configured SDK only those that hold for every SDK."""
     sdk = model.sdk
     known = sdk in SDK_NAMES
-    # One checker per unit for all its selected codes (`Rule.checker`), in the order of its
-    # first selected code.
     selected: dict[type[Checker], list[type[Rule]]] = {}
     for rule in rules:
-        if (sdk in rule.sdks if known else rule.sdks == ALL_SDKS) and rule.checker.wanted(model):
+        if sdk in rule.sdks if known else rule.sdks == ALL_SDKS:
             selected.setdefault(rule.checker, []).append(rule)
-    layout = _layout(tuple(selected))
-    tinker_unit = model.other_sdk_only
-    # A rule that is its own checker is made with the context alone (`Rule.__init__(ctx)`).
-    instances = [
-        checker(context) if codes == [checker] else checker(context, codes)
-        for checker, codes in selected.items()
-        for context in (contexts[checker.pytrio_only and not tinker_unit],)
-    ]
-    # The code an internal error of a checker is reported under: its first selected one.
-    names = [codes[0].code for codes in selected.values()]
-    receivers = layout.receivers
-    crashed: set[int] = set()
+    return selected
 
-    def bind(slots: Sequence[_Slot]) -> list[Handler]:
-        return [(getattr(instances[i], attr), i) for i, attr in slots if i not in crashed]
 
-    # Every table is bound on first use: a unit meets a fraction of the classes, names and keys
-    # the rules declare, and binding them all cost a small unit more than walking it.
-    leave = _Memo(lambda node_class: bind(layout.leave.get(node_class, ())))
-    by_attribute = _Memo(lambda name: bind(layout.by_attribute[name]))
-    by_key = _Memo(lambda text: bind(layout.by_key[text] if text else layout.string_key))
-    by_method = _Memo(lambda name: bind(layout.by_method.get(name, ())))
-    by_symbol = _Memo(lambda symbol: bind(layout.by_symbol.get(symbol, ())))
-    hooked_attributes, item_keys = layout.by_attribute, layout.by_key
-    keyed_items = layout.keyed_items
+class Dispatcher:
+    """One unit's checkers and the hooks that serve each recorded node: `dispatch` runs the
+    hooks of the model's events in order, `finish` the checkers' `finish`. A checker that raises
+    is reported (PTR903, under its first selected code) and dropped; the others go on.
 
-    def for_value(key: tuple[type[ast.AST], str | None, bool, Kind | None]) -> list[Handler]:
-        """The hooks of `x.a` / `x[k]` for a plain name `x`: (node class, the attribute name or
-        key with hooks of its own (None: the class's, "": any other string key), whether `x`
-        names an SDK symbol, the kind the model gives it)."""
-        node_class, name, symbol, kind = key
-        if name is None:
-            handlers = plans[node_class][0] or []
-        elif node_class is ast.Attribute:
-            handlers = by_attribute[name]
-        else:
-            handlers = by_key[name]
-        return [h for h in handlers if _admits(receivers.get(h[1]), symbol, kind)]
+    The hook tables are filled on first lookup (`_Memo`): a unit meets a fraction of the
+    classes, names and keys the rules declare, and binding them all cost a small unit more than
+    walking it. A crash empties them, so they are bound again without the dropped checker. They
+    never refer back to the dispatcher: a unit is freed without the cycle collector."""
 
-    # Per unit a handful of keys: most names are typed alike.
-    by_value = _Memo(for_value)
-
-    def crash(index: int, node: ast.AST, exc: Exception) -> None:
-        """A checker bug must not cost the others or the file: report it, drop the checker."""
-        crashed.add(index)
-        ctx.add_finding(_internal_error(names[index], node, exc))
-        for table in (leave, by_attribute, by_key, by_method, by_symbol, plans, by_value):
-            table.clear()  # they hold hook lists: rebound without the rule on next use
-
-    function_stack = ctx.function_stack
-    dispatch = layout.dispatch
-    attributes_valued = ast.Attribute in layout.valued
-    items_valued = ast.Subscript in layout.valued
-
-    def plan(node_class: type[ast.AST]) -> _Plan:
-        return (
-            bind(layout.visit.get(node_class, ())) or None,
-            dispatch.get(node_class, 0),
-            node_class in _FUNCTION_CLASSES,
+    def __init__(self, ctx: LintContext, selected: dict[type[Checker], list[type[Rule]]]) -> None:
+        self.ctx = ctx
+        self.layout = layout = _layout(tuple(selected))
+        contexts = {flag: ctx.for_rule(flag) for flag in (False, True)}
+        tinker_unit = ctx.model.other_sdk_only
+        # A rule that is its own checker is made with the context alone (`Rule.__init__(ctx)`).
+        self.instances = [
+            checker(context) if codes == [checker] else checker(context, codes)
+            for checker, codes in selected.items()
+            for context in (contexts[checker.pytrio_only and not tinker_unit],)
+        ]
+        # The code an internal error of a checker is reported under: its first selected one.
+        self.names = [codes[0].code for codes in selected.values()]
+        self.crashed: set[int] = set()
+        bind = partial(_bind, self.instances, self.crashed)
+        # node class -> (its hooks, `_BY_*` dispatch or 0, is a function): one lookup per node
+        self.plans = _Memo(partial(_plan, bind, layout))
+        self.leave = _Memo(lambda node_class: bind(layout.leave.get(node_class, ())))
+        self.by_attribute = _Memo(lambda name: bind(layout.by_attribute[name]))
+        self.by_key = _Memo(lambda text: bind(layout.by_key[text] if text else layout.string_key))
+        self.by_method = _Memo(lambda name: bind(layout.by_method.get(name, ())))
+        self.by_symbol = _Memo(lambda symbol: bind(layout.by_symbol.get(symbol, ())))
+        # `x.a` / `x[k]` for a plain name `x`: per unit a handful of keys (most names are typed
+        # alike).
+        self.by_value = _Memo(
+            partial(_for_value, self.plans, self.by_attribute, self.by_key, layout.receivers)
         )
 
-    # Everything the dispatch does at a node of a class, found with one lookup per node.
-    plans = _Memo(plan)
+    def _crash(self, index: int, node: ast.AST, exc: Exception) -> None:
+        """A checker bug must not cost the others or the file: report it, drop the checker."""
+        self.crashed.add(index)
+        self.ctx.add_finding(_internal_error(self.names[index], node, exc))
+        for table in (
+            self.leave,
+            self.by_attribute,
+            self.by_key,
+            self.by_method,
+            self.by_symbol,
+            self.plans,
+            self.by_value,
+        ):
+            table.clear()  # they hold hook lists: rebound without the checker on next use
 
-    sdk_symbol = model.call_symbol
-    qualified_name, type_of = model.qualified_name, model.type_of
-    symbol_tails = layout.symbol_tails
-    sdk_call_hooks = by_symbol if layout.by_symbol else None  # None: no rule declares one
-    leave_marker = Leave
-    for event in events:
-        node_class = event.__class__
-        if node_class is leave_marker:
-            node = event.node
-            node_class = node.__class__
-            if node_class in _FUNCTION_CLASSES:
-                function_stack.pop()
-            for handler, index in leave[node_class]:
-                try:
-                    handler(node)
-                except Exception as exc:
-                    crash(index, node, exc)
-            continue
-        node = event
-        handlers, kind, is_function = plans[node_class]
-        if kind:
-            if kind == _BY_ATTRIBUTE:
-                name = node.attr
-                if name not in hooked_attributes:
-                    name = None
-                value = node.value
-                if attributes_valued and value.__class__ is ast.Name:
-                    typ = type_of(value)
-                    handlers = by_value[
-                        ast.Attribute,
-                        name,
-                        qualified_name(value) is not None,
-                        typ.kind if typ is not None else None,
-                    ]
-                elif name is not None:
-                    handlers = by_attribute[name]
-            elif kind == _BY_KEY:
-                key = node.slice
-                text = None
-                if keyed_items and key.__class__ is ast.Constant and key.value.__class__ is str:
-                    text = key.value if key.value in item_keys else ""
-                value = node.value
-                if items_valued and value.__class__ is ast.Name:
-                    typ = type_of(value)
-                    handlers = by_value[
-                        ast.Subscript,
-                        text,
-                        qualified_name(value) is not None,
-                        typ.kind if typ is not None else None,
-                    ]
-                elif text is not None:
-                    handlers = by_key[text]
-            else:
-                more = _filtered_call_handlers(
-                    node.func,
-                    by_method,
-                    sdk_call_hooks,
-                    symbol_tails,
-                    sdk_symbol,
-                )
-                if more:
-                    handlers = [*handlers, *more] if handlers else more
-        if handlers:
-            for handler, index in handlers:
-                try:
-                    handler(node)
-                except Exception as exc:
-                    crash(index, node, exc)
-        if is_function:
-            function_stack.append(node)
-    for index, instance in enumerate(instances):
-        if index in crashed:
-            continue
-        try:
-            instance.finish()
-        except Exception as exc:
-            ctx.add_finding(_internal_error(names[index], tree, exc))
-    return ctx.findings, model
+    def dispatch(self, events: Sequence[ast.AST | Leave]) -> None:
+        """Run the hooks of every event, in the order the model's pass met the nodes."""
+        layout, model = self.layout, self.ctx.model
+        # Everything the loop reads, as locals: it runs once per recorded node.
+        plans, leave, by_value = self.plans, self.leave, self.by_value
+        by_attribute, by_key, by_method = self.by_attribute, self.by_key, self.by_method
+        sdk_call_hooks = self.by_symbol if layout.by_symbol else None  # None: no rule declares one
+        hooked_attributes, item_keys = layout.by_attribute, layout.by_key
+        keyed_items, symbol_tails = layout.keyed_items, layout.symbol_tails
+        attributes_valued = ast.Attribute in layout.valued
+        items_valued = ast.Subscript in layout.valued
+        function_stack = self.ctx.function_stack
+        sdk_symbol = model.call_symbol
+        qualified_name, type_of = model.qualified_name, model.type_of
+        crash, leave_marker = self._crash, Leave
+        # Any: node classes are tested with `__class__ is` (cheaper than isinstance once per
+        # node), which mypy does not narrow on.
+        event: Any
+        node: Any
+        for event in events:
+            node_class = event.__class__
+            if node_class is leave_marker:
+                node = event.node
+                node_class = node.__class__
+                if node_class in _FUNCTION_CLASSES:
+                    function_stack.pop()
+                for handler, index in leave[node_class]:
+                    try:
+                        handler(node)
+                    except Exception as exc:
+                        crash(index, node, exc)
+                continue
+            node = event
+            handlers, kind, is_function = plans[node_class]
+            if kind:
+                if kind == _BY_ATTRIBUTE:
+                    name = node.attr
+                    if name not in hooked_attributes:
+                        name = None
+                    value = node.value
+                    if attributes_valued and value.__class__ is ast.Name:
+                        typ = type_of(value)
+                        handlers = by_value[
+                            ast.Attribute,
+                            name,
+                            qualified_name(value) is not None,
+                            typ.kind if typ is not None else None,
+                        ]
+                    elif name is not None:
+                        handlers = by_attribute[name]
+                elif kind == _BY_KEY:
+                    key = node.slice
+                    text = None
+                    if keyed_items and key.__class__ is ast.Constant and key.value.__class__ is str:
+                        text = key.value if key.value in item_keys else ""
+                    value = node.value
+                    if items_valued and value.__class__ is ast.Name:
+                        typ = type_of(value)
+                        handlers = by_value[
+                            ast.Subscript,
+                            text,
+                            qualified_name(value) is not None,
+                            typ.kind if typ is not None else None,
+                        ]
+                    elif text is not None:
+                        handlers = by_key[text]
+                else:
+                    more = _filtered_call_handlers(
+                        node.func,
+                        by_method,
+                        sdk_call_hooks,
+                        symbol_tails,
+                        sdk_symbol,
+                    )
+                    if more:
+                        handlers = [*handlers, *more] if handlers else more
+            if handlers:
+                for handler, index in handlers:
+                    try:
+                        handler(node)
+                    except Exception as exc:
+                        crash(index, node, exc)
+            if is_function:
+                function_stack.append(node)
+
+    def finish(self, tree: ast.Module) -> None:
+        """Every checker's `finish`, once the walk is done (a crash there is reported on the
+        module)."""
+        for index, instance in enumerate(self.instances):
+            if index in self.crashed:
+                continue
+            try:
+                instance.finish()
+            except Exception as exc:
+                self.ctx.add_finding(_internal_error(self.names[index], tree, exc))
+
+
+def _bind(instances: list[Checker], crashed: set[int], slots: Sequence[_Slot]) -> list[Handler]:
+    """The hooks of `slots`, bound to the unit's checker instances that did not crash."""
+    return [(getattr(instances[i], attr), i) for i, attr in slots if i not in crashed]
+
+
+def _plan(
+    bind: Callable[[Sequence[_Slot]], list[Handler]], layout: _Layout, node_class: type[ast.AST]
+) -> _Plan:
+    """Everything the dispatch does at a node of `node_class`."""
+    return (
+        bind(layout.visit.get(node_class, ())) or None,
+        layout.dispatch.get(node_class, 0),
+        node_class in _FUNCTION_CLASSES,
+    )
+
+
+def _for_value(
+    plans: dict[type[ast.AST], _Plan],
+    by_attribute: dict[str, list[Handler]],
+    by_key: dict[str, list[Handler]],
+    receivers: dict[int, SdkValues],
+    key: tuple[type[ast.AST], str | None, bool, Kind | None],
+) -> list[Handler]:
+    """The hooks of `x.a` / `x[k]` for a plain name `x`: `key` is (node class, the attribute
+    name or key with hooks of its own (None: the class's, "": any other string key), whether `x`
+    names an SDK symbol, the kind the model gives it)."""
+    node_class, name, symbol, kind = key
+    if name is None:
+        handlers = plans[node_class][0] or []
+    elif node_class is ast.Attribute:
+        handlers = by_attribute[name]
+    else:
+        handlers = by_key[name]
+    return [h for h in handlers if _admits(receivers.get(h[1]), symbol, kind)]
 
 
 def _admits(values: SdkValues | None, symbol: bool, kind: Kind | None) -> bool:
@@ -419,11 +473,12 @@ def _filtered_call_handlers(
 ) -> list[Handler] | None:
     """The rules whose `LooksAt.calls` / `sdk_calls` take a call of `func`, each once."""
     func_class = func.__class__
+    # `__class__ is` (cheaper than isinstance here, once per call node) narrows nothing for mypy.
     if func_class is ast.Attribute:
-        name = func.attr
+        name = func.attr  # type: ignore[attr-defined]  # func_class is ast.Attribute
         named = name in symbol_tails
     elif func_class is ast.Name:
-        name = func.id
+        name = func.id  # type: ignore[attr-defined]  # func_class is ast.Name
         named = True  # an alias (`D = trio.Datum`, `from pytrio import Datum as D`)
     else:
         return None
@@ -437,13 +492,11 @@ def _filtered_call_handlers(
 
 
 def _internal_error(code: str, node: ast.AST, exc: Exception) -> Finding:
-    from trio_lint.rules.internal_error import InternalErrorRule
-
     span = Span.of(node) if hasattr(node, "lineno") else Span(1, 0, 1, 0)
     return Finding(
-        InternalErrorRule.code,
+        INTERNAL_ERROR,
         span,
-        f"internal error in rule {code}: {type(exc).__name__}: {exc} (please report)",
+        internal_error_message(exc, rule=code),
         Severity.ERROR,
-        name=InternalErrorRule.name,
+        name=NAMES[INTERNAL_ERROR],
     )

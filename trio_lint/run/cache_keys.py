@@ -7,17 +7,17 @@ import functools
 import os
 from typing import TYPE_CHECKING
 
-from trio_lint.digest import digest
+from trio_lint.run.digest import digest
 
 if TYPE_CHECKING:
-    from trio_lint.config import LintConfig
+    from trio_lint.settings.config import LintConfig
 
 
 def _engine_files() -> list[str]:
     """The linter's own sources and data: trio_lint's and pytrio_facts' .py and .json files."""
     # pytrio_facts ships beside trio_lint in the same distribution; it is found by path, not
     # imported (it imports a lot) nor looked up with importlib.util (a cost on every start).
-    here = os.path.dirname(os.path.abspath(__file__))
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # trio_lint/
     files = []
     for base in (here, os.path.join(os.path.dirname(here), "pytrio_facts")):
         for directory, _, names in os.walk(base):
@@ -62,7 +62,7 @@ def code_fingerprint() -> str:
         pass
     fingerprint = content_fingerprint(files)
     try:  # the memo is an optimisation: an unwritable cache dir only costs the re-read
-        from trio_lint.fileio import write_atomic
+        from trio_lint.run.fileio import write_atomic
 
         os.makedirs(os.path.dirname(memo), exist_ok=True)
         write_atomic(memo, fingerprint.encode("ascii"), prefix=f"{os.path.basename(memo)}.")
@@ -75,7 +75,7 @@ def settings_key(config: LintConfig, *, want_edits: bool) -> str:
     """What findings depend on besides the file: the tool version, the linter's own sources (which
     fix the rule registry) and the config (selection, target version, SDK modules...). Together
     they determine the selected rule set, so the rules need not be imported to name it."""
-    from trio_lint.version import __version__
+    from trio_lint.output.version import __version__
 
     parts = [__version__, code_fingerprint(), config.fingerprint(), str(want_edits)]
     return digest("|".join(parts), 10)

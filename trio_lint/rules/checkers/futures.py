@@ -4,7 +4,7 @@ PTR101 missing-result (a future read as if it were the response), PTR102 dropped
 future thrown away) and PTR104 awaited-value (a second wait on what one wait already gave) ask
 the model the same question of the same nodes (what a call, name or `await` holds: a future, a
 coroutine or the value) and are reported by `FuturesChecker`; each code's rule module keeps its
-metadata (doc, examples, message, reach). Not a rule module (the registry skips `_` names).
+metadata (doc, examples, message, reach). Not a rule module (the registry skips `checkers/`).
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ import functools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from trio_lint.rules import _conformance as conformance
 from trio_lint.rules import _futures as futures
 from trio_lint.rules._common import append_result_call
 from trio_lint.rules.base import Checker, LooksAt, SdkValues, edit, safe_fix, unsafe_fix
+from trio_lint.rules.checkers import conformance
 from trio_lint.semantics.receivers import FUTURE_KINDS, Kind
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ _CONSUMERS = frozenset({"sum", "len", "list", "tuple", "sorted", "max", "min", "
 _GATHERERS = frozenset({"gather", "wait", "as_completed"})
 
 
-def _reading(use: str | None, member: ast.Attribute | None) -> str:
+def _reading(use: str | None, member: ast.Attribute | None) -> str | None:
     """What a finding says is read: `use`, or the attribute `member` (`.metrics`)."""
     return use if use is not None or member is None else f"`.{member.attr}`"
 
@@ -127,7 +127,7 @@ class FuturesChecker(Checker):
             self._check_gathered(node, func)
         if func.__class__ is ast.Attribute:
             if self.awaited_value:
-                self._check_result_call(node, func)  # type: ignore[arg-type]
+                self._check_result_call(node, func)
         elif (
             self.missing_result
             and isinstance(func, ast.Name)
@@ -242,7 +242,7 @@ class FuturesChecker(Checker):
             # client_call first: it answers None at once for `print(...)` and the like.
             typ = self.model.type_of(value) if self.model.client_call(value) else None
             if typ is not None and typ.is_future:
-                name = value.func.attr  # type: ignore[union-attr]
+                name = value.func.attr  # type: ignore[attr-defined]  # client_call: `x.method(...)`
                 self.report(
                     value,
                     self.rules[DROPPED_FUTURE].message.format(call=name),
@@ -252,7 +252,7 @@ class FuturesChecker(Checker):
         elif isinstance(value, ast.Await) and isinstance(value.value, ast.Call):
             typ = self.model.type_of(value) if self.model.client_call(value.value) else None
             if typ is not None and typ.is_future:
-                name = value.value.func.attr  # type: ignore[union-attr]
+                name = value.value.func.attr  # type: ignore[attr-defined]  # as above
                 self.report(
                     value,
                     f"Future of `await {name}(...)` is dropped: the first await only enqueues; "
@@ -282,10 +282,10 @@ class FuturesChecker(Checker):
         """`asyncio.gather(*results)` where `results` came out of an earlier `gather` (or each
         argument out of an `await`): the values are no awaitables, and gathering them raises
         `TypeError` (0.2.9's `SampleResponse` is not even hashable)."""
-        runner = func.attr if isinstance(func, ast.Attribute) else func.id  # type: ignore[attr-defined]
+        runner = func.attr if isinstance(func, ast.Attribute) else func.id  # type: ignore[attr-defined]  # the hook's callers pass a Name or an Attribute
         for arg in node.args:
             starred = isinstance(arg, ast.Starred)
-            value = arg.value if starred else arg  # type: ignore[attr-defined]
+            value = arg.value if starred else arg  # type: ignore[attr-defined]  # a Starred when `starred`
             typ = self.pytrio_model.type_of(value)
             if starred or runner != "gather":
                 typ = typ.of if typ is not None and typ.kind is Kind.LIST else None

@@ -6,7 +6,7 @@ import json
 import re
 import textwrap
 
-from trio_lint.diagnostics import Applicability
+from trio_lint.output.diagnostics import Applicability
 from trio_lint.rules.base import SDK_NAMES, Invalid, Rule, Valid
 
 _FIXABILITY = {

@@ -23,12 +23,12 @@ class Flake8Checker:
         self.lines = lines
 
     def run(self) -> Iterator[tuple[int, int, str, type[Any]]]:
-        from trio_lint.check import run_rules
-        from trio_lint.config import ConfigError, LintConfig, load_config
-        from trio_lint.parse import LineIndex
-        from trio_lint.prefilter import mentions_sdk
+        from trio_lint.lint.dispatch import run_rules
+        from trio_lint.lint.parse import LineIndex
+        from trio_lint.lint.prefilter import mentions_sdk
         from trio_lint.rules import select_rules
-        from trio_lint.selectors import validate_codes
+        from trio_lint.settings.config import ConfigError, LintConfig, load_config
+        from trio_lint.settings.selectors import validate_codes
 
         source = "".join(self.lines)
         try:

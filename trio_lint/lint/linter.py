@@ -6,11 +6,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from trio_lint import noqa
-from trio_lint.config import LintConfig
-from trio_lint.diagnostics import Applicability, Diagnostic, Edit, FixInfo, Location, Severity
-from trio_lint.findings import Finding, Span
-from trio_lint.fixes import (
+from trio_lint.lint import noqa
+from trio_lint.lint.engine_codes import ALWAYS_SHOWN, NAMES, UNUSED_NOQA, file_error
+from trio_lint.lint.findings import Finding, Span
+from trio_lint.lint.fixes import (
     FixError,
     TextEdit,
     apply_fixes,
@@ -19,17 +18,25 @@ from trio_lint.fixes import (
     keep_comments,
     lost_comments,
 )
-from trio_lint.parse import LineIndex, SourceError, parse
-from trio_lint.prefilter import mentions_sdk
+from trio_lint.lint.parse import LineIndex, SourceError, parse
+from trio_lint.lint.prefilter import mentions_sdk
+from trio_lint.output.diagnostics import (
+    Applicability,
+    Diagnostic,
+    Edit,
+    FixInfo,
+    Location,
+    Severity,
+)
 from trio_lint.semantics.names import Binding
+from trio_lint.settings.config import LintConfig
 from trio_lint.sources import Document, Unit, load_document
 
 if TYPE_CHECKING:
     from trio_lint.rules.base import Rule
 
 MAX_FIX_PASSES = 8
-ALWAYS_SHOWN = ("PTR900", "PTR901", "PTR903")  # syntax error, unreadable file, rule crash
-_COMMENT_FIXES = frozenset({noqa.UNUSED_NOQA})  # fixes that edit a comment on purpose
+_COMMENT_FIXES = frozenset({UNUSED_NOQA})  # fixes that edit a comment on purpose
 
 
 @dataclass
@@ -38,15 +45,6 @@ class FileOutcome:
     new_bytes: bytes | None = None  # set when fixes (or --add-noqa) changed the file
     fixed: list[Diagnostic] = field(default_factory=list)
     skipped: bool = False  # the prefilter found no SDK module name
-
-
-def _engine_names() -> dict[str, str]:
-    """Names of the codes the engine itself reports (the rule modules document them)."""
-    from trio_lint.rules.internal_error import InternalErrorRule
-    from trio_lint.rules.io_error import IoErrorRule
-    from trio_lint.rules.syntax_error import SyntaxErrorRule
-
-    return {rule.code: rule.name for rule in (SyntaxErrorRule, IoErrorRule, InternalErrorRule)}
 
 
 # --- one unit ---------------------------------------------------------------------------------
@@ -68,7 +66,7 @@ def check_unit(
     report_unused_noqa: bool = False,
 ) -> UnitCheck:
     """Findings of one unit after `# noqa` filtering; a syntax error is a PTR900 finding."""
-    from trio_lint.check import check_tree
+    from trio_lint.lint.dispatch import check_tree
 
     index = LineIndex(code)
     try:
@@ -76,9 +74,7 @@ def check_unit(
     except SourceError as error:
         byte_col = len(index.line_text(error.line)[: max(error.column - 1, 0)].encode())
         span = Span(error.line, byte_col, error.line, byte_col)
-        finding = Finding(
-            error.code, span, error.message, Severity.ERROR, name=_engine_names()[error.code]
-        )
+        finding = Finding(error.code, span, error.message, Severity.ERROR, name=NAMES[error.code])
         return UnitCheck([finding], dict(seed or {}), index)
     findings, model = check_tree(tree, code, config, rules, seed)
     bindings = model.module_imports()
@@ -218,8 +214,7 @@ def lint_document(
         outcome.skipped = True
         return outcome
     selected = {rule.code for rule in rules}
-    # Like ruff's syntax errors, "could not check this file" findings show even when --select
-    # names other rules; only an explicit ignore hides them.
+    # "Could not check this file" findings show unless ignored by name (`ALWAYS_SHOWN`).
     selected |= {
         code for code in ALWAYS_SHOWN if not any(code.startswith(s) for s in config.ignore)
     }
@@ -229,7 +224,7 @@ def lint_document(
         if error.code in selected:
             outcome.diagnostics.append(_file_error(path, error))
         return outcome
-    report_unused = noqa.UNUSED_NOQA in selected
+    report_unused = UNUSED_NOQA in selected
     seed: dict[str, Binding] = {}
     new_codes: list[str] = []
     for unit in document.units:
@@ -273,14 +268,4 @@ def lint_document(
 
 
 def _file_error(path: str, error: SourceError) -> Diagnostic:
-    return Diagnostic(
-        code=error.code,
-        name=_engine_names().get(error.code, error.code),
-        message=error.message,
-        severity=Severity.ERROR,
-        path=path,
-        line=error.line,
-        column=error.column,
-        end_line=error.line,
-        end_column=error.column,
-    )
+    return file_error(error.code, path, error.message, error.line, error.column)

@@ -16,9 +16,9 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from trio_lint.diagnostics import Applicability
-from trio_lint.findings import CstTransform, Finding
-from trio_lint.parse import LineIndex, parse_ast
+from trio_lint.lint.findings import CstTransform, Finding
+from trio_lint.lint.parse import LineIndex, parse_ast
+from trio_lint.output.diagnostics import Applicability
 
 SpanKey = tuple[int, int, int, int]
 
@@ -51,7 +51,7 @@ def _transformer(targets: dict[int, list[CstTransform]]):
     import libcst as cst  # loaded only when something is fixed (it costs ~0.25 s to import)
 
     class Apply(cst.CSTTransformer):
-        def on_leave(self, original_node, updated_node):  # type: ignore[override]
+        def on_leave(self, original_node, updated_node):
             transforms = targets.get(id(original_node))
             if transforms:
                 for transform in transforms:
@@ -187,22 +187,23 @@ def fix_edits(code: str, findings: list[Finding]) -> list[tuple[TextEdit, ...]]:
         if finding.fix is None or len(found) != len(finding.fix.edits):
             result.append(())
             continue
-        edits: list[TextEdit] | None = []
+        edits: list[TextEdit] = []
+        whole_file = False
         for node, code_range, transform in found:
-            before = module.code_for_node(node)  # type: ignore[arg-type]
+            before = module.code_for_node(node)
             if not before.startswith(_text_at(lines, code_range, shift)):
-                edits = None  # the node's code starts before its range (leading lines)
+                whole_file = True  # the node's code starts before its range (leading lines)
                 break
-            after_node = transform(node)  # type: ignore[arg-type]
+            after_node = transform(node)
             if _is_removal(after_node):
-                edits = None  # a removed statement takes its line along: diff the whole file
+                whole_file = True  # a removed statement takes its line along: diff the whole file
                 break
             after = module.code_for_node(after_node)
-            start = code_range.start  # type: ignore[attr-defined]
+            start = code_range.start
             edit = _trimmed(before, after, start.line, start.column + shift.get(start.line, 0))
             if edit is not None:
                 edits.append(edit)
-        result.append(tuple(edits) if edits is not None else _whole_file_edit(code, finding))
+        result.append(_whole_file_edit(code, finding) if whole_file else tuple(edits))
     return result
 
 
@@ -289,7 +290,7 @@ def apply_fixes(code: str, findings: Iterable[Finding]) -> tuple[str, list[Findi
     applied = [
         finding
         for number, finding in enumerate(findings)
-        if matched_edits.get(number, 0) == len(finding.fix.edits)  # type: ignore[union-attr]
+        if matched_edits.get(number, 0) == len(finding.fix.edits)  # type: ignore[union-attr]  # callers pass fixable ones
     ]
     if len(applied) != len(findings):
         # Apply only fixes whose every edit found its node; a partial fix could break the code.

@@ -24,18 +24,26 @@ import struct
 import sys
 import time
 import zlib
+from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal, cast
 
-from trio_lint.digest import digest
+from trio_lint.run.digest import digest
 
 if TYPE_CHECKING:
-    from trio_lint.diagnostics import Diagnostic
+    from trio_lint.output.diagnostics import Diagnostic
 
     # A cached result: the diagnostics, or None when the prefilter skipped the file.
     Cached = list[Diagnostic] | None
 
-MISS = object()
+
+class _Miss(Enum):
+    MISS = "miss"
+
+
+MISS = _Miss.MISS  # the cache cannot answer (None is an answer: the prefilter skipped the file)
+if TYPE_CHECKING:
+    Lookup = Cached | Literal[_Miss.MISS]
 
 
 # Stamps this close to the run's start are not trusted next time (covers 2 s FAT/SMB ticks).
@@ -61,7 +69,7 @@ STALE_TMP_S = 3600  # no store takes an hour to write: an older temp file's writ
 
 def read_store(file: Path) -> dict:
     """The dict stored in `file`, or {} when it is missing or damaged in any way."""
-    from trio_lint.fileio import read_regular
+    from trio_lint.run.fileio import read_regular
 
     try:
         used = os.stat(file).st_mtime
@@ -95,7 +103,7 @@ def read_store(file: Path) -> dict:
 def write_store(directory: Path, file: Path, data: dict) -> None:
     """Temp file + rename: a crash or a concurrent run never leaves a half-written store. Stores
     unused for PRUNE_AFTER_S (other settings, older versions of the linter) are deleted."""
-    from trio_lint.fileio import write_atomic
+    from trio_lint.run.fileio import write_atomic
 
     try:
         payload = marshal.dumps(data)
@@ -148,13 +156,14 @@ class Cache:
         self.entries: dict[str, tuple] = read_store(self.file)  # none yet or damaged: afresh
 
     @staticmethod
-    def _decode(items: object) -> Cached | object:
+    def _decode(items: object) -> Lookup:
         if items is None:
             return None
-        from trio_lint.diagnostics import Diagnostic
+        from trio_lint.output.diagnostics import Diagnostic
 
         try:
-            return [Diagnostic.from_json(item) for item in items]  # type: ignore[union-attr]
+            # A store written by another version may hold anything: a wrong shape is a miss.
+            return [Diagnostic.from_json(item) for item in cast("list[Any]", items)]
         except (KeyError, ValueError, TypeError):
             return MISS
 
@@ -164,7 +173,7 @@ class Cache:
             return None
         return entry
 
-    def by_stat(self, path: str, stat: os.stat_result) -> Cached | object:
+    def by_stat(self, path: str, stat: os.stat_result) -> Lookup:
         """The cached result if the file's stat stamp is unchanged (and was trusted), else MISS.
         (Called for every file of a warm run, hence inlined.)"""
         entry = self.entries.get(path)
@@ -176,7 +185,7 @@ class Cache:
             return MISS
         return None if entry[1] is None else self._decode(entry[1])
 
-    def by_digest(self, path: str, digest: str) -> Cached | object:
+    def by_digest(self, path: str, digest: str) -> Lookup:
         entry = self._entry(path)
         if entry is None or entry[0] != digest:
             return MISS

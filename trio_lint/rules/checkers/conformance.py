@@ -1,6 +1,6 @@
 """Conformance of calls and attributes to the API of the target pytrio release.
 
-One checker (`ConformanceChecker` below; not a rule module: the registry skips `_` names) finds
+One checker (`ConformanceChecker` below; not a rule module: the registry skips `checkers/`) finds
 the issues and reports each with its code; the rule module of each code (a `ConformanceRule`)
 keeps its metadata and says how its issues are worded: PTR003 removed-api, PTR004
 removed-keyword, PTR005 changed-signature, PTR006 removed-result-attribute, PTR007 newer-api,

@@ -17,11 +17,15 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from trio_lint.cache_keys import git_root
-from trio_lint.config import LintConfig
-from trio_lint.fileio import check_regular, is_temp_name, read_regular
+from trio_lint.run.cache_keys import git_root
+from trio_lint.run.fileio import check_regular, is_temp_name, read_regular
+from trio_lint.settings.config import LintConfig
 from trio_lint.sources import SUFFIX_KINDS
+
+if TYPE_CHECKING:
+    import pathspec
 
 LINTED_SUFFIXES = frozenset({*SUFFIX_KINDS, ".markdown"})
 
@@ -34,7 +38,7 @@ class Patterns:
 
     def __init__(self, lines: Iterable[str]) -> None:
         self._lines = list(lines)
-        self._spec = None
+        self._spec: pathspec.GitIgnoreSpec | None = None
 
     def match_file(self, path: str) -> bool:
         if self._spec is None:

@@ -7,12 +7,10 @@ import re
 import tokenize
 from dataclasses import dataclass
 
-from trio_lint.diagnostics import Applicability, Severity
-from trio_lint.findings import Finding, Fix, NodeEdit, Span
-from trio_lint.parse import LineIndex, parses
-
-UNUSED_NOQA = "PTR902"
-ENGINE_CODES = frozenset({"PTR900", "PTR901", UNUSED_NOQA, "PTR903"})
+from trio_lint.lint.engine_codes import ENGINE_CODES, NAMES, UNUSED_NOQA
+from trio_lint.lint.findings import Finding, Fix, NodeEdit, Span
+from trio_lint.lint.parse import LineIndex, parses
+from trio_lint.output.diagnostics import Applicability, Severity
 
 # As flake8/ruff: a bare noqa comment, or noqa + colon + codes (any case; comma/space separated).
 NOQA = re.compile(
@@ -49,7 +47,7 @@ def add_codes(text: str, codes: list[str]) -> str:
     if directive is not None and directive.codes is None:
         return text
     if directive is not None:
-        merged = sorted({*directive.codes, *codes})  # type: ignore[misc]
+        merged = sorted({*directive.codes, *codes})  # type: ignore[misc]  # codes is set: a bare noqa returned above
         return f"{text[: directive.start]}# noqa: {', '.join(merged)}{text[directive.end :]}"
     stripped = text.rstrip()
     return f"{stripped}  # noqa: {', '.join(sorted(set(codes)))}{text[len(stripped) :]}"
@@ -95,7 +93,7 @@ def unused(code: str, index: LineIndex, used: dict[int, set[str]]) -> list[Findi
             Applicability.SAFE,
             (NodeEdit(edit_span, "TrailingWhitespace", _set_comment(new_comment)),),
         )
-        found.append(Finding(UNUSED_NOQA, span, message, Severity.WARNING, fix, "unused-noqa"))
+        found.append(Finding(UNUSED_NOQA, span, message, Severity.WARNING, fix, NAMES[UNUSED_NOQA]))
     return found
 
 
