@@ -74,7 +74,8 @@ def input_schema(spec: ToolSpec, config: Config | None = None) -> dict[str, Any]
     for name, info in spec.input_model.model_fields.items():
         # pydantic leaves a default_factory's value out of the schema; the agent should see it.
         if info.default_factory is not None and name in properties:
-            properties[name].setdefault("default", to_jsonable_python(info.default_factory()))
+            default = info.get_default(call_default_factory=True, validated_data={})
+            properties[name].setdefault("default", to_jsonable_python(default))
     return schema
 
 
