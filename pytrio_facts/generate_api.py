@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -140,7 +141,7 @@ class Wheel:
         self._raw[module] = names
         return names
 
-    def _statement(self, module: str, stmt: ast.stmt):
+    def _statement(self, module: str, stmt: ast.stmt) -> Iterator[tuple[str, Resolved]]:
         if isinstance(stmt, ast.ClassDef):
             yield stmt.name, Resolved("class", module, stmt)
         elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
