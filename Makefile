@@ -22,10 +22,11 @@ install: $(STAMP)
 
 # `make lint` first (ruff and mypy, one copy of those lines), then the suite. The suite runs one
 # worker more than the machine has cores: a test file's tests on one worker (its module fixtures
-# start once) unless tests/conftest.py lists the file as one whose tests may spread. Many tests wait on the processes they start, so with one worker per core the cores sat
-# idle about 14% of the run; on the 2-core machine 3 workers took 8:57 where 2 took 10:12 (the
-# same commit, a quiet machine, CPU idle 2.5%). The 30 slowest tests are printed and every run
-# leaves a JUnit report in .test-reports/.
+# start once) unless tests/conftest.py lists the file as one whose tests may spread. Many tests
+# wait on the processes they start, so with one worker per core the cores sat idle about 14% of
+# the run; on the 2-core machine 3 workers took 8:57 where 2 took 10:12 (the same commit, a quiet
+# machine, CPU idle 2.5%). The 30 slowest tests are printed and every run leaves a JUnit report
+# in .test-reports/.
 test: lint
 	$(BIN)/python -m pytest -n $$(( $$(nproc) + 1 )) --dist loadfile --durations=30 --junitxml=.test-reports/junit.xml
 
