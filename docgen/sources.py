@@ -72,7 +72,8 @@ def _rule_doc(rule: Any) -> str:
         explain = importlib.import_module("trio_lint.output.explain")
     except ModuleNotFoundError:
         return textwrap.dedent(getattr(rule, "doc", "") or "").strip()
-    return explain.rule_doc(rule).strip()
+    doc: str = explain.rule_doc(rule)
+    return doc.strip()
 
 
 def lint_rules() -> list[RuleDoc]:

@@ -25,6 +25,7 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
+from typing import IO, Any
 
 LINTED_SUFFIXES = (".py", ".pyi", ".ipynb")
 # trio-lint skips files that never mention an SDK module; checking first saves its start-up. A
@@ -47,7 +48,7 @@ def _text(value: object, limit: int = MAX_PATH_CHARS) -> str | None:
     return None
 
 
-def event_cwd(event: dict) -> str:
+def event_cwd(event: dict[str, Any]) -> str:
     """The event's working directory when it is one, else the project's, else ours."""
     for candidate in (event.get("cwd"), os.environ.get("CLAUDE_PROJECT_DIR")):
         text = _text(candidate)
@@ -59,7 +60,7 @@ def event_cwd(event: dict) -> str:
     return str(Path.cwd())
 
 
-def edited_path(event: dict, cwd: str) -> Path | None:
+def edited_path(event: dict[str, Any], cwd: str) -> Path | None:
     tool_input = event.get("tool_input")
     if not isinstance(tool_input, dict):
         return None
@@ -183,14 +184,14 @@ def run_lint(path: Path, cwd: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def _field(mapping: dict, key: str) -> str:
+def _field(mapping: dict[str, Any], key: str) -> str:
     value = mapping.get(key)
     if isinstance(value, (str, int)) and not isinstance(value, bool):
         return str(value)
     return "?"
 
 
-def finding_line(finding: dict, shown_path: str) -> str:
+def finding_line(finding: dict[str, Any], shown_path: str) -> str:
     location = finding.get("location")
     location = location if isinstance(location, dict) else {}
     where = f"{shown_path}:{_field(location, 'row')}:{_field(location, 'column')}"
@@ -205,7 +206,7 @@ def finding_line(finding: dict, shown_path: str) -> str:
     return line
 
 
-def report(findings: list[dict], path: Path, cwd: str) -> str:
+def report(findings: list[dict[str, Any]], path: Path, cwd: str) -> str:
     try:
         shown_path = str(path.relative_to(cwd))
     except ValueError:
@@ -220,7 +221,7 @@ def report(findings: list[dict], path: Path, cwd: str) -> str:
     return "\n".join(lines)
 
 
-def say(message: dict) -> None:
+def say(message: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(message) + "\n")
 
 
@@ -229,7 +230,7 @@ def _last_line(text: str, default: str) -> str:
     return (lines[-1] if lines else default)[:500]
 
 
-def read_event(stream) -> dict | None:
+def read_event(stream: IO[bytes]) -> dict[str, Any] | None:
     """The hook event, or None when there is none to act on (empty, too large, not JSON, not an
     object, nested too deeply to parse)."""
     data = stream.read(MAX_EVENT_BYTES + 1)
@@ -242,7 +243,7 @@ def read_event(stream) -> dict | None:
     return event if isinstance(event, dict) else None
 
 
-def handle(event: dict) -> dict | None:
+def handle(event: dict[str, Any]) -> dict[str, Any] | None:
     """The one message for this event, or None."""
     cwd = event_cwd(event)
     path = edited_path(event, cwd)
@@ -282,7 +283,7 @@ def _expired(signum: int, frame: object) -> None:
 
 def main() -> int:
     """The one guard: whatever fails in the hook is one `systemMessage` line, and exit 0."""
-    message: dict | None = None
+    message: dict[str, Any] | None = None
     alarm = hasattr(signal, "SIGALRM")
     previous = signal.signal(signal.SIGALRM, _expired) if alarm else None
     try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -68,5 +69,12 @@ class BackendResult(BaseModel):
     backend_note: str = Field(description="What that backend is; local is a tiny stand-in model.")
 
 
-def backend_fields(backend: Backend) -> dict[str, str]:
+class BackendFields(TypedDict):
+    """`BackendResult`'s fields, typed so that `**backend_fields(...)` is checked field by field."""
+
+    backend: str
+    backend_note: str
+
+
+def backend_fields(backend: Backend) -> BackendFields:
     return {"backend": backend.kind, "backend_note": backend.note}

@@ -11,6 +11,7 @@ import threading
 from pathlib import Path
 
 import anyio
+from mcp.server.lowlevel import Server
 
 from mcp_server.app import AppState
 from mcp_server.config import ConfigError, default_audit_log, load_config, parse_override
@@ -72,7 +73,7 @@ FLUSH_S = 0.5
 HARD_EXIT_S = 12.0
 
 
-async def serve(server: object, app: AppState, args: argparse.Namespace) -> int | None:
+async def serve(server: Server[AppState], app: AppState, args: argparse.Namespace) -> int | None:
     """Serve until the client leaves (None) or a signal stops the server (its number)."""
     from mcp_server.transports import resolve_token, run_stdio, serve_http
 

@@ -77,9 +77,10 @@ def render_chat(tokenizer: Any, messages: list[dict[str, str]], generation_promp
         raise InvalidInput(
             "the backend's tokenizer has no chat template: pass examples as {prompt, completion}"
         )
-    return tokenizer.apply_chat_template(
+    text: str = tokenizer.apply_chat_template(
         messages, tokenize=False, add_generation_prompt=generation_prompt
     )
+    return text
 
 
 def split_chat(tokenizer: Any, messages: list[dict[str, str]], index: int) -> tuple[str, str]:

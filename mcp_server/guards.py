@@ -17,7 +17,7 @@ from pytrio_facts import LIMITS, LOSSES
 # long names): an agent should get back the name it asked for. Matched whole (`fullmatch`): the
 # pattern's `$` alone would also accept a name followed by a newline.
 CHECKPOINT_NAME = re.compile(LIMITS.checkpoint_name_pattern)
-_CONFIG_KEYS = {loss.name: loss.config_keys for loss in LOSSES}
+_CONFIG_KEYS: dict[str, tuple[str, ...]] = {loss.name: loss.config_keys for loss in LOSSES}
 
 
 class Refusals(TrioMcpError):

@@ -37,7 +37,7 @@ from mcp_server.config import Config
 from mcp_server.elicit import InputRequired
 from mcp_server.errors import InvalidInput, ServerStopping, TrioMcpError
 from mcp_server.redact import redact
-from mcp_server.spec import ToolCall, ToolSpec
+from mcp_server.spec import InputT, OutputT, ToolCall, ToolSpec
 from mcp_server.tools import ALL_TOOLS
 
 log = logging.getLogger("trio_mcp.tools")
@@ -63,7 +63,7 @@ def format_validation_error(tool: str, exc: ValidationError, model: type[BaseMod
     return f"invalid arguments for {tool}: {'; '.join(problems)} (arguments: {accepted})"
 
 
-def input_schema(spec: ToolSpec, config: Config | None = None) -> dict[str, Any]:
+def input_schema(spec: ToolSpec[Any, Any], config: Config | None = None) -> dict[str, Any]:
     """The input model's schema with the configured caps as its bounds (`guards.cap_schema`;
     the defaults when no configuration is given, as the docs show them)."""
     schema = guards.cap_schema(
@@ -74,15 +74,17 @@ def input_schema(spec: ToolSpec, config: Config | None = None) -> dict[str, Any]
     for name, info in spec.input_model.model_fields.items():
         # pydantic leaves a default_factory's value out of the schema; the agent should see it.
         if info.default_factory is not None and name in properties:
-            properties[name].setdefault("default", to_jsonable_python(info.default_factory()))
+            default = info.get_default(call_default_factory=True, validated_data={})
+            properties[name].setdefault("default", to_jsonable_python(default))
     return schema
 
 
-def output_schema(spec: ToolSpec) -> dict[str, Any]:
-    return spec.output_model.model_json_schema(by_alias=True)
+def output_schema(spec: ToolSpec[Any, Any]) -> dict[str, Any]:
+    model: type[BaseModel] = spec.output_model
+    return model.model_json_schema(by_alias=True)
 
 
-def tool_definition(spec: ToolSpec, config: Config | None = None) -> Tool:
+def tool_definition(spec: ToolSpec[Any, Any], config: Config | None = None) -> Tool:
     return Tool(
         name=spec.name,
         title=spec.title,
@@ -133,7 +135,7 @@ def _brief(value: Any) -> str:
     return json.dumps(value)
 
 
-def _result(name: str, output: Any) -> CallToolResult:
+def _result(name: str, output: BaseModel | CallToolResult) -> CallToolResult:
     if isinstance(output, CallToolResult):
         return output
     structured = output.model_dump(mode="json", by_alias=True)
@@ -148,10 +150,10 @@ def _result(name: str, output: Any) -> CallToolResult:
 class ToolTable:
     """The server's tools: `list_tools` and `call_tool` are its low-level request handlers."""
 
-    specs: Sequence[ToolSpec]
+    specs: Sequence[ToolSpec[Any, Any]]
     raw: Sequence[RawTool] = ()
     config: Config | None = None
-    _by_name: dict[str, ToolSpec] = field(init=False)
+    _by_name: dict[str, ToolSpec[Any, Any]] = field(init=False)
     _listing: ListToolsResult = field(init=False)
 
     def __post_init__(self) -> None:
@@ -186,7 +188,7 @@ class ToolTable:
 
 
 async def run_call(
-    spec: ToolSpec, app: AppState, call: ToolCall, arguments: Mapping[str, Any]
+    spec: ToolSpec[InputT, OutputT], app: AppState, call: ToolCall, arguments: Mapping[str, Any]
 ) -> CallToolResult | InputRequiredResult:
     """Validate, guard, serialise, run, audit: the one path of every tool call."""
     started = time.perf_counter()
@@ -235,7 +237,7 @@ async def run_call(
         )
 
 
-def tool_catalogue(specs: Sequence[ToolSpec] = ALL_TOOLS) -> list[dict[str, Any]]:
+def tool_catalogue(specs: Sequence[ToolSpec[Any, Any]] = ALL_TOOLS) -> list[dict[str, Any]]:
     """Name, title, description, annotations, input and output schema of every tool, in order.
 
     This is what the server publishes in tools/list; `references/mcp-tools.md` is rendered from it.

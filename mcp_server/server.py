@@ -36,7 +36,7 @@ skill://pytrio/.
 def build_server(
     config: Config,
     app: AppState | None = None,
-    extra_tools: Sequence[ToolSpec] = (),
+    extra_tools: Sequence[ToolSpec[Any, Any]] = (),
     raw_tools: Sequence[RawTool] = (),
 ) -> tuple[Server[AppState], AppState]:
     state = app or AppState.from_config(config)

@@ -9,45 +9,19 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 from mcp.server.context import ServerRequestContext
-from mcp_types import CallToolRequestParams, ClientCapabilities, ToolAnnotations
+from mcp_types import CallToolRequestParams, CallToolResult, ClientCapabilities, ToolAnnotations
 from pydantic import BaseModel
+
+from mcp_server.app import AppState, ToolInput
 
 # `_meta` key tying a message to a task (MCP 2025-11-25; mcp_types names it only in a docstring).
 RELATED_TASK = "io.modelcontextprotocol/related-task"
 
-# async (app, args, call) -> output model (or a ready CallToolResult).
-Handler = Callable[..., Awaitable[Any]]
-
-
-@dataclass(frozen=True)
-class ToolSpec:
-    name: str
-    title: str
-    description: str
-    input_model: type[BaseModel]
-    output_model: type[BaseModel]
-    handler: Handler
-    read_only: bool
-    destructive: bool
-    idempotent: bool
-    open_world: bool
-    run_field: str | None = None  # calls naming the same run in this field are serialised
-    # "optional": a client may run it as an MCP task (tasks.py); "forbidden" for a tool that
-    # may ask the user a question (a task never does).
-    task_support: Literal["forbidden", "optional"] = "optional"
-
-    @property
-    def annotations(self) -> ToolAnnotations:
-        return ToolAnnotations(
-            title=self.title,
-            read_only_hint=self.read_only,
-            destructive_hint=self.destructive,
-            idempotent_hint=self.idempotent,
-            open_world_hint=self.open_world,
-        )
+InputT = TypeVar("InputT", bound=ToolInput)
+OutputT = TypeVar("OutputT", bound=BaseModel)
 
 
 @dataclass(frozen=True)
@@ -81,3 +55,40 @@ class ToolCall:
     @property
     def client_capabilities(self) -> ClientCapabilities | None:
         return self.request.session.client_capabilities
+
+
+# async (app, args, call) -> the output model, or a ready CallToolResult (plot_loss: an image)
+# whose structured content is that model's dump.
+Handler = Callable[[AppState, InputT, ToolCall], Awaitable[OutputT | CallToolResult]]
+
+
+@dataclass(frozen=True)
+class ToolSpec(Generic[InputT, OutputT]):
+    """One tool, generic over its input and output models: `ToolSpec(input_model=A,
+    output_model=B, handler=h)` is a `ToolSpec[A, B]`, and mypy refuses a handler that does
+    not take an `A` or does not return a `B` (or a ready `CallToolResult`)."""
+
+    name: str
+    title: str
+    description: str
+    input_model: type[InputT]
+    output_model: type[OutputT]
+    handler: Handler[InputT, OutputT]
+    read_only: bool
+    destructive: bool
+    idempotent: bool
+    open_world: bool
+    run_field: str | None = None  # calls naming the same run in this field are serialised
+    # "optional": a client may run it as an MCP task (tasks.py); "forbidden" for a tool that
+    # may ask the user a question (a task never does).
+    task_support: Literal["forbidden", "optional"] = "optional"
+
+    @property
+    def annotations(self) -> ToolAnnotations:
+        return ToolAnnotations(
+            title=self.title,
+            read_only_hint=self.read_only,
+            destructive_hint=self.destructive,
+            idempotent_hint=self.idempotent,
+            open_world_hint=self.open_world,
+        )

@@ -50,6 +50,7 @@ from mcp_types import (
     TasksCallCapability,
     TasksCancelCapability,
     TasksListCapability,
+    TaskStatus,
     TasksToolsCapability,
 )
 
@@ -79,7 +80,7 @@ class TaskRecord:
     ttl_ms: int
     created_at: str = field(default_factory=_now)
     updated_at: str = field(default_factory=_now)
-    status: str = "working"
+    status: TaskStatus = "working"
     message: str | None = None
     result: dict[str, Any] | None = None
     started: float = field(default_factory=time.monotonic)
@@ -90,7 +91,7 @@ class TaskRecord:
     def wire(self) -> Task:
         return Task(
             task_id=self.task_id,
-            status=self.status,  # type: ignore[arg-type]
+            status=self.status,
             status_message=self.message,
             created_at=self.created_at,
             last_updated_at=self.updated_at,
@@ -98,7 +99,9 @@ class TaskRecord:
             poll_interval=POLL_MS,
         )
 
-    def finish(self, status: str, message: str | None, result: dict[str, Any] | None) -> None:
+    def finish(
+        self, status: TaskStatus, message: str | None, result: dict[str, Any] | None
+    ) -> None:
         self.status, self.message, self.result = status, message, result
         self.updated_at = _now()
         self.finished = time.monotonic()
@@ -155,7 +158,9 @@ class TaskStore:
         record = TaskRecord(task_id=uuid.uuid4().hex, owner=_owner(ctx), ttl_ms=ttl_ms)
         self.tasks[record.task_id] = record
         plain = {k: v for k, v in (ctx.params or {}).items() if k != "task"}
-        meta = plain.get("_meta") if isinstance(plain.get("_meta"), Mapping) else {}
+        meta = plain.get("_meta")
+        if not isinstance(meta, Mapping):
+            meta = {}
         plain["_meta"] = {**meta, RELATED: {"taskId": record.task_id}}
         assert self.group is not None
         self.group.start_soon(self._run, record, call_next, replace(ctx, params=plain))

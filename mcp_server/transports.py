@@ -316,7 +316,9 @@ async def run_stdio(server: Server[Any]) -> None:
     """`server.run()` over stdio, on a stdin reader that a cancel (the server stopping) never
     waits for, with every line the SDK would drop without a reply answered (`CheckedLines`)."""
     lines = CheckedLines(StdinLines())
-    async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
+    # mcp 2.3.0 annotates `stdin` as `anyio.AsyncFile[str]` but only iterates it line by line.
+    streams = stdio_server(stdin=lines)  # type: ignore[arg-type]  # any async line iterator
+    async with streams as (read_stream, write_stream):
 
         async def answer_rejections() -> None:
             async with lines.rejected:

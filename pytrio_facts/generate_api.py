@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -140,7 +141,7 @@ class Wheel:
         self._raw[module] = names
         return names
 
-    def _statement(self, module: str, stmt: ast.stmt):
+    def _statement(self, module: str, stmt: ast.stmt) -> Iterator[tuple[str, Resolved]]:
         if isinstance(stmt, ast.ClassDef):
             yield stmt.name, Resolved("class", module, stmt)
         elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -233,10 +234,11 @@ def _annotation(expr: ast.expr | None, aliases: dict[str, ast.expr]) -> str | No
     if expr is None:
         return None
     if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+        text = expr.value
         try:
-            expr = ast.parse(expr.value, mode="eval").body
+            expr = ast.parse(text, mode="eval").body
         except SyntaxError:
-            return expr.value
+            return text
 
     class _Expand(ast.NodeTransformer):
         def visit_Name(self, node: ast.Name) -> ast.AST:
@@ -355,8 +357,8 @@ class Describer:
         head = expr.value if isinstance(expr, ast.Subscript) else expr
         if isinstance(head, ast.Name):
             found = self.wheel.bindings(module).get(head.id)
-            if found is not None and found.kind == "class":
-                return f"{found.module}.{found.node.name}", found  # type: ignore[union-attr]
+            if found is not None and isinstance(found.node, ast.ClassDef):  # kind "class"
+                return f"{found.module}.{found.node.name}", found
             for stmt in self.wheel.modules[module].body:
                 if isinstance(stmt, ast.ImportFrom) and not stmt.level:
                     for alias in stmt.names:

@@ -101,11 +101,17 @@ def _metric_keys(wheel: Wheel) -> dict[str, str]:
 def _literal_strings(wheel: Wheel, module: str, name: str) -> list[str]:
     """The strings of a `Name: TypeAlias = Literal[...]` (or `Name = Literal[...]`)."""
     for stmt in wheel.modules[module].body:
-        targets = [stmt.target] if isinstance(stmt, ast.AnnAssign) else getattr(stmt, "targets", [])
-        if any(isinstance(t, ast.Name) and t.id == name for t in targets) and stmt.value:
+        if isinstance(stmt, ast.AnnAssign):
+            targets: list[ast.expr] = [stmt.target]
+            value = stmt.value
+        elif isinstance(stmt, ast.Assign):
+            targets, value = stmt.targets, stmt.value
+        else:
+            continue
+        if any(isinstance(t, ast.Name) and t.id == name for t in targets) and value:
             return [
                 node.value
-                for node in ast.walk(stmt.value)
+                for node in ast.walk(value)
                 if isinstance(node, ast.Constant) and isinstance(node.value, str)
             ]
     raise SystemExit(f"{module}.{name} is not a Literal in this tinker release")
@@ -118,7 +124,11 @@ def _dict_keys(wheel: Wheel, module: str, name: str) -> list[str]:
             and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets)
             and isinstance(stmt.value, ast.Dict)
         ):
-            return [k.value for k in stmt.value.keys if isinstance(k, ast.Constant)]
+            return [
+                k.value
+                for k in stmt.value.keys
+                if isinstance(k, ast.Constant) and isinstance(k.value, str)
+            ]
     raise SystemExit(f"{module}.{name} is not a dict literal in this tinker release")
 
 

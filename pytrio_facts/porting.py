@@ -14,9 +14,10 @@ import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from pytrio_facts import sdk
-from pytrio_facts.api_model import ApiData, Class, Function, Module, api_data
+from pytrio_facts.api_model import ApiData, Class, Function, Module, Symbol, api_data
 
 TINKER_DATA = Path(__file__).with_name("tinker_api.json")
 CLIENTS = ("ServiceClient", "TrainingClient", "SamplingClient", "RestClient", "APIFuture")
@@ -164,8 +165,9 @@ class Section:
 
 
 @cache
-def tinker_raw() -> dict:
-    return json.loads(TINKER_DATA.read_text(encoding="utf-8"))
+def tinker_raw() -> dict[str, Any]:
+    raw: dict[str, Any] = json.loads(TINKER_DATA.read_text(encoding="utf-8"))
+    return raw
 
 
 @cache
@@ -181,11 +183,11 @@ def pytrio_release() -> str:
     return sdk.SDK_VERSION
 
 
-def _tinker(qualname: str):
+def _tinker(qualname: str) -> Symbol | None:
     return tinker_data().symbol(qualname, tinker_release())
 
 
-def _pytrio(qualname: str):
+def _pytrio(qualname: str) -> Symbol | None:
     return api_data().symbol(qualname, pytrio_release())
 
 

@@ -1,5 +1,7 @@
 """One module per tool, named after it. `ALL_TOOLS` is the order tools/list publishes."""
 
+from typing import Any
+
 from mcp_server.spec import ToolSpec
 from mcp_server.tools import (
     create_training_run,
@@ -20,7 +22,8 @@ from mcp_server.tools import (
     train_step,
 )
 
-ALL_TOOLS: list[ToolSpec] = [
+# Each SPEC is checked against its own models where it is built; the list holds them all.
+ALL_TOOLS: list[ToolSpec[Any, Any]] = [
     list_models.SPEC,
     list_training_runs.SPEC,
     get_training_run.SPEC,

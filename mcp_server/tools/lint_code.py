@@ -7,12 +7,16 @@ kind of document (.py, .ipynb, .md) and is what the findings report.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 import anyio
 from pydantic import BaseModel, Field, field_validator
 
 from mcp_server.app import AppState, ToolInput
 from mcp_server.spec import ToolCall, ToolSpec
+
+if TYPE_CHECKING:  # trio_lint is imported when the tool first runs
+    from trio_lint import Diagnostic
 
 _FILENAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}\.(py|pyi|ipynb|md)$")
 
@@ -57,7 +61,7 @@ class LintCodeOutput(BaseModel):
     summary: str
 
 
-def _finding(diagnostic: object) -> Finding:
+def _finding(diagnostic: Diagnostic) -> Finding:
     d = diagnostic
     return Finding(
         code=d.code,
