@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from trio_local.catalogue import family_of
-from trio_local.engine.errors import EngineError
 from trio_local.engine.model import LoraSpec, ModelHost
 from trio_local.engine.optimizer import DEFAULT_GROUP
+from trio_local.errors import EngineError
 from trio_local.protocol.bounds import INT64_MAX, INT64_MIN, RANK_MAX, RANK_MIN
 from trio_local.storage import checkpoints as ckpt_files
 from trio_local.storage.reading import FLOAT_DTYPES, HEADER_MAX, CheckpointDamaged

@@ -32,11 +32,11 @@ from pytrio.protocol.actor.sampling_run.sample import SampleRequest
 from trio_local import catalogue
 from trio_local.config import default_cache_dir
 from trio_local.engine import checkpoint_load, sampling, trainer
-from trio_local.engine.errors import EngineError, service_stopping
 from trio_local.engine.images import flatten
 from trio_local.engine.libraries import import_model_libraries
 from trio_local.engine.model import BASE_ADAPTER, LoraSpec, ModelHost
 from trio_local.engine.trainer import TrainerRun
+from trio_local.errors import EngineError, service_stopping
 from trio_local.protocol.bounds import CHECKPOINT_NAME, CHECKPOINT_NAME_MAX, VALUE_REFUSED
 from trio_local.storage import checkpoints as ckpt_files
 from trio_local.storage import faults

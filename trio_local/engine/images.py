@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytrio_facts import vision
-from trio_local.engine.errors import EngineError
 from trio_local.engine.image_size import image_size
+from trio_local.errors import EngineError
 
 MAGIC = {"png": b"\x89PNG\r\n\x1a\n", "jpeg": b"\xff\xd8\xff"}
 

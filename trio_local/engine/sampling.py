@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from trio_local.engine.errors import EngineError
+from trio_local.errors import EngineError
 from trio_local.protocol.bounds import VALUE_REFUSED
 
 MASK64 = 2**64 - 1

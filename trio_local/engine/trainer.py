@@ -14,11 +14,11 @@ from pytrio.protocol.actor.events.trainer.forward import TrainerForwardBackwardP
 from pytrio.protocol.actor.events.trainer.optimize_step import TrainerOptimizeStepPayload
 
 from trio_local.catalogue import TRAINER_LIMITS, RunnerLimits
-from trio_local.engine.errors import EngineError
 from trio_local.engine.images import Flattened, estimate_mismatch, flatten, inputs_embeds
 from trio_local.engine.losses import LOSSES, LossInputs
 from trio_local.engine.model import LoraSpec, ModelHost
 from trio_local.engine.optimizer import AdamW
+from trio_local.errors import EngineError
 from trio_local.protocol.bounds import VALUE_REFUSED
 
 IGNORE_INDEX = -100

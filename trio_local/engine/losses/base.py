@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from trio_local.engine.errors import EngineError
+from trio_local.errors import EngineError
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,7 @@ from pytrio.protocol.actor.sampling_run.sample import SampleRequest
 from starlette.requests import Request
 from starlette.responses import Response
 
-from trio_local.engine.errors import EngineError
-from trio_local.errors import ApiError, not_found
+from trio_local.errors import ApiError, EngineError, not_found
 from trio_local.http.common import encode_json, read_model, service
 from trio_local.protocol import bounds
 
