@@ -15,7 +15,7 @@ LAYERS = (
     ("trio_local.storage", "trio_local.protocol", "trio_local.security", "trio_local.tokenizers"),
     ("trio_local.engine", "trio_local.checks"),
     ("trio_local.scheduler", "trio_local.liveness"),
-    ("trio_local.server",),
+    ("trio_local.service",),
     ("trio_local.http",),
     (
         "trio_local.background",

@@ -12,7 +12,7 @@ import pytest
 from wire import V1, Wire, body_of, datum, forward_payload, lora
 
 import trio_local
-from trio_local.server import Service
+from trio_local.service import Service
 
 
 def test_an_event_in_flight_at_a_restart_answers_that_its_run_ended(tmp_path: Path) -> None:

@@ -30,7 +30,7 @@ from trio_local.http.control import (
 from trio_local.http.files import download
 from trio_local.http.stats import stats
 from trio_local.security import keys_match, verify_actor_token
-from trio_local.server import Service
+from trio_local.service import Service
 from trio_local.storage import faults
 
 logger = logging.getLogger("trio_local")

@@ -20,7 +20,7 @@ from trio_local.http.common import service
 from trio_local.liveness import ENDED
 from trio_local.protocol import bounds
 from trio_local.protocol.events import EventRecord, decode_envelope, pack
-from trio_local.server import Service
+from trio_local.service import Service
 from trio_local.storage.rows import TrainingRunRow
 
 MSGPACK = "application/msgpack"

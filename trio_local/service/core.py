@@ -1,4 +1,4 @@
-"""The service: data directory, key, store, scheduler and engine (served by `http.serving`).
+"""Service: the data directory, key, store, scheduler and engine (served by `http.serving`).
 
 Start-up stays light (no torch import on the serving thread) so the service answers at once;
 the tokenizer is built and the default model warmed up on background threads (`Engine.warm_up`),
