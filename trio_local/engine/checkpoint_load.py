@@ -24,7 +24,7 @@ from trio_local.errors import EngineError
 from trio_local.protocol.bounds import INT64_MAX, INT64_MIN, RANK_MAX, RANK_MIN
 from trio_local.storage import checkpoints as ckpt_files
 from trio_local.storage.reading import FLOAT_DTYPES, HEADER_MAX, CheckpointDamaged
-from trio_local.storage.rows import CheckpointRow
+from trio_local.storage.rows import CheckpointKind, CheckpointRow
 
 CONFIG = ckpt_files.ADAPTER_CONFIG
 LORA_FIELDS = ("rank", "seed", "train_mlp", "train_attn", "train_unembed")
@@ -220,7 +220,7 @@ def load(
     directory = ckpt_files.resolve(data_dir, row.path)
     if not directory.is_dir():
         raise EngineError("checkpoint_not_found", f"no checkpoint at {uri}")
-    if with_optimizer and row.kind != "TRAINING":
+    if with_optimizer and row.kind != CheckpointKind.TRAINING:
         raise EngineError(
             "checkpoint_has_no_optimizer",
             f"{uri} is a sampler checkpoint without optimizer state; load it without the "

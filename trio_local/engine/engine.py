@@ -41,7 +41,7 @@ from trio_local.protocol.bounds import CHECKPOINT_NAME, CHECKPOINT_NAME_MAX, VAL
 from trio_local.storage import checkpoints as ckpt_files
 from trio_local.storage import faults
 from trio_local.storage.db import Store, iso, new_cuid, now
-from trio_local.storage.rows import CheckpointRow
+from trio_local.storage.rows import CheckpointKind, CheckpointRow, TrainingRunStatus
 
 if TYPE_CHECKING:
     from trio_local.config import ServeConfig
@@ -63,8 +63,8 @@ class EventOutcome:
     usage: dict[str, int]
 
 
-def checkpoint_uri(run_id: str, kind: str, name: str) -> str:
-    return f"trio://{run_id}/{'weights' if kind == 'TRAINING' else 'sampler_weights'}/{name}"
+def checkpoint_uri(run_id: str, kind: CheckpointKind, name: str) -> str:
+    return f"trio://{run_id}/{ckpt_files.KIND_DIRS[kind]}/{name}"
 
 
 def model_unavailable(model_id: str, error: BaseException) -> EngineError:
@@ -364,9 +364,9 @@ class Engine:
         elif envelope.type == EventType.TRAINER_OPTIMIZE_STEP:
             result = trainer.optimize_step(run, payload)
         elif envelope.type == EventType.TRAINER_SAVE_STATE:
-            result = self._save(run, payload, "TRAINING")
+            result = self._save(run, payload, CheckpointKind.TRAINING)
         elif envelope.type == EventType.TRAINER_SAVE_WEIGHTS:
-            result = self._save(run, payload, "SAMPLER")
+            result = self._save(run, payload, CheckpointKind.SAMPLER)
         elif envelope.type == EventType.TRAINER_END_RUN:
             self.end_run(run_id)
             result = {}
@@ -408,7 +408,9 @@ class Engine:
                 # Never leave a fresh adapter behind that later events would silently train.
                 self.end_run(run_id)
                 raise
-        if not self.store.move_training_run(run_id, "RUNNING", stamp_column="started_at"):
+        if not self.store.move_training_run(
+            run_id, TrainingRunStatus.RUNNING, stamp_column="started_at"
+        ):
             # Ended (client gone, session closed, restart) while this event waited: an ended
             # run never comes back, or it would hold a slot past --max-runs.
             self.end_run(run_id)
@@ -444,7 +446,9 @@ class Engine:
             trainer.restore_optimizer(run, loaded.optimizer, loaded.trainer_state)
             run.optim_steps = loaded.trainer_state["optim_steps"]
 
-    def _save(self, run: TrainerRun, payload: TrainerSavePayload, kind: str) -> dict[str, Any]:
+    def _save(
+        self, run: TrainerRun, payload: TrainerSavePayload, kind: CheckpointKind
+    ) -> dict[str, Any]:
         name = payload.name
         if len(name) > CHECKPOINT_NAME_MAX or CHECKPOINT_NAME.fullmatch(name) is None:
             raise EngineError(
@@ -475,7 +479,7 @@ class Engine:
         data = ckpt_files.CheckpointData(
             adapter=run.host.state(run.adapter), adapter_config=adapter_config
         )
-        if kind == "TRAINING":
+        if kind == CheckpointKind.TRAINING:
             tensors, meta = trainer.optimizer_tensors(run)
             data.optimizer = tensors
             data.trainer_state = {**meta, "optim_steps": run.optim_steps}

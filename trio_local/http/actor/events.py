@@ -17,11 +17,10 @@ from starlette.responses import Response
 
 from trio_local.errors import ApiError, not_found
 from trio_local.http.common import service
-from trio_local.liveness import ENDED
 from trio_local.protocol import bounds
 from trio_local.protocol.events import EventRecord, decode_envelope, pack
 from trio_local.service import Service
-from trio_local.storage.rows import TrainingRunRow
+from trio_local.storage.rows import TrainingRunRow, TrainingRunStatus
 
 MSGPACK = "application/msgpack"
 MAX_WAIT_S = 55.0  # below the SDK's 65 s read timeout
@@ -49,7 +48,7 @@ async def submit(request: Request) -> Response:
     row = state.store.training_run(run_id)
     if row is None:
         raise not_found("training run", run_id)
-    reopen = row.status == ENDED
+    reopen = row.status == TrainingRunStatus.ENDED
     if reopen:
         _check_reopenable(state, row, envelope.type)
     existing = state.events.get(envelope.event_id)
@@ -143,7 +142,7 @@ async def poll(request: Request) -> Response:
         # An event of an ended run (one in flight when the service restarted, whose record
         # died with the old process) answers that its run ended, not that it never existed.
         run = state.store.training_run(request.state.actor_run)
-        if record is None and run is not None and run.status == ENDED:
+        if record is None and run is not None and run.status == TrainingRunStatus.ENDED:
             raise _ended(run.cuid)
         hint = ""
         if record is None and run is not None and run.cuid not in state.events.last_index:

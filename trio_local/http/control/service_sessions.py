@@ -11,7 +11,7 @@ from starlette.routing import Route
 from trio_local.errors import not_found
 from trio_local.http.common import paging, read_model, reply, service
 from trio_local.protocol.control import cursor, session, session_item, session_renewed
-from trio_local.storage.rows import SessionRow
+from trio_local.storage.rows import SessionRow, SessionStatus
 
 
 def _session(request: Request) -> SessionRow:
@@ -31,7 +31,7 @@ async def create(request: Request) -> Response:
 async def close(request: Request) -> Response:
     body = await read_model(request, ServiceSessionCloseRequest)
     row = _session(request)
-    service(request).store.close_session(row.cuid, body.status)
+    service(request).store.close_session(row.cuid, SessionStatus(body.status))
     service(request).liveness.end_session(row.cuid)  # the client is gone: free its slots
     return reply({"service_session_cuid": row.cuid, "status": body.status})
 

@@ -26,7 +26,7 @@ from trio_local.protocol.control import (
     training_run_updated,
 )
 from trio_local.security import issue_actor_token
-from trio_local.storage.rows import CheckpointRow, TrainingRunRow
+from trio_local.storage.rows import CheckpointRow, NewTrainingRun, TrainingRunRow
 
 
 def _run(request: Request) -> TrainingRunRow:
@@ -95,7 +95,17 @@ async def create(request: Request) -> Response:
         )
     await tokenizer_ready(request, entry)
     state.liveness.admit()  # no await between the capacity check and the insert
-    row = state.store.create_training_run(session, {**body.model_dump(), "model_id": model_id})
+    new = NewTrainingRun(
+        model_id=model_id,
+        lora_rank=body.lora_rank,
+        train_mlp=body.train_mlp,
+        train_attn=body.train_attn,
+        train_unembed=body.train_unembed,
+        seed=body.seed,
+        source_checkpoint_uri=body.source_checkpoint_uri or None,
+        restore_optimizer=body.restore_optimizer,
+    )
+    row = state.store.create_training_run(session, new)
     state.liveness.touch(row.cuid)
     access = _actor(request, row.cuid)
     return reply(training_run_created(row, model_id, access, state.config.trainer_limits))
@@ -105,10 +115,8 @@ async def update(request: Request) -> Response:
     row = _run(request)
     body = await read_model(request, TrainingRunUpdateRequest)
     _checkpoint_by_uri(request, body.source_checkpoint_uri)
-    service(request).store.update_training_run(
-        row.cuid,
-        source_checkpoint_uri=body.source_checkpoint_uri,
-        restore_optimizer=int(body.restore_optimizer),
+    service(request).store.set_training_run_source(
+        row.cuid, body.source_checkpoint_uri, restore_optimizer=body.restore_optimizer
     )
     access = _actor(request, row.cuid)
     limits = service(request).config.trainer_limits
