@@ -15,7 +15,7 @@ LAYERS = (
     ("trio_local.storage", "trio_local.protocol", "trio_local.security", "trio_local.tokenizers"),
     ("trio_local.engine", "trio_local.checks"),
     ("trio_local.scheduler", "trio_local.liveness"),
-    ("trio_local.service",),
+    ("trio_local.service",),  # the use cases (service/*.py) and Service (service/core.py)
     ("trio_local.http",),
     (
         "trio_local.background",

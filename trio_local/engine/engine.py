@@ -36,7 +36,7 @@ from trio_local.engine.images import flatten
 from trio_local.engine.libraries import import_model_libraries
 from trio_local.engine.model import BASE_ADAPTER, LoraSpec, ModelHost
 from trio_local.engine.trainer import TrainerRun
-from trio_local.errors import EngineError, service_stopping
+from trio_local.errors import STORAGE_CODE, EngineError, service_stopping
 from trio_local.protocol.bounds import CHECKPOINT_NAME, CHECKPOINT_NAME_MAX, VALUE_REFUSED
 from trio_local.storage import checkpoints as ckpt_files
 from trio_local.storage import faults
@@ -344,7 +344,7 @@ class Engine:
             message = faults.describe(error, self.data_dir)
             if message is None:
                 raise
-            raise EngineError(faults.STORAGE_CODE, f"trio-local {message}") from error
+            raise EngineError(STORAGE_CODE, f"trio-local {message}") from error
 
     def _handle_event(self, envelope: EventEnvelope, payload: Any) -> EventOutcome:
         run_id = envelope.metadata.run_id
