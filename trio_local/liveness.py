@@ -13,7 +13,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
 
 from trio_local.errors import ApiError
 from trio_local.storage.db import Store
@@ -27,7 +26,7 @@ class Liveness:
         *,
         max_training_runs: int,
         heartbeat_timeout_s: float,
-        free_run: Callable[[str], Any],
+        free_run: Callable[[str], object],
     ) -> None:
         self.store = store
         self.max_training_runs = max_training_runs

@@ -19,7 +19,7 @@ from pytrio.protocol.actor.events.event import EventEnvelope, EventType
 from wire import ADAM, MODEL, datum, event_id, forward_payload
 
 from trio_local.config import ServeConfig
-from trio_local.engine.engine import EventOutcome
+from trio_local.protocol.events import EventOutcome
 from trio_local.service import Service
 from trio_local.storage import checkpoints as ckpt_files
 from trio_local.storage.checkpoints import (

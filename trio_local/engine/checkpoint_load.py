@@ -15,7 +15,7 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from trio_local.catalogue import family_of
 from trio_local.engine.model import LoraSpec, ModelHost
@@ -55,7 +55,7 @@ def _show(value: object) -> str:
     return text if len(text) <= 60 else f"{text[:57]}..."
 
 
-def _is_int(value: object) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 

@@ -19,11 +19,11 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Future
-from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytrio.protocol.actor.events.base import ProtocolPayload
 from pytrio.protocol.actor.events.event import EventEnvelope, EventType
 from pytrio.protocol.actor.events.trainer.init_run import TrainerInitRunPayload
 from pytrio.protocol.actor.events.trainer.save import TrainerSavePayload
@@ -38,6 +38,7 @@ from trio_local.engine.model import BASE_ADAPTER, LoraSpec, ModelHost
 from trio_local.engine.trainer import TrainerRun
 from trio_local.errors import STORAGE_CODE, EngineError, service_stopping
 from trio_local.protocol.bounds import CHECKPOINT_NAME, CHECKPOINT_NAME_MAX, VALUE_REFUSED
+from trio_local.protocol.events import EventOutcome
 from trio_local.storage import checkpoints as ckpt_files
 from trio_local.storage import faults
 from trio_local.storage.db import Store, iso, new_cuid, now
@@ -45,6 +46,7 @@ from trio_local.storage.rows import CheckpointKind, CheckpointRow, TrainingRunSt
 
 if TYPE_CHECKING:
     from trio_local.config import ServeConfig
+    from trio_local.engine.tokenizer import ServiceTokenizer
     from trio_local.tokenizers import Tokenizers
 
 logger = logging.getLogger("trio_local")
@@ -55,12 +57,6 @@ SAMPLER_CACHE_SIZE = 8
 IDLE_HOSTS = 3
 PREBUILT_HOSTS = 2
 WARMUP_NICE = 10
-
-
-@dataclass(frozen=True)
-class EventOutcome:
-    result: dict[str, Any]
-    usage: dict[str, int]
 
 
 def checkpoint_uri(run_id: str, kind: CheckpointKind, name: str) -> str:
@@ -163,7 +159,7 @@ class Engine:
         # The warm-up uses spare CPU only: on two cores it would otherwise slow the script's
         # own start-up (its imports and tokenizer loads) by as much as it saves.
         self._warm_builder = _Builder("trio-local-warm-up", nice=WARMUP_NICE)
-        self._tokenizers: dict[str, Any] = {}
+        self._tokenizers: dict[str, ServiceTokenizer] = {}
         self.runs: dict[str, TrainerRun] = {}
         self._samplers: OrderedDict[str, tuple[str, str]] = OrderedDict()  # cuid -> id, adapter
         self._tokenizer_loads: dict[str, Future] = {}
@@ -294,7 +290,7 @@ class Engine:
                 if owner == model_id:
                     del self._samplers[cuid]
 
-    def _load_tokenizer(self, family: catalogue.Family) -> Any:
+    def _load_tokenizer(self, family: catalogue.Family) -> ServiceTokenizer:
         from trio_local.engine.tokenizer import ServiceTokenizer
 
         self.tokenizers.ready(family).result()
@@ -321,7 +317,7 @@ class Engine:
         self._tokenizer_loads[family.name] = future
         return future
 
-    def tokenizer(self, family: catalogue.Family) -> Any:
+    def tokenizer(self, family: catalogue.Family) -> ServiceTokenizer:
         if family.name not in self._tokenizers:
             with self._build_lock:
                 loading = self._tokenizer_loads.pop(family.name, None)
@@ -337,7 +333,7 @@ class Engine:
         return self._tokenizers[family.name]
 
     # trainer events
-    def handle_event(self, envelope: EventEnvelope, payload: Any) -> EventOutcome:
+    def handle_event(self, envelope: EventEnvelope, payload: ProtocolPayload) -> EventOutcome:
         try:
             return self._handle_event(envelope, payload)
         except (OSError, sqlite3.Error) as error:
@@ -346,7 +342,7 @@ class Engine:
                 raise
             raise EngineError(STORAGE_CODE, f"trio-local {message}") from error
 
-    def _handle_event(self, envelope: EventEnvelope, payload: Any) -> EventOutcome:
+    def _handle_event(self, envelope: EventEnvelope, payload: ProtocolPayload) -> EventOutcome:
         run_id = envelope.metadata.run_id
         if envelope.type == EventType.TRAINER_INIT_RUN:
             return self._init_run(run_id, payload)

@@ -10,7 +10,7 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Mount, Route
+from starlette.routing import Mount, Route, Router
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from trio_local.config import STATS_PATH
@@ -209,7 +209,7 @@ def build_app(service: Service) -> Any:
     # route; every path either matches exactly or is a 404.
     app.router.redirect_slashes = False
     for route in app.router.routes:
-        if isinstance(route, Mount):
-            route.app.redirect_slashes = False  # type: ignore[attr-defined]
+        if isinstance(route, Mount) and isinstance(route.app, Router):
+            route.app.redirect_slashes = False
     app.state.service = service
     return GuardMiddleware(app, service)

@@ -12,14 +12,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from pytrio.protocol.actor.events.base import ProtocolPayload
 from pytrio.protocol.actor.events.event import EventEnvelope, EventType
 from pytrio.protocol.actor.events.trainer.init_run import TrainerInitRunPayload
 
 from trio_local.checks import Checker
-from trio_local.engine.engine import Engine, EventOutcome
+from trio_local.engine.engine import Engine
 from trio_local.errors import ApiError, not_found
 from trio_local.liveness import Liveness
-from trio_local.protocol.events import EventRecord, EventRegistry
+from trio_local.protocol.events import EventOutcome, EventRecord, EventRegistry
 from trio_local.scheduler import Scheduler
 from trio_local.storage.db import Store
 from trio_local.storage.rows import TrainingRunRow, TrainingRunStatus
@@ -67,7 +68,7 @@ class TrainerEvents:
         self._records = EventRegistry()
 
     def submit(
-        self, envelope: EventEnvelope, payload: Any, refusal: ApiError | None
+        self, envelope: EventEnvelope, payload: ProtocolPayload, refusal: ApiError | None
     ) -> dict[str, Any]:
         """Queue one event (its frame already checked), or accept it as failed with `refusal`
         or a refusal of its own; the answer is the event's response. Called on the event loop

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Generic, Literal, TypeVar
+from typing import Generic, Literal, TypeVar
 
 from trio_local.config import ConfigError
 from trio_local.storage.rows import (
@@ -30,6 +30,7 @@ from trio_local.storage.rows import (
     SamplingRunStatus,
     SessionRow,
     SessionStatus,
+    SqlValue,
     TrainingRunRow,
     TrainingRunStatus,
 )
@@ -155,16 +156,16 @@ class Store:
                 raise
             self._conn.execute("COMMIT")
 
-    def _one(self, kind: type[R], sql: str, args: tuple[Any, ...] = ()) -> R | None:
+    def _one(self, kind: type[R], sql: str, args: tuple[SqlValue, ...] = ()) -> R | None:
         with self._lock:
             row = self._conn.execute(sql, args).fetchone()
         return kind.from_row(row) if row else None
 
-    def _all(self, kind: type[R], sql: str, args: tuple[Any, ...] = ()) -> list[R]:
+    def _all(self, kind: type[R], sql: str, args: tuple[SqlValue, ...] = ()) -> list[R]:
         with self._lock:
             return [kind.from_row(row) for row in self._conn.execute(sql, args).fetchall()]
 
-    def _count(self, sql: str, args: tuple[Any, ...] = ()) -> int:
+    def _count(self, sql: str, args: tuple[SqlValue, ...] = ()) -> int:
         with self._lock:
             return int(self._conn.execute(sql, args).fetchone()[0])
 
@@ -175,7 +176,7 @@ class Store:
         marks = ", ".join(f":{name}" for name in values)
         self._exec(f"INSERT INTO {row.TABLE} ({columns}) VALUES ({marks})", values)
 
-    def _exec(self, sql: str, args: tuple[Any, ...] | dict[str, Any] = ()) -> int:
+    def _exec(self, sql: str, args: tuple[SqlValue, ...] | dict[str, SqlValue] = ()) -> int:
         with self._lock:
             return self._conn.execute(sql, args).rowcount
 
@@ -187,7 +188,7 @@ class Store:
         offset: int,
         *,
         where: str = "",
-        args: tuple[Any, ...] = (),
+        args: tuple[SqlValue, ...] = (),
     ) -> Page[R]:
         total = self._count(f"SELECT COUNT(*) FROM {table} {where}", args)
         rows = self._all(

@@ -12,11 +12,13 @@ wire since the first release: a data directory written before they were enums re
 
 from __future__ import annotations
 
-import functools
 import sqlite3
 from dataclasses import dataclass, fields
 from enum import StrEnum
-from typing import Any, ClassVar, Self, get_type_hints
+from typing import ClassVar, Self, get_type_hints
+
+# What SQLite stores and returns for the columns of these tables.
+SqlValue = str | int | float | bytes | None
 
 
 class SessionStatus(StrEnum):
@@ -43,15 +45,21 @@ class CheckpointKind(StrEnum):
     SAMPLER = "SAMPLER"  # save_weights_for_sampler: the adapter only
 
 
-@functools.cache
+_ENUM_COLUMNS: dict[type, dict[str, type[StrEnum]]] = {}
+
+
 def _enum_columns(cls: type) -> dict[str, type[StrEnum]]:
-    """The columns of `cls` read into a StrEnum (from the stored string)."""
-    hints = get_type_hints(cls)
-    return {
-        name: hint
-        for name, hint in hints.items()
-        if isinstance(hint, type) and issubclass(hint, StrEnum)
-    }
+    """The columns of `cls` read into a StrEnum (from the stored string), found once."""
+    found = _ENUM_COLUMNS.get(cls)
+    if found is None:
+        hints = get_type_hints(cls)
+        found = {
+            name: hint
+            for name, hint in hints.items()
+            if isinstance(hint, type) and issubclass(hint, StrEnum)
+        }
+        _ENUM_COLUMNS[cls] = found
+    return found
 
 
 @dataclass(frozen=True)
@@ -69,7 +77,7 @@ class _Row:
         values = {name: enums[name](row[name]) if name in enums else row[name] for name in names}
         return cls(**values)
 
-    def values(self) -> dict[str, Any]:
+    def values(self) -> dict[str, SqlValue]:
         """Column name -> SQLite value (an enum as its stored string)."""
         return {
             f.name: str(value) if isinstance(value := getattr(self, f.name), StrEnum) else value

@@ -11,6 +11,7 @@ import asyncio
 import re
 from typing import Any
 
+from pytrio.protocol.actor.events.base import ProtocolPayload
 from pytrio.protocol.actor.events.event import EventEnvelope
 from starlette.requests import Request
 from starlette.responses import Response
@@ -40,7 +41,7 @@ async def submit(request: Request) -> Response:
     return _msgpack(service(request).trainer_events.submit(envelope, payload, refusal))
 
 
-def _decode_and_check(body: bytes) -> tuple[EventEnvelope, Any, ApiError | None]:
+def _decode_and_check(body: bytes) -> tuple[EventEnvelope, ProtocolPayload, ApiError | None]:
     """The parsed event and, when its content is out of range, the refusal to fail it with."""
     envelope, payload = decode_envelope(body)
     try:
