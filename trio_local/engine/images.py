@@ -80,6 +80,20 @@ def image_span(chunk: Any, where: str, *, start: int, index: int, model_id: str)
     return ImageSpan(start, length, bytes(chunk.data), index, width, height, chunk.expected_tokens)
 
 
+def image_positions(chunk: Any, model_id: str) -> int | None:
+    """The positions an image chunk takes in `model_id`'s input, counted from the image's
+    header as `image_span` counts them (no decoding); None when it cannot be counted (not an
+    image of that format, or a model that takes none), which `image_span` then refuses."""
+    try:
+        processor = processor_for(model_id, "prompt")
+        if not chunk.data.startswith(MAGIC[chunk.format]):
+            return None
+        width, height = image_size(bytes(chunk.data), chunk.format)
+        return processor.tokens(height, width)
+    except (EngineError, ValueError):
+        return None
+
+
 def flatten(
     chunks: Any, where: str, *, vocab_size: int, image_pad_id: int, model_id: str
 ) -> Flattened:

@@ -9,10 +9,25 @@ from pytrio.protocol.actor.sampling_run.sample import SampleRequest
 
 from trio_local.checks import Checker
 from trio_local.engine.engine import Engine
+from trio_local.engine.images import image_positions
 from trio_local.errors import ApiError, EngineError
 from trio_local.protocol import bounds
 from trio_local.scheduler import Scheduler
 from trio_local.storage.rows import SamplingRunRow
+
+
+def _prompt_positions(body: SampleRequest, model_id: str) -> int:
+    """The prompt's length in positions, an image's counted from its header as the engine
+    counts it (its expected_tokens is only the client's estimate); an image that cannot be
+    counted weighs its estimate here, and the engine refuses it by name."""
+    total = 0
+    for chunk in body.prompt.chunks:
+        if chunk.type == "encoded_text":
+            total += len(chunk.tokens)
+        else:
+            counted = image_positions(chunk, model_id)
+            total += counted if counted is not None else chunk.expected_tokens or 1
+    return total
 
 
 class Sampler:
@@ -30,11 +45,7 @@ class Sampler:
             if self._checks is not None:  # --check reports what a script sent, refused or not
                 self._checks.refused_sample(run_id, uri, body)
             raise
-        prompt_tokens = sum(
-            len(chunk.tokens) if chunk.type == "encoded_text" else chunk.expected_tokens or 1
-            for chunk in body.prompt.chunks
-        )
-        bounds.check_sample_size(body, prompt_tokens)
+        bounds.check_sample_size(body, _prompt_positions(body, model_id))
         engine = self._engine
 
         def work() -> dict[str, Any]:
