@@ -52,7 +52,7 @@ def serve_in_background(
     ServeConfig fields (`max_training_runs=1`, `heartbeat_timeout_s=6.0`, ...).
     """
     from trio_local.http.serving import RunningServer
-    from trio_local.server import Service
+    from trio_local.service import Service
 
     with contextlib.ExitStack() as stack:
         if data_dir is None:

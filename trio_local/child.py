@@ -104,8 +104,8 @@ def run_child(
 
     for signum in FORWARDED:
         signal.signal(signum, forward)
-    for signum in received:  # arrived while the service was starting
-        forward(signum)
+    for early in received:  # arrived while the service was starting
+        forward(early)
     with _foreground(terminal, process.pid):
         returncode = wait_polled(process)
     after()

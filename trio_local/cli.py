@@ -155,7 +155,7 @@ def _config(args: argparse.Namespace, default_port: int) -> ServeConfig:
 
 def _start(config: ServeConfig):  # -> RunningServer
     from trio_local.http.serving import RunningServer
-    from trio_local.server import Service
+    from trio_local.service import Service
 
     return RunningServer(Service(config)).start()
 
@@ -184,7 +184,7 @@ def serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_check_report(service) -> None:  # service: trio_local.server.Service
+def _print_check_report(service) -> None:  # service: trio_local.service.Service
     report = service.finish_checks()
     if report is not None:
         print(report.render(), file=sys.stderr, flush=True)

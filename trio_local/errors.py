@@ -10,6 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+# pytrio 0.2.9's diagnostics know this code: "The service hit a storage error." (a full disk or
+# a read-only data dir, named by storage/faults.py)
+STORAGE_CODE = "database_error"
+
 
 class ApiError(Exception):
     def __init__(self, status: int, code: str, message: str, **details: Any) -> None:

@@ -13,13 +13,10 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
 
 from trio_local.errors import ApiError
 from trio_local.storage.db import Store
-
-ACTIVE = ("CREATED", "RUNNING")
-ENDED = "ENDED"
+from trio_local.storage.rows import ACTIVE_TRAINING_RUN, TrainingRunStatus
 
 
 class Liveness:
@@ -29,7 +26,7 @@ class Liveness:
         *,
         max_training_runs: int,
         heartbeat_timeout_s: float,
-        free_run: Callable[[str], Any],
+        free_run: Callable[[str], object],
     ) -> None:
         self.store = store
         self.max_training_runs = max_training_runs
@@ -48,8 +45,10 @@ class Liveness:
         usual grace period."""
         for run_id in self.active_runs():
             row = self.store.training_run(run_id)
-            if row is not None and row.status == "RUNNING":
-                self.store.move_training_run(run_id, ENDED, stamp_column="ended_at")
+            if row is not None and row.status == TrainingRunStatus.RUNNING:
+                self.store.move_training_run(
+                    run_id, TrainingRunStatus.ENDED, stamp_column="ended_at"
+                )
             else:
                 self._seen[run_id] = time.monotonic()
 
@@ -66,7 +65,7 @@ class Liveness:
         found, offset = [], 0
         while True:
             page = self.store.training_runs(1000, offset)
-            found += [row.cuid for row in page.rows if row.status in ACTIVE]
+            found += [row.cuid for row in page.rows if row.status in ACTIVE_TRAINING_RUN]
             offset += len(page.rows)
             if not page.rows or offset >= page.total:
                 return found
@@ -87,9 +86,9 @@ class Liveness:
         row = self.store.training_run(run_id)
         with self._lock:
             self._seen.pop(run_id, None)
-        if row is None or row.status not in ACTIVE:
+        if row is None or row.status not in ACTIVE_TRAINING_RUN:
             return
-        if self.store.move_training_run(run_id, ENDED, stamp_column="ended_at"):
+        if self.store.move_training_run(run_id, TrainingRunStatus.ENDED, stamp_column="ended_at"):
             self._free_run(run_id)
 
     def end_session(self, session_id: str) -> None:

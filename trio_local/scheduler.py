@@ -33,20 +33,21 @@ from collections import OrderedDict, deque
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 OPTIMIZER_KIND = "trainer.optimize_step"
+T = TypeVar("T")
 
 
 @dataclass
 class Work:
     lane: str  # a training or sampling run id; one lane's items run in order
     kind: str  # an event type or "sample"
-    execute: Callable[[], Any]
-    future: Future = field(default_factory=Future)
+    execute: Callable[[], object]
+    future: Future[Any] = field(default_factory=Future)
     submitted_at: float = field(default_factory=time.monotonic)
     started_at: float | None = None
-    result: Any = None
+    result: object = None
     error: BaseException | None = None
 
 
@@ -107,15 +108,17 @@ class Scheduler:
         if self._thread is not None:
             self._thread.join(timeout)
 
-    def submit(self, lane: str, kind: str, execute: Callable[[], Any]) -> Future:
-        work = Work(lane=lane, kind=kind, execute=execute)
+    def submit(self, lane: str, kind: str, execute: Callable[[], T]) -> Future[T]:
+        """Queue `execute` in `lane`; the future holds what it returns (or raises)."""
+        future: Future[T] = Future()
+        work = Work(lane=lane, kind=kind, execute=execute, future=future)
         with self._cond:
             if self._stopping:
-                work.future.set_exception(RuntimeError("trio-local is shutting down"))
-                return work.future
+                future.set_exception(RuntimeError("trio-local is shutting down"))
+                return future
             self._queues.setdefault(lane, deque()).append(work)
             self._cond.notify_all()
-        return work.future
+        return future
 
     def stats(self) -> dict[str, Any]:
         """A JSON-able snapshot: the clock and every lane seen so far."""

@@ -14,8 +14,8 @@ LAYERS = (
     ("trio_local.errors", "trio_local.config", "trio_local.catalogue"),
     ("trio_local.storage", "trio_local.protocol", "trio_local.security", "trio_local.tokenizers"),
     ("trio_local.engine", "trio_local.checks"),
-    ("trio_local.scheduler", "trio_local.liveness", "trio_local.submission_patterns"),
-    ("trio_local.server",),
+    ("trio_local.scheduler", "trio_local.liveness"),
+    ("trio_local.service",),  # the use cases (service/*.py) and Service (service/core.py)
     ("trio_local.http",),
     (
         "trio_local.background",

@@ -225,7 +225,7 @@ Q_PROJ = f"{LAYER_0}.self_attn.q_proj"
     ids=["other-module", "other-adapter", "base-weight", "other-rank", "scalar"],
 )
 def test_an_adapter_checkpoint_that_does_not_fit_is_refused_and_changes_nothing(host, damage):
-    from trio_local.engine.errors import EngineError
+    from trio_local.errors import EngineError
 
     host.add_adapter("small", LoraSpec(2, 0, train_mlp=False, train_attn=True, train_unembed=False))
     try:

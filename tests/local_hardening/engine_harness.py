@@ -19,8 +19,8 @@ from pytrio.protocol.actor.events.event import EventEnvelope, EventType
 from wire import ADAM, MODEL, datum, event_id, forward_payload
 
 from trio_local.config import ServeConfig
-from trio_local.engine.engine import EventOutcome
-from trio_local.server import Service
+from trio_local.protocol.events import EventOutcome
+from trio_local.service import Service
 from trio_local.storage import checkpoints as ckpt_files
 from trio_local.storage.checkpoints import (
     ADAPTER_CONFIG,
@@ -29,6 +29,7 @@ from trio_local.storage.checkpoints import (
     TRAINER_STATE,
 )
 from trio_local.storage.db import new_cuid
+from trio_local.storage.rows import NewTrainingRun
 
 TOKENS = [9707, 1879, 11, 1879, 13, 40, 1079, 264]
 LORA = {"rank": 4, "seed": 3, "train_mlp": True, "train_attn": True, "train_unembed": False}
@@ -47,7 +48,7 @@ class Harness:
         session = self.store.create_session("0.2.9").cuid
         fields = {"model_id": MODEL, "lora_rank": LORA["rank"]}
         fields |= {key: LORA[key] for key in ("seed", "train_mlp", "train_attn", "train_unembed")}
-        self.run_id = self.store.create_training_run(session, fields).cuid
+        self.run_id = self.store.create_training_run(session, NewTrainingRun(**fields)).cuid
         self.index = 0
         self.pool = ThreadPoolExecutor(1)
 

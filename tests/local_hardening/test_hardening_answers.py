@@ -12,7 +12,7 @@ import pytest
 from wire import V1, Wire, body_of, datum, forward_payload, lora
 
 import trio_local
-from trio_local.server import Service
+from trio_local.service.checkpoints import Checkpoints
 
 
 def test_an_event_in_flight_at_a_restart_answers_that_its_run_ended(tmp_path: Path) -> None:
@@ -51,7 +51,7 @@ def test_an_unexpected_error_keeps_the_keep_alive_connection(
     """Once every answer of the catch-all handler dropped the connection: the next request on
     it was reset, and the SDK retried it."""
 
-    def broken(self: Service) -> None:
+    def broken(self: Checkpoints) -> None:
         raise RuntimeError("a bug")
 
     with trio_local.serve_in_background(
@@ -60,7 +60,7 @@ def test_an_unexpected_error_keeps_the_keep_alive_connection(
         wire = Wire(service)
         run = wire.training_run(wire.session())["training_run_cuid"]
         wire.close()
-        monkeypatch.setattr(Service, "sweep_expired", broken)
+        monkeypatch.setattr(Checkpoints, "sweep_expired", broken)
         url = urlsplit(service.base_url)
         connection = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
         status, body = _request(

@@ -25,7 +25,7 @@ from wire import V1, Wire, body_of, sample_body
 from trio_local.background import LocalService
 from trio_local.config import ServeConfig
 from trio_local.errors import EngineError
-from trio_local.server import Service
+from trio_local.service import Service
 from trio_local.storage.checkpoints import (
     ADAPTER_CONFIG,
     ADAPTER_FILE,

@@ -16,7 +16,7 @@ import pytrio as trio
 
 import trio_local
 from trio_local.storage.db import SCHEMA_VERSION, DataDirTooNew, Store
-from trio_local.storage.rows import CheckpointRow, SessionRow, TrainingRunRow
+from trio_local.storage.rows import CheckpointRow, NewTrainingRun, SessionRow, TrainingRunRow
 
 MODEL = "Qwen/Qwen3-4B-Instruct-2507"
 
@@ -164,13 +164,13 @@ def test_a_data_dir_from_before_versioning_is_migrated_with_its_rows(tmp_path: P
         assert store.session("ss_old").status == "ENDED"
         new = store.create_training_run(
             "ss_old",
-            {
-                "model_id": MODEL,
-                "lora_rank": 4,
-                "train_mlp": 1,
-                "train_attn": 1,
-                "train_unembed": 0,
-            },
+            NewTrainingRun(
+                model_id=MODEL,
+                lora_rank=4,
+                train_mlp=True,
+                train_attn=True,
+                train_unembed=False,
+            ),
         )
         assert new.run_index == 2 and new.status == "CREATED"
         assert store.all_checkpoints() == []  # the table the old layout lacked is there
@@ -241,13 +241,13 @@ def test_rows_are_frozen_and_read_and_written_by_column_name(tmp_path: Path) -> 
         assert store.session(session.cuid) == session
         run = store.create_training_run(
             session.cuid,
-            {
-                "model_id": MODEL,
-                "lora_rank": 8,
-                "train_mlp": 1,
-                "train_attn": 1,
-                "train_unembed": 0,
-            },
+            NewTrainingRun(
+                model_id=MODEL,
+                lora_rank=8,
+                train_mlp=True,
+                train_attn=True,
+                train_unembed=False,
+            ),
         )
         assert isinstance(run, TrainingRunRow) and run.lora_rank == 8 and run.run_index == 1
     finally:

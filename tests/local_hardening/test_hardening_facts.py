@@ -7,9 +7,9 @@ import importlib
 import pytest
 
 from pytrio_facts import LIMITS, LOSS_NAMES, LOSSES
-from trio_local.engine.errors import EngineError
 from trio_local.engine.losses import LOSSES as REGISTRY
 from trio_local.engine.losses.base import LossInputs
+from trio_local.errors import EngineError
 
 torch = pytest.importorskip("torch")
 

@@ -12,7 +12,7 @@ import pytest
 import pytrio as trio
 from ii_helpers import MODEL, local_service, read_stats
 
-from trio_local.submission_patterns import pipelined, serial, submit_then_wait
+from bench.submission_patterns import pipelined, serial, submit_then_wait
 
 pytest.importorskip("torch")
 

@@ -10,8 +10,8 @@ import math
 
 import pytest
 
-from trio_local.engine.errors import EngineError
 from trio_local.engine.losses import LOSSES, LossInputs
+from trio_local.errors import EngineError
 
 torch = pytest.importorskip("torch")
 

@@ -1,7 +1,7 @@
 """Runtime data checks: `trio-local run --check` and `serve --check`.
 
 The service sees the data a script really sends, which no static linter can. Small hooks in the
-request paths (`http/actor/events.py`, `http/actor/sample.py`) hand each trainer event and sample
+request paths (`service/events.py`, `service/sampling.py`) hand each trainer event and sample
 request, with its outcome, to a `Checker`; a background thread runs every check on it, so a run
 is never slowed or failed by a check (a check that raises is logged and skipped).
 

@@ -38,14 +38,16 @@ class Observed(BaseModel):
     events: int = 0
     samples: int = 0
     data: int = 0
-    checker_cpu_s: float = Field(0.0, description="CPU time the checker thread spent, in s")
+    checker_cpu_s: float = Field(default=0.0, description="CPU time the checker thread spent, in s")
 
 
 class CheckReport(BaseModel):
     version: int = REPORT_VERSION
     observed: Observed = Field(default_factory=Observed)
     findings: list[Finding] = Field(default_factory=list)
-    dropped: int = Field(0, description="observations skipped because the checker fell behind")
+    dropped: int = Field(
+        default=0, description="observations skipped because the checker fell behind"
+    )
     check_errors: dict[str, int] = Field(
         default_factory=dict, description="checks that raised (logged and skipped), by name"
     )

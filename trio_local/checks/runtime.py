@@ -17,6 +17,10 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from pytrio.protocol.actor.events.base import ProtocolPayload
+from pytrio.protocol.actor.events.event import EventEnvelope
+from pytrio.protocol.actor.sampling_run.sample import SampleRequest
+
 from trio_local.checks.base import Check
 from trio_local.checks.chat import ChatTokens
 from trio_local.checks.checkpoint_reused import CheckpointReused
@@ -39,6 +43,7 @@ from trio_local.checks.rising_loss import RisingLoss
 from trio_local.checks.stale_sampler import StaleSampler
 from trio_local.checks.unshifted_targets import UnshiftedTargets
 from trio_local.checks.zero_advantages import ZeroAdvantages
+from trio_local.protocol.events import EventOutcome
 
 logger = logging.getLogger("trio_local.checks")
 CHECKS: tuple[type[Check], ...] = (
@@ -76,10 +81,15 @@ class Checker:
         self._thread: threading.Thread | None = None
 
     # hooks (called on the scheduler's worker thread)
-    def trainer_work(self, envelope: Any, payload: Any, execute: Callable[[], Any]):
-        """`execute` (which returns an EventOutcome) wrapped so its event is observed."""
+    def trainer_work(
+        self,
+        envelope: EventEnvelope,
+        payload: ProtocolPayload,
+        execute: Callable[[], EventOutcome],
+    ) -> Callable[[], EventOutcome]:
+        """`execute` wrapped so its event is observed."""
 
-        def run() -> Any:
+        def run() -> EventOutcome:
             outcome = None
             try:
                 outcome = execute()
@@ -93,11 +103,11 @@ class Checker:
         self,
         sampling_run: str,
         source_uri: str | None,
-        request: Any,
-        execute: Callable[[], Any],
+        request: SampleRequest,
+        execute: Callable[[], dict[str, Any]],
         model_id: str = "",
-    ):
-        def run() -> Any:
+    ) -> Callable[[], dict[str, Any]]:
+        def run() -> dict[str, Any]:
             result = None
             try:
                 result = execute()
@@ -107,11 +117,13 @@ class Checker:
 
         return run
 
-    def refused_event(self, envelope: Any, payload: Any) -> None:
+    def refused_event(self, envelope: EventEnvelope, payload: ProtocolPayload) -> None:
         """An event the service refused before scheduling it (e.g. a NaN): observed as failed."""
         self.offer(_trainer_event(envelope, payload, None))
 
-    def refused_sample(self, sampling_run: str, source_uri: str | None, request: Any) -> None:
+    def refused_sample(
+        self, sampling_run: str, source_uri: str | None, request: SampleRequest
+    ) -> None:
         self.offer(SampleCall(sampling_run, source_uri, request, None))
 
     def offer(self, observation: Observation) -> None:
@@ -220,7 +232,9 @@ class Checker:
                 self._queue.put_nowait(None)
 
 
-def _trainer_event(envelope: Any, payload: Any, result: dict[str, Any] | None) -> TrainerEvent:
+def _trainer_event(
+    envelope: EventEnvelope, payload: ProtocolPayload, result: dict[str, Any] | None
+) -> TrainerEvent:
     return TrainerEvent(
         run_id=envelope.metadata.run_id,
         type=envelope.type.value,

@@ -28,8 +28,8 @@ class StaleSampler(Check):
         self.first: dict[str, str] = {}  # checkpoint uri -> sampling run of the first example
 
     def on_sample(self, call: SampleCall, ctx: CheckContext) -> None:
-        uri = call.source_checkpoint_uri
-        saved = ctx.checkpoints.get(uri or "")
+        uri = call.source_checkpoint_uri or ""
+        saved = ctx.checkpoints.get(uri)
         if saved is None or call.is_scoring:  # the base model, or a fixed reference's logprobs
             return
         now = ctx.optim_steps.get(saved.run_id, 0)

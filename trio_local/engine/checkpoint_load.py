@@ -15,16 +15,16 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from trio_local.catalogue import family_of
-from trio_local.engine.errors import EngineError
 from trio_local.engine.model import LoraSpec, ModelHost
 from trio_local.engine.optimizer import DEFAULT_GROUP
+from trio_local.errors import EngineError
 from trio_local.protocol.bounds import INT64_MAX, INT64_MIN, RANK_MAX, RANK_MIN
 from trio_local.storage import checkpoints as ckpt_files
 from trio_local.storage.reading import FLOAT_DTYPES, HEADER_MAX, CheckpointDamaged
-from trio_local.storage.rows import CheckpointRow
+from trio_local.storage.rows import CheckpointKind, CheckpointRow
 
 CONFIG = ckpt_files.ADAPTER_CONFIG
 LORA_FIELDS = ("rank", "seed", "train_mlp", "train_attn", "train_unembed")
@@ -55,7 +55,7 @@ def _show(value: object) -> str:
     return text if len(text) <= 60 else f"{text[:57]}..."
 
 
-def _is_int(value: object) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -220,7 +220,7 @@ def load(
     directory = ckpt_files.resolve(data_dir, row.path)
     if not directory.is_dir():
         raise EngineError("checkpoint_not_found", f"no checkpoint at {uri}")
-    if with_optimizer and row.kind != "TRAINING":
+    if with_optimizer and row.kind != CheckpointKind.TRAINING:
         raise EngineError(
             "checkpoint_has_no_optimizer",
             f"{uri} is a sampler checkpoint without optimizer state; load it without the "

@@ -19,11 +19,11 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Future
-from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytrio.protocol.actor.events.base import ProtocolPayload
 from pytrio.protocol.actor.events.event import EventEnvelope, EventType
 from pytrio.protocol.actor.events.trainer.init_run import TrainerInitRunPayload
 from pytrio.protocol.actor.events.trainer.save import TrainerSavePayload
@@ -32,19 +32,21 @@ from pytrio.protocol.actor.sampling_run.sample import SampleRequest
 from trio_local import catalogue
 from trio_local.config import default_cache_dir
 from trio_local.engine import checkpoint_load, sampling, trainer
-from trio_local.engine.errors import EngineError, service_stopping
 from trio_local.engine.images import flatten
 from trio_local.engine.libraries import import_model_libraries
 from trio_local.engine.model import BASE_ADAPTER, LoraSpec, ModelHost
 from trio_local.engine.trainer import TrainerRun
+from trio_local.errors import STORAGE_CODE, EngineError, service_stopping
 from trio_local.protocol.bounds import CHECKPOINT_NAME, CHECKPOINT_NAME_MAX, VALUE_REFUSED
+from trio_local.protocol.events import EventOutcome
 from trio_local.storage import checkpoints as ckpt_files
 from trio_local.storage import faults
 from trio_local.storage.db import Store, iso, new_cuid, now
-from trio_local.storage.rows import CheckpointRow
+from trio_local.storage.rows import CheckpointKind, CheckpointRow, TrainingRunStatus
 
 if TYPE_CHECKING:
     from trio_local.config import ServeConfig
+    from trio_local.engine.tokenizer import ServiceTokenizer
     from trio_local.tokenizers import Tokenizers
 
 logger = logging.getLogger("trio_local")
@@ -57,14 +59,8 @@ PREBUILT_HOSTS = 2
 WARMUP_NICE = 10
 
 
-@dataclass(frozen=True)
-class EventOutcome:
-    result: dict[str, Any]
-    usage: dict[str, int]
-
-
-def checkpoint_uri(run_id: str, kind: str, name: str) -> str:
-    return f"trio://{run_id}/{'weights' if kind == 'TRAINING' else 'sampler_weights'}/{name}"
+def checkpoint_uri(run_id: str, kind: CheckpointKind, name: str) -> str:
+    return f"trio://{run_id}/{ckpt_files.KIND_DIRS[kind]}/{name}"
 
 
 def model_unavailable(model_id: str, error: BaseException) -> EngineError:
@@ -163,7 +159,7 @@ class Engine:
         # The warm-up uses spare CPU only: on two cores it would otherwise slow the script's
         # own start-up (its imports and tokenizer loads) by as much as it saves.
         self._warm_builder = _Builder("trio-local-warm-up", nice=WARMUP_NICE)
-        self._tokenizers: dict[str, Any] = {}
+        self._tokenizers: dict[str, ServiceTokenizer] = {}
         self.runs: dict[str, TrainerRun] = {}
         self._samplers: OrderedDict[str, tuple[str, str]] = OrderedDict()  # cuid -> id, adapter
         self._tokenizer_loads: dict[str, Future] = {}
@@ -294,7 +290,7 @@ class Engine:
                 if owner == model_id:
                     del self._samplers[cuid]
 
-    def _load_tokenizer(self, family: catalogue.Family) -> Any:
+    def _load_tokenizer(self, family: catalogue.Family) -> ServiceTokenizer:
         from trio_local.engine.tokenizer import ServiceTokenizer
 
         self.tokenizers.ready(family).result()
@@ -321,7 +317,7 @@ class Engine:
         self._tokenizer_loads[family.name] = future
         return future
 
-    def tokenizer(self, family: catalogue.Family) -> Any:
+    def tokenizer(self, family: catalogue.Family) -> ServiceTokenizer:
         if family.name not in self._tokenizers:
             with self._build_lock:
                 loading = self._tokenizer_loads.pop(family.name, None)
@@ -337,16 +333,16 @@ class Engine:
         return self._tokenizers[family.name]
 
     # trainer events
-    def handle_event(self, envelope: EventEnvelope, payload: Any) -> EventOutcome:
+    def handle_event(self, envelope: EventEnvelope, payload: ProtocolPayload) -> EventOutcome:
         try:
             return self._handle_event(envelope, payload)
         except (OSError, sqlite3.Error) as error:
             message = faults.describe(error, self.data_dir)
             if message is None:
                 raise
-            raise EngineError(faults.STORAGE_CODE, f"trio-local {message}") from error
+            raise EngineError(STORAGE_CODE, f"trio-local {message}") from error
 
-    def _handle_event(self, envelope: EventEnvelope, payload: Any) -> EventOutcome:
+    def _handle_event(self, envelope: EventEnvelope, payload: ProtocolPayload) -> EventOutcome:
         run_id = envelope.metadata.run_id
         if envelope.type == EventType.TRAINER_INIT_RUN:
             return self._init_run(run_id, payload)
@@ -364,9 +360,9 @@ class Engine:
         elif envelope.type == EventType.TRAINER_OPTIMIZE_STEP:
             result = trainer.optimize_step(run, payload)
         elif envelope.type == EventType.TRAINER_SAVE_STATE:
-            result = self._save(run, payload, "TRAINING")
+            result = self._save(run, payload, CheckpointKind.TRAINING)
         elif envelope.type == EventType.TRAINER_SAVE_WEIGHTS:
-            result = self._save(run, payload, "SAMPLER")
+            result = self._save(run, payload, CheckpointKind.SAMPLER)
         elif envelope.type == EventType.TRAINER_END_RUN:
             self.end_run(run_id)
             result = {}
@@ -408,7 +404,9 @@ class Engine:
                 # Never leave a fresh adapter behind that later events would silently train.
                 self.end_run(run_id)
                 raise
-        if not self.store.move_training_run(run_id, "RUNNING", stamp_column="started_at"):
+        if not self.store.move_training_run(
+            run_id, TrainingRunStatus.RUNNING, stamp_column="started_at"
+        ):
             # Ended (client gone, session closed, restart) while this event waited: an ended
             # run never comes back, or it would hold a slot past --max-runs.
             self.end_run(run_id)
@@ -444,7 +442,9 @@ class Engine:
             trainer.restore_optimizer(run, loaded.optimizer, loaded.trainer_state)
             run.optim_steps = loaded.trainer_state["optim_steps"]
 
-    def _save(self, run: TrainerRun, payload: TrainerSavePayload, kind: str) -> dict[str, Any]:
+    def _save(
+        self, run: TrainerRun, payload: TrainerSavePayload, kind: CheckpointKind
+    ) -> dict[str, Any]:
         name = payload.name
         if len(name) > CHECKPOINT_NAME_MAX or CHECKPOINT_NAME.fullmatch(name) is None:
             raise EngineError(
@@ -475,7 +475,7 @@ class Engine:
         data = ckpt_files.CheckpointData(
             adapter=run.host.state(run.adapter), adapter_config=adapter_config
         )
-        if kind == "TRAINING":
+        if kind == CheckpointKind.TRAINING:
             tensors, meta = trainer.optimizer_tensors(run)
             data.optimizer = tensors
             data.trainer_state = {**meta, "optim_steps": run.optim_steps}

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytrio_facts import vision
-from trio_local.engine.errors import EngineError
 from trio_local.engine.image_size import image_size
+from trio_local.errors import EngineError
 
 MAGIC = {"png": b"\x89PNG\r\n\x1a\n", "jpeg": b"\xff\xd8\xff"}
 
@@ -78,6 +78,20 @@ def image_span(chunk: Any, where: str, *, start: int, index: int, model_id: str)
     except ValueError as error:  # ImageHeaderError, or an aspect ratio over the processor's
         raise EngineError("invalid_image", f"{label}: {error}") from None
     return ImageSpan(start, length, bytes(chunk.data), index, width, height, chunk.expected_tokens)
+
+
+def image_positions(chunk: Any, model_id: str) -> int | None:
+    """The positions an image chunk takes in `model_id`'s input, counted from the image's
+    header as `image_span` counts them (no decoding); None when it cannot be counted (not an
+    image of that format, or a model that takes none), which `image_span` then refuses."""
+    try:
+        processor = processor_for(model_id, "prompt")
+        if not chunk.data.startswith(MAGIC[chunk.format]):
+            return None
+        width, height = image_size(bytes(chunk.data), chunk.format)
+        return processor.tokens(height, width)
+    except (EngineError, ValueError):
+        return None
 
 
 def flatten(

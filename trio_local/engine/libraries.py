@@ -13,6 +13,7 @@ module: torch is not a lazy module that a second thread could see half-initialis
 
 from __future__ import annotations
 
+import functools
 import importlib
 import threading
 from typing import Literal
@@ -26,13 +27,18 @@ _importing: set[str] = set()  # the libraries being imported
 _imported: set[str] = set()  # fully imported (sys.modules also holds half-imported modules)
 
 
+def _free_to_import(name: str) -> bool:
+    """Whether `name` is in, or no thread is importing it (call holding `_changed`)."""
+    return name in _imported or name not in _importing
+
+
 def import_model_libraries(*names: Library, stop: threading.Event | None = None) -> bool:
     """Import `names`, each by one thread at a time. With `stop`, no import begins once it is
     set (a stopping service waits for the imports already begun at most); returns whether
     every library is in."""
     for name in names:
         with _changed:
-            _changed.wait_for(lambda name=name: name in _imported or name not in _importing)
+            _changed.wait_for(functools.partial(_free_to_import, name))
             if name in _imported:
                 continue
             if stop is not None and stop.is_set():  # set while waiting for another import

@@ -18,8 +18,8 @@ from typing import Any
 
 from trio_local.catalogue import LORA_ALPHA, StandInSpec
 from trio_local.engine import weights_cache
-from trio_local.engine.errors import EngineError
 from trio_local.engine.libraries import import_model_libraries
+from trio_local.errors import EngineError
 
 ATTN_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj")
 MLP_MODULES = ("gate_proj", "up_proj", "down_proj")

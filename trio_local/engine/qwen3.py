@@ -281,7 +281,7 @@ class Adapted(nn.Module):
 
     @property
     def causal_lm(self) -> CausalLM:
-        return self.base_model.model  # type: ignore[return-value]
+        return self.base_model.model
 
     def _targets(self, suffix: str) -> list[LoraLinear]:
         if suffix not in self.lora_layers:

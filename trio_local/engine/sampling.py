@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from trio_local.engine.errors import EngineError
+from trio_local.errors import EngineError
 from trio_local.protocol.bounds import VALUE_REFUSED
 
 MASK64 = 2**64 - 1
@@ -52,7 +52,7 @@ class SamplingOptions:
             raise EngineError(VALUE_REFUSED, "sampling_params.top_p must be in (0, 1]")
         seed = params.get("seed")
         return cls(
-            max_tokens=int(params["max_tokens"]),  # type: ignore[call-overload]
+            max_tokens=int(params["max_tokens"]),  # type: ignore[call-overload]  # an int (bounds.check_sample)
             temperature=temperature,
             top_k=int(number("top_k", -1)),
             top_p=top_p,

@@ -14,14 +14,16 @@ from pytrio.protocol.actor.events.trainer.forward import TrainerForwardBackwardP
 from pytrio.protocol.actor.events.trainer.optimize_step import TrainerOptimizeStepPayload
 
 from trio_local.catalogue import TRAINER_LIMITS, RunnerLimits
-from trio_local.engine.errors import EngineError
 from trio_local.engine.images import Flattened, estimate_mismatch, flatten, inputs_embeds
 from trio_local.engine.losses import LOSSES, LossInputs
 from trio_local.engine.model import LoraSpec, ModelHost
 from trio_local.engine.optimizer import AdamW
+from trio_local.errors import EngineError
 from trio_local.protocol.bounds import VALUE_REFUSED
 
 IGNORE_INDEX = -100
+# One datum of a batch: tokens, targets, loss weights, sampler logprobs, advantages.
+BatchRow = tuple[list[int], list[int], list[float], list[float], list[float]]
 
 
 @dataclass
@@ -79,7 +81,7 @@ def _shift(values: list[Any], fill: Any) -> list[Any]:
     return [*values[1:], fill]
 
 
-def _check_limits(rows: list[tuple[list[int], ...]], limits: RunnerLimits) -> None:
+def _check_limits(rows: list[BatchRow], limits: RunnerLimits) -> None:
     # The SDK splits batches by the limits the service advertises; a client that does not
     # gets the same numbers back instead of an out-of-memory service.
     tokens = sum(len(row[0]) for row in rows)
@@ -104,7 +106,7 @@ def forward(run: TrainerRun, payload: TrainerForwardBackwardPayload, *, backward
             f"supported: {', '.join(sorted(LOSSES))}",
         )
     vocab = run.host.spec.vocab_size
-    rows: list[tuple[list[int], list[int], list[float], list[float], list[float]]] = []
+    rows: list[BatchRow] = []
     images = []
     for index, datum in enumerate(payload.data):
         flat = _datum_positions(index, datum, run)

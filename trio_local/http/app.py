@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import json
 import logging
-from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Mount, Route
+from starlette.routing import Mount, Route, Router
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from trio_local.config import STATS_PATH
-from trio_local.errors import ApiError
+from trio_local.errors import STORAGE_CODE, ApiError
 from trio_local.http.actor import events, heartbeat, sample
 from trio_local.http.control import (
     api_key,
@@ -30,8 +29,7 @@ from trio_local.http.control import (
 from trio_local.http.files import download
 from trio_local.http.stats import stats
 from trio_local.security import keys_match, verify_actor_token
-from trio_local.server import Service
-from trio_local.storage import faults
+from trio_local.service import Service
 
 logger = logging.getLogger("trio_local")
 
@@ -141,12 +139,12 @@ async def api_error(request: Request, error: Exception) -> Response:
     return JSONResponse(error.body(), status_code=error.status)
 
 
-def unexpected_body(error: Exception, data_dir: Path, method: str, path: str) -> dict[str, str]:
+def unexpected_body(error: Exception, service: Service, method: str, path: str) -> dict[str, str]:
     """What an error no handler expected answers: a storage fault named, else internal_error."""
-    storage = faults.describe(error, data_dir)
+    storage = service.storage_fault(error)
     if storage is not None:  # a full disk or a read-only data dir: named, not a bug
         logger.error("%s %s: %s", method, path, storage)
-        return {"code": faults.STORAGE_CODE, "message": f"trio-local {storage}"}
+        return {"code": STORAGE_CODE, "message": f"trio-local {storage}"}
     logger.error("unhandled error on %s %s", method, path, exc_info=error)
     return {"code": "internal_error", "message": f"trio-local failed: {type(error).__name__}"}
 
@@ -170,9 +168,7 @@ class CatchAll(ServiceMiddleware):
         except Exception as error:
             if started:  # part of an answer is out: only closing the connection ends it
                 raise
-            body = unexpected_body(
-                error, self.service.data_dir, scope.get("method", ""), scope["path"]
-            )
+            body = unexpected_body(error, self.service, scope.get("method", ""), scope["path"])
             await JSONResponse(body, status_code=400)(scope, receive, send)
 
 
@@ -213,7 +209,7 @@ def build_app(service: Service) -> Any:
     # route; every path either matches exactly or is a 404.
     app.router.redirect_slashes = False
     for route in app.router.routes:
-        if isinstance(route, Mount):
-            route.app.redirect_slashes = False  # type: ignore[attr-defined]
+        if isinstance(route, Mount) and isinstance(route.app, Router):
+            route.app.redirect_slashes = False
     app.state.service = service
     return GuardMiddleware(app, service)

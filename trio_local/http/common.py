@@ -14,7 +14,7 @@ from starlette.responses import JSONResponse
 from trio_local.errors import ApiError
 from trio_local.protocol.bounds import INT64_MAX, check_finite
 from trio_local.protocol.events import describe
-from trio_local.server import Service
+from trio_local.service import Service
 
 Model = TypeVar("Model", bound=BaseModel)
 DIGITS = re.compile(r"[0-9]{1,20}")

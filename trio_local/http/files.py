@@ -1,17 +1,14 @@
 """GET /files/checkpoints/{checkpoint}.tar: checkpoint archives behind signed URLs.
 
 The SDK's downloader sends no auth headers, so the URL carries an expiring signature.
-Archives are built once (atomically, on disk) and streamed from the file a chunk at a time, so
-a connection costs a chunk of memory, not the archive; a single HTTP range (RFC 9110, section
-14) resumes a download.
+Archives are built once (atomically, on disk, by service/checkpoints.py) and streamed from the
+file a chunk at a time, so a connection costs a chunk of memory, not the archive; a single HTTP
+range (RFC 9110, section 14) resumes a download.
 """
 
 from __future__ import annotations
 
-import asyncio
 import re
-import stat
-import tarfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,8 +18,6 @@ from starlette.responses import Response, StreamingResponse
 from trio_local.errors import ApiError
 from trio_local.http.common import service
 from trio_local.security import verify_download
-from trio_local.storage.checkpoints import ARCHIVE_FILES, ARCHIVES_DIR, resolve
-from trio_local.storage.files import atomic_file
 
 CHUNK = 256 * 1024
 RANGE_SPEC = re.compile(r"(\d*)-(\d*)")
@@ -30,27 +25,6 @@ RANGE_SPEC = re.compile(r"(\d*)-(\d*)")
 
 class Unsatisfiable(Exception):
     """A range the archive cannot serve: answered 416 with the archive's size."""
-
-
-def build_archive(source: Path, target: Path, name: str) -> Path:
-    if target.is_file():
-        return target
-    for file_name in ARCHIVE_FILES:  # a FIFO, a device or a link is never archived
-        try:
-            mode = (source / file_name).lstat().st_mode
-        except OSError:
-            mode = 0
-        if not stat.S_ISREG(mode):
-            raise ApiError(
-                400,
-                "checkpoint_invalid",
-                f"checkpoint '{name}' cannot be downloaded: {file_name} is missing or not a "
-                "regular file",
-            )
-    with atomic_file(target) as handle, tarfile.open(fileobj=handle, mode="w") as tar:
-        for file_name in ARCHIVE_FILES:
-            tar.add(source / file_name, arcname=f"{name}/{file_name}")
-    return target
 
 
 def parse_range(header: str, size: int) -> tuple[int, int] | None:
@@ -97,12 +71,7 @@ async def download(request: Request) -> Response:
     query = request.query_params
     if not verify_download(state.secret, ident, query.get("expires", ""), query.get("sig", "")):
         raise ApiError(403, "forbidden", "download URL is invalid or expired; request a new one")
-    row = state.store.checkpoint(ident)
-    source = resolve(state.data_dir, row.path) if row is not None else None
-    if row is None or source is None or not source.is_dir():
-        raise ApiError(404, "checkpoint_not_found", f"checkpoint '{ident}' does not exist")
-    target = state.data_dir / ARCHIVES_DIR / f"{ident}-{row.size_bytes}.tar"
-    archive = await asyncio.to_thread(build_archive, source, target, row.name)
+    archive = await state.checkpoints.archive(ident)
     size = archive.stat().st_size
     headers = {"accept-ranges": "bytes", "content-type": "application/x-tar"}
     try:

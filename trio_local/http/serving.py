@@ -9,7 +9,7 @@ import threading
 from trio_local.config import ConfigError
 from trio_local.http.app import build_app
 from trio_local.http.guarded import GuardedH11Protocol
-from trio_local.server import Service
+from trio_local.service import Service
 
 
 class PortUnavailable(ConfigError):

@@ -9,39 +9,19 @@ token ids or values of a mistake and are shown only to callers holding the API k
 
 from __future__ import annotations
 
-import asyncio
-
 from starlette.requests import Request
 from starlette.responses import Response
 
 from trio_local.http.common import reply, service
 from trio_local.security import keys_match
 
-DRAIN_S = 30.0  # the first chat datum makes the checker load its tokenizer (seconds)
-
 
 async def stats(request: Request) -> Response:
     state = service(request)
-    snapshot = state.scheduler.stats()
-    runs = snapshot["runs"]
-    for run_id, entry in runs.items():
-        row = state.store.training_run(run_id)
-        entry["kind"] = "training" if row is not None else "sampling"
-        if row is not None:
-            entry["status"] = row.status
-    if state.checks is not None:
-        # Wait briefly (off the event loop) for observations already queued, then report.
-        await asyncio.to_thread(state.checks.drain, DRAIN_S)
-        run = request.query_params.get("run") or None
-        report = state.checks.report(run).model_dump(mode="json")
-        if not _has_key(request, state.api_key):
-            # The examples quote the client's data: only for callers holding the API key.
-            for finding in report["findings"]:
-                finding["example"] = None
-        snapshot["checks"] = report
-    snapshot["engine_timings"] = dict(state.engine.timings)
-    snapshot["warmup"] = state.engine.warm_up_status()
-    return reply(snapshot)
+    run = request.query_params.get("run") or None
+    # The check report's examples quote the client's data: only for callers holding the key.
+    with_examples = _has_key(request, state.api_key)
+    return reply(await state.stats.snapshot(run, with_examples=with_examples))
 
 
 def _has_key(request: Request, api_key: str) -> bool:

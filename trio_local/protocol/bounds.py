@@ -191,7 +191,7 @@ def check_sample(request: SampleRequest) -> None:
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
             raise refuse(f"sampling_params.{name}", "an integer")
     top_k = params.get("top_k")
-    if top_k is not None and top_k < LIMITS.sample_top_k_unlimited:  # type: ignore[operator]
+    if top_k is not None and top_k < LIMITS.sample_top_k_unlimited:
         raise refuse("sampling_params.top_k", f">= {LIMITS.sample_top_k_unlimited} (-1: no limit)")
     stop = params.get("stop") or []
     stop_ids = params.get("stop_token_ids") or []
@@ -212,9 +212,9 @@ def check_sample(request: SampleRequest) -> None:
 
 def estimated_sample_bytes(request: SampleRequest, prompt_tokens: int) -> int:
     """An upper estimate of a sample response's size in memory, from the request alone."""
-    max_tokens = int(request.sampling_params.get("max_tokens") or 0)  # type: ignore[call-overload]
-    per_position = 1 + 2 * request.topk_prompt_logprobs  # its logprob, then k (id, logprob)
-    generated = request.num_samples * max_tokens * 2  # a token id and its logprob
+    max_tokens = int(request.sampling_params.get("max_tokens") or 0)
+    per_position: int = 1 + 2 * request.topk_prompt_logprobs  # its logprob, then k (id, logprob)
+    generated: int = request.num_samples * max_tokens * 2  # a token id and its logprob
     return (prompt_tokens * per_position + generated) * BYTES_PER_NUMBER
 
 

@@ -97,7 +97,7 @@ def training_run_updated(
     restore_optimizer: bool,
     access: dict[str, Any],
     trainer: catalogue.RunnerLimits = catalogue.TRAINER_LIMITS,
-) -> dict:
+) -> dict[str, Any]:
     return dump(
         TrainingRunUpdateResponse(
             source_checkpoint_uri=uri,
@@ -301,7 +301,7 @@ def session_renewed(row: SessionRow) -> dict[str, Any]:
     )
 
 
-def session(row: SessionRow, training_runs: list[str], sampling_runs: list[str]) -> dict:
+def session(row: SessionRow, training_runs: list[str], sampling_runs: list[str]) -> dict[str, Any]:
     return dump(
         ServiceSessionGetResponse(
             service_session_cuid=row.cuid,

@@ -11,6 +11,7 @@ from typing import Any
 
 import msgpack
 from pydantic import ValidationError
+from pytrio.protocol.actor.events.base import ProtocolPayload
 from pytrio.protocol.actor.events.codec import payload_model_for_event
 from pytrio.protocol.actor.events.event import EVENT_PROTOCOL_VERSION, EventEnvelope
 
@@ -29,7 +30,7 @@ def describe(error: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def decode_envelope(body: bytes) -> tuple[EventEnvelope, Any]:
+def decode_envelope(body: bytes) -> tuple[EventEnvelope, ProtocolPayload]:
     """Unpack a msgpack envelope and validate it and its payload with the SDK's models."""
     try:
         raw = msgpack.unpackb(body, raw=False)
@@ -45,15 +46,23 @@ def decode_envelope(body: bytes) -> tuple[EventEnvelope, Any]:
     return envelope, payload
 
 
+@dataclass(frozen=True)
+class EventOutcome:
+    """A trainer event's result and token usage, as its response carries them."""
+
+    result: dict[str, Any]
+    usage: dict[str, int]
+
+
 @dataclass
 class EventRecord:
     envelope: EventEnvelope
-    future: Future
+    future: Future[EventOutcome]
 
     @classmethod
     def refused(cls, envelope: EventEnvelope, refusal: ApiError) -> EventRecord:
         """An event accepted only to fail at once: its index is used, nothing ran."""
-        future: Future = Future()
+        future: Future[EventOutcome] = Future()
         future.set_exception(EngineError(refusal.code, refusal.message))
         return cls(envelope=envelope, future=future)
 
@@ -120,4 +129,5 @@ class EventRegistry:
 
 
 def pack(data: dict[str, Any]) -> bytes:
-    return msgpack.packb(data, use_bin_type=True)
+    packed: bytes = msgpack.packb(data, use_bin_type=True)
+    return packed

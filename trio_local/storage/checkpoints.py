@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from trio_local.storage import reading
 from trio_local.storage.files import retire_directory, staged_directory
-from trio_local.storage.rows import CheckpointRow
+from trio_local.storage.rows import CheckpointKind, CheckpointRow
 
 if TYPE_CHECKING:
     from trio_local.storage.db import Store
@@ -30,10 +30,10 @@ ARCHIVE_FILES = (ADAPTER_CONFIG, ADAPTER_FILE)
 CHECKPOINTS_DIR = "checkpoints"
 # Download archives (`archives/<cuid>-<size>.tar`), built on demand from the files above.
 ARCHIVES_DIR = "archives"
-KIND_DIRS = {"TRAINING": "weights", "SAMPLER": "sampler_weights"}
+KIND_DIRS = {CheckpointKind.TRAINING: "weights", CheckpointKind.SAMPLER: "sampler_weights"}
 
 
-def relative_dir(run_id: str, kind: str, name: str) -> str:
+def relative_dir(run_id: str, kind: CheckpointKind, name: str) -> str:
     """Where a checkpoint lives, relative to the data directory (what its row records)."""
     return f"{CHECKPOINTS_DIR}/{run_id}/{KIND_DIRS[kind]}/{name}"
 

@@ -19,12 +19,25 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Generic, Literal, TypeVar
 
 from trio_local.config import ConfigError
-from trio_local.storage.rows import CheckpointRow, SamplingRunRow, SessionRow, TrainingRunRow
+from trio_local.storage.rows import (
+    ACTIVE_TRAINING_RUN,
+    CheckpointRow,
+    NewTrainingRun,
+    SamplingRunRow,
+    SamplingRunStatus,
+    SessionRow,
+    SessionStatus,
+    SqlValue,
+    TrainingRunRow,
+    TrainingRunStatus,
+)
 
 R = TypeVar("R", SessionRow, TrainingRunRow, SamplingRunRow, CheckpointRow)
+RunTable = Literal["training_runs", "sampling_runs"]
+StampColumn = Literal["started_at", "ended_at"]
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -143,26 +156,27 @@ class Store:
                 raise
             self._conn.execute("COMMIT")
 
-    def _one(self, kind: type[R], sql: str, args: tuple[Any, ...] = ()) -> R | None:
+    def _one(self, kind: type[R], sql: str, args: tuple[SqlValue, ...] = ()) -> R | None:
         with self._lock:
             row = self._conn.execute(sql, args).fetchone()
         return kind.from_row(row) if row else None
 
-    def _all(self, kind: type[R], sql: str, args: tuple[Any, ...] = ()) -> list[R]:
+    def _all(self, kind: type[R], sql: str, args: tuple[SqlValue, ...] = ()) -> list[R]:
         with self._lock:
             return [kind.from_row(row) for row in self._conn.execute(sql, args).fetchall()]
 
-    def _count(self, sql: str, args: tuple[Any, ...] = ()) -> int:
+    def _count(self, sql: str, args: tuple[SqlValue, ...] = ()) -> int:
         with self._lock:
             return int(self._conn.execute(sql, args).fetchone()[0])
 
-    def _insert(self, table: str, values: dict[str, Any]) -> None:
+    def _insert(self, row: SessionRow | TrainingRunRow | SamplingRunRow | CheckpointRow) -> None:
         """One row, by column name: a column added later cannot shift the others."""
-        columns = ", ".join(values)  # names from this module's code, never from a request
+        values = row.values()
+        columns = ", ".join(values)  # the row class's field names, never from a request
         marks = ", ".join(f":{name}" for name in values)
-        self._exec(f"INSERT INTO {table} ({columns}) VALUES ({marks})", values)
+        self._exec(f"INSERT INTO {row.TABLE} ({columns}) VALUES ({marks})", values)
 
-    def _exec(self, sql: str, args: tuple[Any, ...] | dict[str, Any] = ()) -> int:
+    def _exec(self, sql: str, args: tuple[SqlValue, ...] | dict[str, SqlValue] = ()) -> int:
         with self._lock:
             return self._conn.execute(sql, args).rowcount
 
@@ -174,7 +188,7 @@ class Store:
         offset: int,
         *,
         where: str = "",
-        args: tuple[Any, ...] = (),
+        args: tuple[SqlValue, ...] = (),
     ) -> Page[R]:
         total = self._count(f"SELECT COUNT(*) FROM {table} {where}", args)
         rows = self._all(
@@ -196,14 +210,13 @@ class Store:
         stamp = iso(now())
         cuid = new_cuid("ss")
         self._insert(
-            "sessions",
-            {
-                "cuid": cuid,
-                "status": "ACTIVE",
-                "sdk_version": sdk_version,
-                "created_at": stamp,
-                "updated_at": stamp,
-            },
+            SessionRow(
+                cuid=cuid,
+                status=SessionStatus.ACTIVE,
+                sdk_version=sdk_version,
+                created_at=stamp,
+                updated_at=stamp,
+            )
         )
         return self._created(self.session(cuid), cuid)
 
@@ -213,13 +226,13 @@ class Store:
     def sessions(self, limit: int, offset: int) -> Page[SessionRow]:
         return self._page(SessionRow, "sessions", limit, offset)
 
-    def close_session(self, cuid: str, status: str) -> None:
+    def close_session(self, cuid: str, status: SessionStatus) -> None:
         self._exec(
             "UPDATE sessions SET status = ?, updated_at = ? WHERE cuid = ?",
-            (status, iso(now()), cuid),
+            (str(status), iso(now()), cuid),
         )
 
-    def session_run_ids(self, cuid: str, table: str) -> list[str]:
+    def session_run_ids(self, cuid: str, table: RunTable) -> list[str]:
         with self._lock:
             rows = self._conn.execute(
                 f"SELECT cuid FROM {table} WHERE session_cuid = ? ORDER BY created_at", (cuid,)
@@ -227,29 +240,30 @@ class Store:
         return [row[0] for row in rows]
 
     # training runs
-    def create_training_run(self, session_cuid: str, fields: dict[str, Any]) -> TrainingRunRow:
+    def create_training_run(self, session_cuid: str, new: NewTrainingRun) -> TrainingRunRow:
         stamp = iso(now())
         cuid = new_cuid("tr")
         with self.transaction():  # run_index counts the session's runs: no one may slip in
             index = len(self.session_run_ids(session_cuid, "training_runs")) + 1
             self._insert(
-                "training_runs",
-                {
-                    "cuid": cuid,
-                    "session_cuid": session_cuid,
-                    "run_index": index,
-                    "model_id": fields["model_id"],
-                    "lora_rank": fields["lora_rank"],
-                    "seed": fields.get("seed"),
-                    "train_mlp": int(fields["train_mlp"]),
-                    "train_attn": int(fields["train_attn"]),
-                    "train_unembed": int(fields["train_unembed"]),
-                    "source_checkpoint_uri": fields.get("source_checkpoint_uri") or None,
-                    "restore_optimizer": int(fields.get("restore_optimizer", False)),
-                    "status": "CREATED",
-                    "created_at": stamp,
-                    "updated_at": stamp,
-                },
+                TrainingRunRow(
+                    cuid=cuid,
+                    session_cuid=session_cuid,
+                    run_index=index,
+                    model_id=new.model_id,
+                    lora_rank=new.lora_rank,
+                    seed=new.seed,
+                    train_mlp=int(new.train_mlp),
+                    train_attn=int(new.train_attn),
+                    train_unembed=int(new.train_unembed),
+                    source_checkpoint_uri=new.source_checkpoint_uri or None,
+                    restore_optimizer=int(new.restore_optimizer),
+                    status=TrainingRunStatus.CREATED,
+                    created_at=stamp,
+                    started_at=None,
+                    ended_at=None,
+                    updated_at=stamp,
+                )
             )
         return self._created(self.training_run(cuid), cuid)
 
@@ -259,23 +273,29 @@ class Store:
     def training_runs(self, limit: int, offset: int) -> Page[TrainingRunRow]:
         return self._page(TrainingRunRow, "training_runs", limit, offset)
 
-    def update_training_run(self, cuid: str, **fields: Any) -> None:
-        sets = ", ".join(f"{key} = ?" for key in fields)
+    def set_training_run_source(
+        self, cuid: str, source_checkpoint_uri: str, *, restore_optimizer: bool
+    ) -> None:
+        """The checkpoint a run starts from (the SDK's load_state before init_run)."""
         self._exec(
-            f"UPDATE training_runs SET {sets}, updated_at = ? WHERE cuid = ?",
-            (*fields.values(), iso(now()), cuid),
+            "UPDATE training_runs SET source_checkpoint_uri = ?, restore_optimizer = ?,"
+            " updated_at = ? WHERE cuid = ?",
+            (source_checkpoint_uri, int(restore_optimizer), iso(now()), cuid),
         )
 
-    def move_training_run(self, cuid: str, to: str, *, stamp_column: str) -> bool:
+    def move_training_run(
+        self, cuid: str, to: TrainingRunStatus, *, stamp_column: StampColumn
+    ) -> bool:
         """Move an active (CREATED or RUNNING) run to `to`; False when it already ended.
 
         One conditional statement, so an ended run is never revived by a late event.
         """
         stamp = iso(now())
+        active = ", ".join(f"'{status}'" for status in ACTIVE_TRAINING_RUN)
         changed = self._exec(
             f"UPDATE training_runs SET status = ?, {stamp_column} = ?, updated_at = ?"
-            " WHERE cuid = ? AND status IN ('CREATED', 'RUNNING')",
-            (to, stamp, stamp, cuid),
+            f" WHERE cuid = ? AND status IN ({active})",
+            (str(to), stamp, stamp, cuid),
         )
         return changed > 0
 
@@ -283,32 +303,31 @@ class Store:
         """ENDED -> CREATED for a run that never started (its client was only slow to send
         its first event); a run that trained once has lost its weights and stays ended."""
         changed = self._exec(
-            "UPDATE training_runs SET status = 'CREATED', ended_at = NULL, updated_at = ?"
-            " WHERE cuid = ? AND status = 'ENDED' AND started_at IS NULL",
-            (iso(now()), cuid),
+            "UPDATE training_runs SET status = ?, ended_at = NULL, updated_at = ?"
+            " WHERE cuid = ? AND status = ? AND started_at IS NULL",
+            (str(TrainingRunStatus.CREATED), iso(now()), cuid, str(TrainingRunStatus.ENDED)),
         )
         return changed > 0
 
     # sampling runs
     def create_sampling_run(
-        self, session_cuid: str, model_id: str, source_checkpoint_uri: str
+        self, session_cuid: str, model_id: str, source_checkpoint_uri: str | None
     ) -> SamplingRunRow:
         stamp = iso(now())
         cuid = new_cuid("sr")
         with self.transaction():
             index = len(self.session_run_ids(session_cuid, "sampling_runs")) + 1
             self._insert(
-                "sampling_runs",
-                {
-                    "cuid": cuid,
-                    "session_cuid": session_cuid,
-                    "run_index": index,
-                    "model_id": model_id,
-                    "source_checkpoint_uri": source_checkpoint_uri or None,
-                    "status": "READY",
-                    "created_at": stamp,
-                    "updated_at": stamp,
-                },
+                SamplingRunRow(
+                    cuid=cuid,
+                    session_cuid=session_cuid,
+                    run_index=index,
+                    model_id=model_id,
+                    source_checkpoint_uri=source_checkpoint_uri or None,
+                    status=SamplingRunStatus.READY,
+                    created_at=stamp,
+                    updated_at=stamp,
+                )
             )
         return self._created(self.sampling_run(cuid), cuid)
 
@@ -323,7 +342,7 @@ class Store:
         # commit together or not at all, so an interrupted overwrite keeps the old row.
         with self.transaction():
             self._exec("DELETE FROM checkpoints WHERE uri = ?", (row.uri,))
-            self._insert("checkpoints", row.values())
+            self._insert(row)
             return self._created(self.checkpoint(row.cuid), row.cuid)
 
     def checkpoint(self, cuid: str) -> CheckpointRow | None:

@@ -13,8 +13,6 @@ from pathlib import Path
 
 from trio_local.config import ConfigError
 
-# pytrio 0.2.9's diagnostics know this code: "The service hit a storage error."
-STORAGE_CODE = "database_error"
 _CAUSES = {
     errno.ENOSPC: "its disk is full (no space left on device)",
     errno.EDQUOT: "its disk quota is used up",

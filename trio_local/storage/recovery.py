@@ -42,6 +42,7 @@ from trio_local.storage.checkpoints import (
 )
 from trio_local.storage.db import Store
 from trio_local.storage.files import is_staging_name
+from trio_local.storage.rows import CheckpointKind
 
 logger = logging.getLogger("trio_local")
 QUARANTINE_DIR = "quarantine"
@@ -75,8 +76,10 @@ def _remove_partial_archives(data_dir: Path) -> None:
                 path.unlink(missing_ok=True)
 
 
-def is_complete(path: Path, kind: str) -> bool:
-    required = [ADAPTER_FILE, ADAPTER_CONFIG] + ([TRAINER_STATE] if kind == "TRAINING" else [])
+def is_complete(path: Path, kind: CheckpointKind) -> bool:
+    required = [ADAPTER_FILE, ADAPTER_CONFIG] + (
+        [TRAINER_STATE] if kind == CheckpointKind.TRAINING else []
+    )
     return path.is_dir() and all((path / name).is_file() for name in required)
 
 

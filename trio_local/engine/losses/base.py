@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from trio_local.engine.errors import EngineError
+from trio_local.errors import EngineError
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ def read_config(inputs: LossInputs, defaults: dict[str, float]) -> dict[str, flo
                 f"accepted keys: {allowed}",
             )
         number = isinstance(value, int | float) and not isinstance(value, bool)
-        if not number or not math.isfinite(value):
+        if not number or not isinstance(value, int | float) or not math.isfinite(value):
             raise EngineError(
                 "invalid_loss_config",
                 f"loss_fn_config['{key}'] must be a finite number, got {value!r}",

@@ -14,7 +14,6 @@ matters here: those positions are left out, and the gradient is divided by the S
 
 from __future__ import annotations
 
-from trio_local.engine.errors import EngineError
 from trio_local.engine.losses.base import (
     LossInputs,
     LossTerms,
@@ -22,6 +21,7 @@ from trio_local.engine.losses.base import (
     policy_tokens,
     read_config,
 )
+from trio_local.errors import EngineError
 
 DEFAULTS = {"beta": 0.05}
 

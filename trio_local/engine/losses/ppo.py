@@ -16,7 +16,6 @@ is 0 are masked; the gradient is divided by the SDK's `total_active_tokens`.
 
 from __future__ import annotations
 
-from trio_local.engine.errors import EngineError
 from trio_local.engine.losses.base import (
     LossInputs,
     LossTerms,
@@ -24,6 +23,7 @@ from trio_local.engine.losses.base import (
     policy_tokens,
     read_config,
 )
+from trio_local.errors import EngineError
 
 DEFAULTS = {"clip_low_threshold": 0.8, "clip_high_threshold": 1.2}
 

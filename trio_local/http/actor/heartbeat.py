@@ -9,6 +9,4 @@ from trio_local.http.common import service
 
 
 async def beat(request: Request) -> Response:
-    state = service(request)
-    state.liveness.touch(request.state.actor_run)
-    return JSONResponse({"heartbeat_ms": state.liveness.heartbeat_ms})
+    return JSONResponse({"heartbeat_ms": service(request).heartbeat(request.state.actor_run)})

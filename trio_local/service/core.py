@@ -1,4 +1,6 @@
-"""The service: data directory, key, store, scheduler and engine (served by `http.serving`).
+"""Service: the data directory, key, store, scheduler and engine (served by `http.serving`),
+and the use cases the routes call (`sessions`, `training_runs`, `sampling_runs`, `checkpoints`,
+`trainer_events`, `sampler`, `stats`): a route parses, authenticates and renders, nothing else.
 
 Start-up stays light (no torch import on the serving thread) so the service answers at once;
 the tokenizer is built and the default model warmed up on background threads (`Engine.warm_up`),
@@ -9,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from datetime import datetime
 from pathlib import Path
 
 from trio_local import catalogue
@@ -19,16 +20,21 @@ from trio_local.config import STATS_PATH, ServeConfig
 from trio_local.engine.engine import Engine
 from trio_local.engine.tokenizer import cached_build
 from trio_local.liveness import Liveness
-from trio_local.protocol.events import EventRegistry
 from trio_local.scheduler import Scheduler
-from trio_local.security import load_or_create_api_key, load_or_create_secret
-from trio_local.storage import checkpoints as ckpt_files
+from trio_local.security import issue_actor_token, load_or_create_api_key, load_or_create_secret
+from trio_local.service.checkpoints import Checkpoints
+from trio_local.service.events import TrainerEvents
+from trio_local.service.models import ModelSetup
+from trio_local.service.sampling import Sampler
+from trio_local.service.sampling_runs import SamplingRuns
+from trio_local.service.sessions import Sessions
+from trio_local.service.stats import Stats
+from trio_local.service.training_runs import TrainingRuns
 from trio_local.storage import faults
-from trio_local.storage.db import Store, now
+from trio_local.storage.db import Store
 from trio_local.storage.faults import DataDirUnusable
 from trio_local.storage.lock import DataDirLock
 from trio_local.storage.recovery import recover_checkpoints
-from trio_local.storage.rows import CheckpointRow
 from trio_local.tokenizers import Tokenizers, modelscope_cache, modelscope_snapshot
 
 __all__ = ["Service", "modelscope_cache", "modelscope_snapshot"]
@@ -75,7 +81,6 @@ class Service:
                 run_id, "end_run", lambda: self.engine.end_run(run_id)
             ),
         )
-        self.events = EventRegistry()
         check = config.check or config.check_report is not None
         self.checks = Checker(chat_tokens_for=self._check_chat_tokens) if check else None
         self._final_report: CheckReport | None = None
@@ -83,7 +88,18 @@ class Service:
         self.tokenizer_ready = self.tokenizers.ready(catalogue.QWEN3)
         self.closed = False
         self.telemetry_batches = 0  # SDK telemetry is accepted and counted, never stored
-        self.sweep_expired()
+        # The use cases, over the parts above.
+        models = ModelSetup(self.engine, self.tokenizers, config.models)
+        self.checkpoints = Checkpoints(self.store, self.data_dir, self.secret)
+        self.sessions = Sessions(self.store, self.liveness)
+        self.training_runs = TrainingRuns(self.store, self.liveness, models, self.checkpoints)
+        self.sampling_runs = SamplingRuns(self.store, models, self.checkpoints)
+        self.trainer_events = TrainerEvents(
+            self.store, self.liveness, self.scheduler, self.engine, self.checks
+        )
+        self.sampler = Sampler(self.scheduler, self.engine, self.checks)
+        self.stats = Stats(self.scheduler, self.store, self.engine, self.checks)
+        self.checkpoints.sweep_expired()
 
     def start_background_work(self) -> None:
         self.scheduler.start()
@@ -137,17 +153,18 @@ class Service:
                     logger.error("trio-local check: cannot write %s: %s", path, error)
         return self._final_report
 
-    def sweep_expired(self) -> None:
-        """Delete checkpoints whose TTL has passed (temporary sampler weights)."""
-        moment = now()
-        for row in self.store.all_checkpoints():
-            if row.expires_at and datetime.fromisoformat(row.expires_at) <= moment:
-                self.delete_checkpoint(row)
+    def actor_token(self, run_id: str) -> tuple[str, float]:
+        """A run's actor token and when it expires (the actor plane's credentials)."""
+        return issue_actor_token(self.secret, run_id)
 
-    def delete_checkpoint(self, row: CheckpointRow) -> None:
-        ckpt_files.delete_checkpoint(self.store, self.data_dir, row)
-        for archive in (self.data_dir / ckpt_files.ARCHIVES_DIR).glob(f"{row.cuid}-*.tar"):
-            archive.unlink(missing_ok=True)
+    def heartbeat(self, run_id: str) -> int:
+        """A training client is alive; the answer is the interval of its next beat (ms)."""
+        self.liveness.touch(run_id)
+        return self.liveness.heartbeat_ms
+
+    def storage_fault(self, error: BaseException) -> str | None:
+        """A full disk or a read-only data dir named (None for any other error)."""
+        return faults.describe(error, self.data_dir)
 
     def environment(self, base_url: str) -> dict[str, str]:
         """What a child process needs to run unmodified PyTRIO code against this service."""

@@ -3,7 +3,8 @@
 The clock-cycle scheduler tells them apart (about three, two and one cycles per update); the
 cycle tests and `bench/local_cycles_bench.py` drive the service with exactly these loops, and
 `examples/06_async_pipeline.py` shows users the same three (it repeats them on purpose: examples
-import nothing of ours). Each takes a TrainingClient, a batch of Datums and AdamParams.
+import nothing of ours). Each takes a TrainingClient, a batch of Datums and AdamParams. They
+drive the service, they are not part of it: they live with the benchmarks, out of the wheel.
 """
 
 from __future__ import annotations
