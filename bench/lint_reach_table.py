@@ -16,10 +16,9 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lint_rules.reach import check_route, routes
-
+from tests.lint_rules.reach import check_route, routes
 from trio_lint.rules import all_rules
 
 

@@ -9,7 +9,7 @@ import ast
 
 import pytest
 
-from lint_rules._scripts import expected_findings, script_config, script_paths
+from tests.lint_rules._scripts import expected_findings, script_config, script_paths
 from trio_lint import fix_source, lint_source
 from trio_lint.rules import all_rules
 

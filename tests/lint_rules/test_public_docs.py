@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from lint_rules._private_refs import private_references
+from tests.lint_rules._private_refs import private_references
 from trio_lint import lint_source
 from trio_lint.rules import all_rules, get_rule
 

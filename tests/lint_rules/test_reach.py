@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from lint_rules.reach import check_route, routes, variants
+from tests.lint_rules.reach import check_route, routes, variants
 from trio_lint.explain import rule_doc
 from trio_lint.rules import all_rules
 from trio_lint.rules.base import REACH_ROUTES, Rule
