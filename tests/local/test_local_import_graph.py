@@ -8,7 +8,7 @@ from pathlib import Path
 
 import trio_local
 
-GRAPH_TEST = Path(__file__).parents[1] / "lint" / "test_import_graph.py"
+GRAPH_TEST = Path(__file__).parents[1] / "trio_lint" / "test_import_graph.py"
 # Lower layers first: a module may import its own layer or a lower one, never a higher one.
 LAYERS = (
     ("trio_local.errors", "trio_local.config", "trio_local.catalogue"),

@@ -26,7 +26,7 @@ SERVING = {"mcp_server.registry", "mcp_server.server", "mcp_server.transports", 
 def _graph_helpers() -> ModuleType:
     """trio_lint's import-graph test, loaded as a private copy pointed at mcp_server: one graph
     builder and cycle finder for every package, not a copy per package."""
-    path = Path(__file__).parents[1] / "lint" / "test_import_graph.py"
+    path = Path(__file__).parents[1] / "trio_lint" / "test_import_graph.py"
     spec = importlib.util.spec_from_file_location("mcp_layers_import_graph", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
