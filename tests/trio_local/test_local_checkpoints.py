@@ -8,9 +8,10 @@ import sqlite3
 import numpy as np
 import pytest
 import pytrio as trio
-from local_helpers import MODEL, sft_batch, train
 from pytrio.errors.base import PyTrioError
 from pytrio.errors.event import EventFailedError
+
+from tests.support.local import MODEL, sft_batch, train
 
 K, MORE = 3, 5
 LR = 2e-3

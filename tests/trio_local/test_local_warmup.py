@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from local_helpers import MODEL
+
+from tests.support.local import MODEL
 
 KEY = "warmup-test-key-0123"
 # Holds the import until the client's first step has been waiting for it a while (at most the

@@ -17,11 +17,11 @@ from pathlib import Path
 import httpx
 import pytest
 import torch
-from engine_harness import MODEL, Harness, resign, trained
 from pytrio.protocol.actor.sampling_run.sample import SampleRequest
 from safetensors.torch import load, save
-from wire import V1, Wire, body_of, sample_body
 
+from tests.trio_local.hardening.engine_harness import MODEL, Harness, resign, trained
+from tests.trio_local.hardening.wire import V1, Wire, body_of, sample_body
 from trio_local.background import LocalService
 from trio_local.config import ServeConfig
 from trio_local.errors import EngineError

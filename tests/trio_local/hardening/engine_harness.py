@@ -16,8 +16,8 @@ from typing import Any
 
 from pytrio.protocol.actor.events.codec import payload_model_for_event
 from pytrio.protocol.actor.events.event import EventEnvelope, EventType
-from wire import ADAM, MODEL, datum, event_id, forward_payload
 
+from tests.trio_local.hardening.wire import ADAM, MODEL, datum, event_id, forward_payload
 from trio_local.config import ServeConfig
 from trio_local.engine.engine import EventOutcome
 from trio_local.server import Service

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 import pytrio as trio
-from local_helpers import MODEL, sft_batch, train
 from pytrio.errors.base import PyTrioError
 
 import trio_local
+from tests.support.local import MODEL, sft_batch, train
 from trio_local.storage.db import Store
 
 

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from local_helpers import MODEL, serve_until_signalled
+
+from tests.support.local import MODEL, serve_until_signalled
 
 TRIO_LOCAL = str(Path(sys.executable).with_name("trio-local"))
 

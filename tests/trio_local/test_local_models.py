@@ -15,12 +15,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 import pytrio as trio
-from local_helpers import MODEL
 from pytrio.types import EncodedTextChunk
 
 import trio_local
 from pytrio_facts import vision
 from pytrio_facts.models import MODEL_CATALOGUE
+from tests.support.local import MODEL
 
 TRIO_LOCAL = str(Path(sys.executable).with_name("trio-local"))
 README_MODEL = "Qwen/Qwen3.5-4B"

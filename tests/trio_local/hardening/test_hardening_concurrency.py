@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from wire import MODEL, V1, Wire, lora
 
 import trio_local
+from tests.trio_local.hardening.wire import MODEL, V1, Wire, lora
 from trio_local.storage.lock import DataDirInUse
 
 

@@ -9,9 +9,9 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from wire import V1, Wire, body_of, datum, forward_payload, lora
 
 import trio_local
+from tests.trio_local.hardening.wire import V1, Wire, body_of, datum, forward_payload, lora
 from trio_local.server import Service
 
 

@@ -1,4 +1,5 @@
-"""trio-local II: services with the options these tests need, driven by the real SDK."""
+"""The engine through the real SDK: a service whose scheduler runs each cycle at once (cycle_ms=0),
+for the tests of this folder that drive it (`client` here overrides the parent folder's)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ import pytest
 
 pytest.importorskip("torch")
 import pytrio as trio
-from ii_helpers import local_service
 
+from tests.support.local import local_service
 from trio_local.background import LocalService
 
 

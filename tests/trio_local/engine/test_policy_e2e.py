@@ -6,7 +6,8 @@ import math
 
 import pytest
 import pytrio as trio
-from ii_helpers import MODEL, read_stats
+
+from tests.support.local import MODEL, read_stats
 
 TEXT = "The quick brown fox jumps over the lazy dog."
 

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 import pytrio as trio
-from ii_helpers import MODEL, local_service, read_stats
+
+from tests.support.local import MODEL, local_service, read_stats
 
 pytest.importorskip("torch")
 

@@ -1,12 +1,18 @@
-"""Helpers shared by trio-local's tests: SFT data built with the real tokenizer, and a
-`trio-local serve` process stopped by a signal."""
+"""Helpers shared by trio-local's tests: SFT data built with the real tokenizer, a
+`trio-local serve` process stopped by a signal, a service with any ServeConfig option and its
+stats."""
 
 from __future__ import annotations
 
+import json
 import subprocess
+import urllib.request
 from collections.abc import Callable
+from typing import Any
 
 import pytrio as trio
+
+from trio_local.background import LocalService, serve_in_background
 
 MODEL = "Qwen/Qwen3-4B-Instruct-2507"
 PAIRS = [
@@ -67,3 +73,13 @@ def serve_until_signalled(
         process.kill()
         process.wait(30)
     return process.returncode, stderr
+
+
+# A service with any ServeConfig option (cycle_ms=, max_training_runs=, heartbeat_timeout_s=...),
+# this process's SDK pointed at it.
+local_service = serve_in_background
+
+
+def read_stats(service: LocalService) -> dict[str, Any]:
+    with urllib.request.urlopen(service.env["TRIO_LOCAL_STATS_URL"], timeout=10) as response:
+        return json.load(response)

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 import pytrio as trio
-from ii_helpers import MODEL, local_service, read_stats
 
+from tests.support.local import MODEL, local_service, read_stats
 from trio_local.submission_patterns import pipelined, serial, submit_then_wait
 
 pytest.importorskip("torch")

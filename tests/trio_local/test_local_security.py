@@ -10,10 +10,10 @@ import httpx
 import msgpack
 import pytest
 import pytrio as trio
-from local_helpers import MODEL
 from pytrio.errors.base import PyTrioError
 from pytrio.errors.event import EventFailedError
 
+from tests.support.local import MODEL
 from trio_local.catalogue import SAMPLER_LIMITS
 from trio_local.config import ConfigError, ServeConfig
 

@@ -23,9 +23,9 @@ import pytest
 
 pytest.importorskip("torch")
 import pytrio as trio
-from local_helpers import serve_until_signalled
 
 import trio_local
+from tests.support.local import serve_until_signalled
 from trio_lint.rules import get_rule
 
 MODEL = "Qwen/Qwen3-4B-Instruct-2507"

@@ -17,9 +17,9 @@ import httpx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from local_helpers import MODEL
 from pytrio.errors.base import PyTrioError
 
+from tests.support.local import MODEL
 from trio_local.http.files import Unsatisfiable, parse_range
 from trio_local.http.guarded import GuardedH11Protocol
 

@@ -18,9 +18,9 @@ from pytrio.protocol.control.training_run.find_by_checkpoint_uri import (
 )
 from pytrio.protocol.control.training_run.renew import TrainingRunRenewResponse
 from pytrio.protocol.control.training_run.update import TrainingRunUpdateResponse
-from wire import MODEL, V1, Wire, lora
 
 import trio_local
+from tests.trio_local.hardening.wire import MODEL, V1, Wire, lora
 
 
 def exactly(model: type[BaseModel], answer) -> None:

@@ -11,10 +11,20 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from wire import ADAM, MODEL, V1, Wire, body_of, datum, forward_payload, lora, sample_body
 
 import trio_local
 from pytrio_facts import LIMITS, LOSS_NAMES
+from tests.trio_local.hardening.wire import (
+    ADAM,
+    MODEL,
+    V1,
+    Wire,
+    body_of,
+    datum,
+    forward_payload,
+    lora,
+    sample_body,
+)
 from trio_local.background import LocalService
 
 

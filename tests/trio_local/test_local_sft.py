@@ -8,9 +8,9 @@ import httpx
 import numpy as np
 import pytest
 import pytrio as trio
-from local_helpers import MODEL, PAIRS, prompt_tokens, sft_batch, sft_datum, train
 
 import trio_local
+from tests.support.local import MODEL, PAIRS, prompt_tokens, sft_batch, sft_datum, train
 from trio_local import catalogue
 
 

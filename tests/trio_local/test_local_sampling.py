@@ -9,7 +9,8 @@ import pytest
 import pytrio as trio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from local_helpers import MODEL, prompt_tokens, sft_batch, train
+
+from tests.support.local import MODEL, prompt_tokens, sft_batch, train
 
 REAL_VOCAB = 151_669  # the tokenizer's ids; the embedding has 151,936 rows
 

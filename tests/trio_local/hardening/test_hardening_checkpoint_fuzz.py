@@ -13,11 +13,17 @@ from pathlib import Path
 
 import pytest
 import torch
-from engine_harness import Harness, read_config, resign, trained, write_config
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from safetensors.torch import load, save
 
+from tests.trio_local.hardening.engine_harness import (
+    Harness,
+    read_config,
+    resign,
+    trained,
+    write_config,
+)
 from trio_local.errors import EngineError
 from trio_local.storage.checkpoints import (
     ADAPTER_CONFIG,

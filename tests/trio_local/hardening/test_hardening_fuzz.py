@@ -22,9 +22,19 @@ import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from wire import ADAM, MODEL, V1, Wire, body_of, datum, forward_payload, lora, sample_body
 
 import trio_local
+from tests.trio_local.hardening.wire import (
+    ADAM,
+    MODEL,
+    V1,
+    Wire,
+    body_of,
+    datum,
+    forward_payload,
+    lora,
+    sample_body,
+)
 from trio_local.background import LocalService
 
 EXAMPLES = int(os.environ.get("TRIO_LOCAL_FUZZ_EXAMPLES", "40"))
