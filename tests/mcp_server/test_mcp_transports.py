@@ -5,9 +5,9 @@ from __future__ import annotations
 import httpx
 import pytest
 from mcp import Client
-from mcp_helpers import TOKEN, authorised_client, http_server, stdio_params
 
 from mcp_server.tools import ALL_TOOLS
+from tests.mcp_server.mcp_helpers import TOKEN, authorised_client, http_server, stdio_params
 
 pytestmark = pytest.mark.anyio
 
@@ -39,7 +39,7 @@ async def test_stdio_reads_the_config_file_in_its_directory(tmp_path) -> None:
 def test_bad_config_exits_with_a_message(tmp_path) -> None:
     import subprocess
 
-    from mcp_helpers import TRIO_MCP
+    from tests.mcp_server.mcp_helpers import TRIO_MCP
 
     (tmp_path / "trio-mcp.toml").write_text("max_rank = 'lots'\n")
     done = subprocess.run(

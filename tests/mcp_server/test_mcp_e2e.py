@@ -14,7 +14,8 @@ import json
 import mcp_types
 import pytest
 from mcp import Client
-from mcp_helpers import authorised_client, http_server, stdio_params
+
+from tests.mcp_server.mcp_helpers import authorised_client, http_server, stdio_params
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 

@@ -2,7 +2,7 @@
 and open another in its slot (also from concurrent calls); an ended run's checkpoints are read
 from the backend, under the server's guards, and resume with their step count; the temporary
 sampler weights stay out of the user's checkpoints and end with the run; delete needs no run_id.
-(The restart of a server that stopped cleanly is part of tests/mcp/test_mcp_agent_e2e.py.)
+(The restart of a server that stopped cleanly is part of tests/mcp_server/test_mcp_agent_e2e.py.)
 
 A server process killed in the middle of an update (SIGKILL: no cleanup at all), then a new one
 on the same data: every step it counted is in the budget, nothing is held or half-written."""
@@ -17,10 +17,10 @@ import time
 import anyio
 import pytest
 from mcp import Client
-from mcp_helpers import authorised_client, http_server_process
 
 from mcp_server.config import Config
 from mcp_server.server import build_server
+from tests.mcp_server.mcp_helpers import authorised_client, http_server_process
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 

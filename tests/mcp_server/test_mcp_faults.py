@@ -17,10 +17,10 @@ import anyio
 import httpx
 import pytest
 from mcp import Client
-from mcp_helpers import TOKEN, TRIO_MCP, authorised_client, free_port, stdio_params
 
 from mcp_server.config import Config
 from mcp_server.server import build_server
+from tests.mcp_server.mcp_helpers import TOKEN, TRIO_MCP, authorised_client, free_port, stdio_params
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 

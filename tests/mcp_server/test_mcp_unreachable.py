@@ -15,7 +15,8 @@ import anyio
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
-from mcp_helpers import TRIO_MCP, free_port
+
+from tests.mcp_server.mcp_helpers import TRIO_MCP, free_port
 
 pytestmark = pytest.mark.anyio
 

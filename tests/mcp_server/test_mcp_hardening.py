@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 from mcp import Client
-from mcp_helpers import TRIO_MCP
 
 from mcp_server.budget import Budget
 from mcp_server.errors import GuardRefusal
@@ -23,6 +22,7 @@ from mcp_server.redact import remember_secret
 from mcp_server.runs import RunRegistry, RunState
 from mcp_server.transports import resolve_token
 from pytrio_facts import LIMITS, LOSSES
+from tests.mcp_server.mcp_helpers import TRIO_MCP
 
 pytestmark = pytest.mark.anyio
 

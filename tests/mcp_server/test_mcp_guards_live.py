@@ -13,10 +13,10 @@ from pathlib import Path
 import anyio
 import pytest
 from mcp import Client
-from mcp_helpers import TOKEN, TRIO_MCP, free_port
 
 from mcp_server.config import Config
 from mcp_server.server import build_server
+from tests.mcp_server.mcp_helpers import TOKEN, TRIO_MCP, free_port
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 

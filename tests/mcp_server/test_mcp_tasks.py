@@ -14,7 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
-from mcp_helpers import TOKEN, TRIO_MCP, http_server
+
+from tests.mcp_server.mcp_helpers import TOKEN, TRIO_MCP, http_server
 
 pytestmark = pytest.mark.slow
 

@@ -24,10 +24,10 @@ import re
 import tomllib
 
 import pytest
-from mcp_helpers import authorised_client, http_server
 
 from mcp_server.config import Config
 from mcp_server.resources import NOT_LIMITS
+from tests.mcp_server.mcp_helpers import authorised_client, http_server
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
