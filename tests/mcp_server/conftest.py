@@ -1,9 +1,10 @@
-"""Fixtures for trio-mcp tests: an in-process server (no backend started) and a small real
-Hugging Face tokenizer with a Qwen-style chat template for the datum builder."""
+"""Fixtures for trio-mcp tests: an in-process server (no backend started), one on trio-local per
+module, and a small real Hugging Face tokenizer with a Qwen-style chat template for the datum
+builder."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,23 @@ def make_server(tmp_path: Path) -> Callable[..., Any]:
     yield factory
     for app in built:
         app.close()
+
+
+@pytest.fixture(scope="module")
+def local(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, Any]]:
+    """One in-process server on trio-local per test module (one model build), as (server, app).
+    Its max_rank is 8, below the rank-16 checkpoint test_mcp_rewards saves outside the session."""
+    root = tmp_path_factory.mktemp("local")
+    config = Config(
+        backend="local",
+        eager_backend=False,
+        audit_log=root / "audit.jsonl",
+        local_data_dir=root / "data",
+        max_rank=8,
+    )
+    server, app = build_server(config)
+    yield server, app
+    app.close()
 
 
 CHAT_TEMPLATE = (

@@ -39,21 +39,6 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-@pytest.fixture(scope="module")
-def local(tmp_path_factory):
-    """One in-process server on trio-local, shared by this module's tests (one model build)."""
-    root = tmp_path_factory.mktemp("faults")
-    config = Config(
-        backend="local",
-        eager_backend=False,
-        audit_log=root / "audit.jsonl",
-        local_data_dir=root / "data",
-    )
-    server, app = build_server(config)
-    yield server, app
-    app.close()
-
-
 async def lane(app, run_id: str) -> dict:
     """The backend's own counters for the run: `updates` is optimizer steps it completed."""
     base = app.backend.started.local.base_url

@@ -12,9 +12,6 @@ import httpx
 import pytest
 from mcp import Client
 
-from mcp_server.config import Config
-from mcp_server.server import build_server
-
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 PROMPTS = ["Can you help?", "Do you agree?"]
@@ -27,21 +24,6 @@ EXAMPLES = [
 @pytest.fixture(scope="module")
 def anyio_backend() -> str:
     return "asyncio"
-
-
-@pytest.fixture(scope="module")
-def local(tmp_path_factory):
-    root = tmp_path_factory.mktemp("rewards")
-    config = Config(
-        backend="local",
-        eager_backend=False,
-        audit_log=root / "audit.jsonl",
-        local_data_dir=root / "data",
-        max_rank=8,
-    )
-    server, app = build_server(config)
-    yield server, app
-    app.close()
 
 
 def text(result) -> str:
