@@ -1,7 +1,7 @@
 """The image facts (pytrio_facts.vision), the exception classes (pytrio_facts.exceptions) and the
 statements the skill makes about them, read back from the installed SDK, from transformers' image
 processor source (the public arithmetic the docs state) and from the skill's own pages and
-example. What only a running service shows is checked under trio-local: tests/local/
+example. What only a running service shows is checked under trio-local: tests/trio_local/
 test_local_images.py (positions, refusals, --check) and tests/skill/test_examples.py (example 11,
 the retry helper, the newest ckpt-*, steps after a resume, custom-loss metrics).
 """
