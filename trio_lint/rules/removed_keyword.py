@@ -62,7 +62,7 @@ what it asked for. Other removals have no fix.
 """
     evidence = """
 - generated: pytrio_facts/api_versions.json (renames paired by docstring, reviewed in
-  tests/skill/test_api_versions.py)
+  tests/pytrio_facts/test_api_versions.py)
 """
     VALID = (
         Valid("import pytrio as trio\ntrio.configure(request_timeout_seconds=600)\n"),
