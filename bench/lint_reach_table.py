@@ -1,6 +1,6 @@
 """The route x rule table of trio-lint's reach: for every rule and every route of
 `trio_lint.rules.base.REACH_ROUTES`, whether the variants of the rule's documented examples
-along that route keep INVALID flagged and VALID quiet (`tests/lint_rules/reach.py` makes them).
+along that route keep INVALID flagged and VALID quiet (`tests/trio_lint/rules/reach.py` makes them).
 
     python bench/lint_reach_table.py [--misses CODE] [--markdown]
 
@@ -16,10 +16,9 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lint_rules.reach import check_route, routes
-
+from tests.trio_lint.rules.reach import check_route, routes
 from trio_lint.rules import all_rules
 
 

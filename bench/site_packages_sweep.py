@@ -5,9 +5,9 @@ no internal error (PTR903), and a syntax error (PTR900) only where Python's own 
 The verdict is cached under the user's cache dir ($PYTRIO_SKILL_TEST_CACHE, else
 ~/.cache/pytrio-skill-tests/site-sweep/), keyed on a digest of the linter's sources and data
 (their bytes, so a fresh clone of the same code hits the cache) and of the swept file list (path,
-size, mtime). `tests/lint/test_site_packages.py` reads the full verdict this script leaves; on a
-miss it sweeps a sample (every pytrio file and a slice of the rest that moves with the linter's
-digest), since the full sweep costs about 18 CPU-minutes.
+size, mtime). `tests/trio_lint/test_site_packages.py` reads the full verdict this script leaves;
+on a miss it sweeps a sample (every pytrio file and a slice of the rest that moves with the
+linter's digest), since the full sweep costs about 18 CPU-minutes.
 
     python bench/site_packages_sweep.py            # the full sweep, cached
     python bench/site_packages_sweep.py --limit 50 # a smoke run on 50 files, not cached

@@ -1,8 +1,8 @@
 """Typed facts about the pytrio SDK (0.2.9), shared by the skill docs, trio-lint and trio-mcp.
 
-Pure data: importing this package never imports pytrio. tests/skill/test_facts.py checks every
-fact against the installed SDK. Other products may APPEND facts in a marked section of a module;
-existing facts change only with the SDK.
+Pure data: importing this package never imports pytrio. tests/pytrio_facts/test_facts.py checks
+every fact against the installed SDK. Other products may APPEND facts in a marked section of a
+module; existing facts change only with the SDK.
 """
 
 from pytrio_facts.api import (

@@ -3,7 +3,7 @@
 Codes come from two places in the SDK: the diagnostics table (pytrio/errors/diagnostics.py,
 mostly server codes) and the `code="..."` arguments of the errors the SDK raises itself.
 `hint` is exactly what `PyTrioError.hint` shows for that code (empty when the SDK has none);
-tests/skill/test_facts.py compares both the code set and the hints with the installed SDK.
+tests/pytrio_facts/test_facts.py compares both the code set and the hints with the installed SDK.
 """
 
 from __future__ import annotations

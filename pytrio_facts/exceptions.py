@@ -4,7 +4,7 @@ Only `PyTrioError` is exported at the top level (`trio.PyTrioError`); every othe
 imported from its module under `pytrio.errors`. Whether one error may be retried is not a
 property of its class but of the error: `err.retryable`, which the SDK sets from the error's
 code (pytrio/errors/diagnostics.py; the codes are in pytrio_facts.errors) or, for a code it
-does not know, from the HTTP status (408, 429, 5xx). tests/skill checks the classes, modules
+does not know, from the HTTP status (408, 429, 5xx). tests/pytrio_facts checks the classes, modules
 and parents against the installed SDK.
 """
 

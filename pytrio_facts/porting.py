@@ -4,7 +4,7 @@ Tinker's side is `tinker_api.json` (pytrio_facts/generate_tinker.py, read from t
 wheel), pytrio's is `api_versions.json` at the pinned release plus the checked facts of
 `pytrio_facts.sdk`. Nothing here imports either SDK. docgen renders
 `references/porting-from-tinker.md` from these rows; the only hand-written part is `NOTES`, the
-advice for a row, and tests/skill/test_porting.py fails when a note's row disappears.
+advice for a row, and tests/pytrio_facts/test_porting.py fails when a note's row disappears.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ TINKER_DATA = Path(__file__).with_name("tinker_api.json")
 CLIENTS = ("ServiceClient", "TrainingClient", "SamplingClient", "RestClient", "APIFuture")
 # Clients a Tinker script builds with `tinker.X(...)` (the others come from factories).
 CONSTRUCTED = ("ServiceClient", "RestClient")
-# Types that changed their name; both names are checked to exist (tests/skill/test_porting.py).
+# Types that changed their name; both names are checked to exist
+# (tests/pytrio_facts/test_porting.py).
 RENAMED_TYPES = {"SampledSequence": "SampleSequence"}
 
 # Advice for a row, keyed by the row's key. A key names a Tinker symbol or member
@@ -86,7 +87,8 @@ NOTES: dict[str, str] = {
 @dataclass(frozen=True)
 class LintGap:
     """A difference that ported code can hit and trio-lint does not report yet: the page tells
-    the reader to look for it, and tests/skill/test_porting.py fails once trio-lint reports it."""
+    the reader to look for it, and tests/pytrio_facts/test_porting.py fails once trio-lint
+    reports it."""
 
     pattern: str  # a regex matched against one line of ported code
     advice: str  # Markdown, for the page
@@ -121,7 +123,7 @@ LINT_GAPS: tuple[LintGap, ...] = (
 @dataclass(frozen=True)
 class SameName:
     """A member both SDKs have under one name with a different meaning: no table row shows it
-    (the names agree), so the page says it, and tests/skill/test_porting.py checks that both
+    (the names agree), so the page says it, and tests/pytrio_facts/test_porting.py checks that both
     generated API files still have the member."""
 
     client: str  # the class, as in CLIENTS

@@ -1,6 +1,6 @@
 """Core SDK facts for pytrio 0.2.9: version, metric keys, losses, parameter types, limits.
 
-Every value here is checked against the installed SDK by tests/skill/test_facts.py, so a
+Every value here is checked against the installed SDK by tests/pytrio_facts/test_facts.py, so a
 change in pytrio shows up as a failing test rather than as a wrong sentence in the docs.
 """
 

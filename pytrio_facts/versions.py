@@ -2,7 +2,7 @@
 
 What each SDK line (0.1.13, 0.2.9) accepts, so version-aware rules and the 0.1 -> 0.2 migration
 guide read one table. Evidence tags follow ../shared/research/api-diff.md: ``013:`` is the 0.1.13
-wheel, ``029:`` the 0.2.9 wheel. tests/lint_rules/test_version_facts.py checks the 0.2 side of
+wheel, ``029:`` the 0.2.9 wheel. tests/pytrio_facts/test_version_facts.py checks the 0.2 side of
 every entry against the installed SDK. The prose summary of the migration is
 `pytrio_facts.migration.MIGRATION`.
 """

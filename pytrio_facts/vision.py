@@ -5,7 +5,7 @@ says which models accept one (`SupportedModel` has no modality field) nor how ma
 image becomes. Both are properties of the model, published with it: a vision model ships a
 `preprocessor_config.json` (patch size, merge size, pixel bounds) that transformers' image
 processor applies (`smart_resize`, then one token per `merge_size x merge_size` patches). The
-values below are copied from those public files, named in `source`; tests/skill checks the
+values below are copied from those public files, named in `source`; tests/pytrio_facts checks the
 arithmetic against transformers' own `smart_resize` and the SDK facts against the wheel.
 
 Pure data and arithmetic: importing this module imports nothing else.

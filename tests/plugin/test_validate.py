@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.tool_cache import npm_prefix
+from tests.support.tool_cache import npm_prefix
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("node@22", "@anthropic-ai/claude-code@2.1.332")

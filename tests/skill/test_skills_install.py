@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from docgen import skill_copy
-from tests.tool_cache import npm_prefix
+from tests.support.tool_cache import npm_prefix
 
 ROOT = Path(__file__).resolve().parents[2]
 SKILLS_CLI = "skills@1.7.4"
@@ -31,7 +31,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def cli() -> list[str]:
-    """[node22, skills/bin/cli.mjs] from an npm prefix kept between runs (tests/tool_cache.py)."""
+    """[node22, skills/bin/cli.mjs] from an npm prefix kept between runs (support/tool_cache.py)."""
     node_path, script_path = "node_modules/.bin/node", "node_modules/skills/bin/cli.mjs"
     prefix = npm_prefix(f"skills-{SKILLS_CLI}", (NODE, SKILLS_CLI), node_path, script_path)
     node, script = prefix / node_path, prefix / script_path

@@ -79,7 +79,7 @@ class Invalid:
 
 
 # How a value can reach the code a rule checks, one step further than a documented example
-# shows it (`tests/lint_rules/reach.py` generates a variant of every example along each): the
+# shows it (`tests/trio_lint/rules/reach.py` generates a variant of every example along each): the
 # value routes carry the offending value, receiver or result; the placements move the code that
 # consumes it. A route a rule does not follow is named under "Limitations" in its doc.
 REACH_ROUTES: dict[str, str] = {
@@ -121,7 +121,7 @@ class Reach:
     (rendered under "## Limitations" in the rule's doc); `not_applicable`: route -> why the
     route changes what the examples mean for this rule (for maintainers, never rendered; the key
     may end in ":valid" or ":invalid" to skip only those examples). Along every other route each
-    INVALID example stays flagged and each VALID example quiet (`tests/lint_rules/test_reach.py`)."""
+    INVALID example stays flagged and each VALID example quiet (`tests/trio_lint/rules/test_reach.py`)."""
 
     limitations: frozenset[str] = frozenset()
     not_applicable: Mapping[str, str] = field(default_factory=dict)
@@ -186,7 +186,7 @@ class LooksAt:
     """What a checker's hooks look at, in one declaration (`Rule.looks_at = LooksAt(...)`): the
     walk calls a hook only for the nodes declared here, so a unit's many `print(...)`,
     `self.x` and `args["k"]` cost nothing. A field left None narrows nothing: the hook sees
-    every node of its class. `tests/lint_rules/test_call_filters.py` proves, over every example
+    every node of its class. `tests/trio_lint/rules/test_call_filters.py` proves, over every example
     and script, that a rule finds the same declaring `EVERYTHING`.
 
     - `calls`: `visit_Call` sees `x.m(...)` / `m(...)` for `m` in this set ...
@@ -339,7 +339,7 @@ class Rule(Checker):
     doc: ClassVar[str] = ""
     # Where the rule's claims were checked, for maintainers (never printed): citations of the SDK
     # wheels as `release:file:lines` (`029:client/sampling.py:168`), public URLs, library
-    # releases and symbols; tests/lint_rules/test_rule_evidence.py checks the format.
+    # releases and symbols; tests/trio_lint/rules/test_rule_evidence.py checks the format.
     evidence: ClassVar[str] = ""
     VALID: ClassVar[Sequence[Valid]] = ()
     INVALID: ClassVar[Sequence[Invalid]] = ()
