@@ -3,7 +3,6 @@ outlives the call, whichever step fails."""
 
 from __future__ import annotations
 
-import os
 import stat
 import threading
 from pathlib import Path
@@ -83,7 +82,9 @@ def test_the_temporary_file_is_named_by_prefix_and_suffix_beside_the_target(
     assert seen[0].endswith(".tmp")
     assert target.read_bytes() == b"x"
     default: list[str] = []
-    write_atomic(target, b"y", before_replace=lambda: default.extend(os.listdir(tmp_path)))
+    write_atomic(
+        target, b"y", before_replace=lambda: default.extend(p.name for p in tmp_path.iterdir())
+    )
     assert any(name.startswith(".out.txt.") for name in default)
 
 
@@ -96,4 +97,4 @@ def test_concurrent_writers_leave_one_whole_value(tmp_path: Path) -> None:
     for thread in threads:
         thread.join()
     assert target.read_bytes() in values
-    assert os.listdir(tmp_path) == ["ledger.json"]
+    assert [p.name for p in tmp_path.iterdir()] == ["ledger.json"]

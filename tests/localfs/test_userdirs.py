@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from localfs.userdirs import app_dir, base_dir
@@ -25,6 +23,6 @@ def test_an_absolute_variable_wins_and_a_relative_or_empty_one_is_ignored(
     assert app_dir(kind, "trio-x") == str(tmp_path / "xdg" / "trio-x")
     for ignored in ("relative/dir", ""):
         monkeypatch.setenv(variable, ignored)
-        assert base_dir(kind) == os.path.join(str(tmp_path / "home"), default)
+        assert base_dir(kind) == str(tmp_path / "home" / default)
     monkeypatch.delenv(variable)
-    assert base_dir(kind) == os.path.join(str(tmp_path / "home"), default)
+    assert base_dir(kind) == str(tmp_path / "home" / default)
