@@ -14,7 +14,9 @@ SKILL_PACKAGES = [SKILL, f"{SKILL}.references", f"{SKILL}.examples"]
 
 setup(
     packages=[
-        *find_packages(include=["trio_lint*", "mcp_server*", "trio_local*", "pytrio_facts*"]),
+        *find_packages(
+            include=["trio_lint*", "mcp_server*", "trio_local*", "pytrio_facts*", "localfs*"]
+        ),
         *SKILL_PACKAGES,
     ],
     package_dir={SKILL: "skills/pytrio"},
