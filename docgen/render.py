@@ -10,12 +10,10 @@ Three kinds of output:
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +21,7 @@ import jinja2
 
 from docgen import skill_copy
 from docgen.sources import context
+from localfs.atomic import write_atomic
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -156,14 +155,6 @@ def stale(root: Path = ROOT) -> list[Path]:
     return changed + skill_copy.extra_files(root, rendered)
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    Path(tmp).replace(path)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m docgen.render", description=__doc__)
     parser.add_argument("--check", action="store_true", help="exit 1 if a generated doc is stale")
@@ -176,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     rendered = render_all()
     for path, text in rendered.items():
         if not path.exists() or path.read_text(encoding="utf-8") != text:
-            _write_atomic(path, text)
+            write_atomic(path, text.encode("utf-8"), mode=0o644, parents=True)
             print(f"rendered {path.relative_to(ROOT)}")
     for path in skill_copy.extra_files(ROOT, rendered):
         path.unlink()

@@ -33,18 +33,21 @@ def atomic_file(
     suffix: str = "",
     mode: int | None = None,
     durable: bool = False,
+    parents: bool = False,
     before_replace: Callable[[], None] | None = None,
 ) -> Iterator[BinaryIO]:
     """A binary file to write that appears at `target` complete when the block ends, or not at
     all when it raises. The temporary file is `<prefix><random><suffix>` in `target`'s directory
     (`prefix` defaults to `.<name>.`, a hidden name); `mode`: the new file's permission bits
-    (default: mkstemp's 0o600); `before_replace`: the last check before the rename (raising keeps
-    `target` as it was)."""
+    (default: mkstemp's 0o600); `parents`: create missing parent directories first;
+    `before_replace`: the last check before the rename (raising keeps `target` as it was)."""
     import tempfile  # only writes need it: spared on a run that only reads
 
     path = os.fspath(target)
     directory, name = os.path.split(path)
     directory = directory or "."
+    if parents:
+        os.makedirs(directory, exist_ok=True)
     fd, tmp = tempfile.mkstemp(
         dir=directory, prefix=f".{name}." if prefix is None else prefix, suffix=suffix
     )
@@ -75,6 +78,7 @@ def write_atomic(
     suffix: str = "",
     mode: int | None = None,
     durable: bool = False,
+    parents: bool = False,
     before_replace: Callable[[], None] | None = None,
 ) -> None:
     """Write `data` to `target` atomically (see `atomic_file` for the options)."""
@@ -84,6 +88,7 @@ def write_atomic(
         suffix=suffix,
         mode=mode,
         durable=durable,
+        parents=parents,
         before_replace=before_replace,
     ) as handle:
         handle.write(data)

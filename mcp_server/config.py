@@ -6,13 +6,13 @@ command-line flags override the file. Keys use snake_case (dashes are accepted a
 
 from __future__ import annotations
 
-import os
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from localfs.userdirs import app_dir
 from pytrio_facts import LIMITS
 
 CONFIG_FILE = "trio-mcp.toml"
@@ -20,8 +20,7 @@ PYPROJECT_TABLE = "trio-mcp"
 
 
 def default_audit_log() -> Path:
-    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(state) / "trio-mcp" / "audit.jsonl"
+    return Path(app_dir("state", "trio-mcp")) / "audit.jsonl"
 
 
 class Config(BaseModel):

@@ -27,7 +27,6 @@ import fcntl
 import json
 import logging
 import os
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -36,6 +35,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
+from localfs.atomic import write_atomic
 from mcp_server.backend import choose_backend
 from mcp_server.config import Config
 from mcp_server.errors import BackendFailure, TrioMcpError
@@ -205,22 +205,12 @@ class Ledger:
 
     def _write(self, data: LedgerData, *, sync: bool = True) -> None:
         assert self.path is not None
-        fd, tmp = tempfile.mkstemp(
-            dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp"
-        )
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(data.model_dump_json())
-                handle.flush()
-                if sync:
-                    os.fsync(handle.fileno())
-            Path(tmp).replace(self.path)
+            write_atomic(
+                self.path, data.model_dump_json().encode("utf-8"), suffix=".tmp", durable=sync
+            )
         except OSError as exc:
-            Path(tmp).unlink(missing_ok=True)
             raise LedgerError(f"cannot write the ledger {self.path}: {exc}") from None
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
 
 
 def _spend(data: LedgerData, steps: int, tokens: int) -> None:

@@ -19,7 +19,6 @@ import logging
 import os
 import re
 import secrets
-import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
+from localfs.atomic import write_atomic
 from mcp_server.redact import remember_secret
 
 log = logging.getLogger("trio_mcp.http")
@@ -96,16 +96,7 @@ def write_secret_file(path: Path, text: str) -> None:
     itself, even when `path` is a symlink, never the file it points at.
     """
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        Path(tmp).replace(path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, text.encode("utf-8"), suffix=".tmp", durable=True)
 
 
 def http_app(server: Server[Any], token: str) -> Any:

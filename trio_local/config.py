@@ -7,6 +7,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from localfs.userdirs import app_dir
 from trio_local import catalogue
 
 STATS_PATH = "/trio-local/stats"  # per-run clock-cycle statistics (`trio-local stats`)
@@ -16,13 +17,11 @@ MIN_API_KEY_LENGTH = 8
 
 
 def default_data_dir() -> Path:
-    root = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(os.environ.get("TRIO_LOCAL_DATA_DIR") or Path(root) / "trio-local")
+    return Path(os.environ.get("TRIO_LOCAL_DATA_DIR") or app_dir("data", "trio-local"))
 
 
 def default_cache_dir() -> Path:
-    root = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(os.environ.get("TRIO_LOCAL_CACHE_DIR") or Path(root) / "trio-local")
+    return Path(os.environ.get("TRIO_LOCAL_CACHE_DIR") or app_dir("cache", "trio-local"))
 
 
 def warmup_default() -> bool:

@@ -18,8 +18,8 @@ from pathlib import Path
 from itsdangerous import BadData, BadSignature, Signer, TimestampSigner
 from itsdangerous.encoding import base64_decode, base64_encode
 
+from localfs.atomic import write_atomic
 from trio_local.config import MIN_API_KEY_LENGTH, ConfigError
-from trio_local.storage.files import write_bytes_atomic
 
 KEY_FILE = "api_key"
 SECRET_FILE = "server_secret"
@@ -43,7 +43,7 @@ def _read_private(path: Path) -> str:
 def _read_or_create(path: Path, make: str) -> tuple[str, bool]:
     if path.exists() or path.is_symlink():
         return _read_private(path), False
-    write_bytes_atomic(path, make.encode(), mode=0o600)
+    write_atomic(path, make.encode(), mode=0o600, durable=True, parents=True)
     return make, True
 
 

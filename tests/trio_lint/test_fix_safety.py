@@ -242,10 +242,10 @@ def test_fix_writes_a_symlinks_target_and_keeps_the_link(project):
     [
         ("replace", OSError(28, "No space left on device")),
         ("fsync", OSError(5, "Input/output error")),
-        ("chmod", PermissionError(1, "Operation not permitted")),
+        ("fchmod", PermissionError(1, "Operation not permitted")),
         ("replace", KeyboardInterrupt()),
     ],
-    ids=["replace-enospc", "fsync-eio", "chmod-eperm", "replace-interrupt"],
+    ids=["replace-enospc", "fsync-eio", "fchmod-eperm", "replace-interrupt"],
 )
 def test_a_failed_write_leaves_the_file_and_no_temp_file(project, monkeypatch, patched, fault):
     target = project / "a.py"

@@ -131,7 +131,7 @@ def test_a_busy_port_is_one_line_and_exit_2(tmp_path) -> None:
 @pytest.mark.parametrize(
     ("target", "error", "words"),
     [
-        ("trio_local.security.write_bytes_atomic", OSError(errno.ENOSPC, "full"), "full"),
+        ("trio_local.security.write_atomic", OSError(errno.ENOSPC, "full"), "full"),
         ("trio_local.storage.lock.DataDirLock.acquire", OSError(errno.EROFS, "ro"), "read-only"),
         (
             "trio_local.storage.db.Store.__init__",

@@ -103,7 +103,7 @@ def read_store(file: Path) -> dict:
 def write_store(directory: Path, file: Path, data: dict) -> None:
     """Temp file + rename: a crash or a concurrent run never leaves a half-written store. Stores
     unused for PRUNE_AFTER_S (other settings, older versions of the linter) are deleted."""
-    from trio_lint.run.fileio import write_atomic
+    from localfs.atomic import write_atomic
 
     try:
         payload = marshal.dumps(data)

@@ -26,8 +26,9 @@ def _engine_files() -> list[str]:
 
 
 def _memo_dir() -> str:
-    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(root, "trio-lint", "code-fingerprints")
+    from localfs.userdirs import app_dir
+
+    return os.path.join(app_dir("cache", "trio-lint"), "code-fingerprints")
 
 
 def content_fingerprint(files: list[str]) -> str:
@@ -62,10 +63,12 @@ def code_fingerprint() -> str:
         pass
     fingerprint = content_fingerprint(files)
     try:  # the memo is an optimisation: an unwritable cache dir only costs the re-read
-        from trio_lint.run.fileio import write_atomic
+        from localfs.atomic import write_atomic
 
         os.makedirs(os.path.dirname(memo), exist_ok=True)
-        write_atomic(memo, fingerprint.encode("ascii"), prefix=f"{os.path.basename(memo)}.")
+        write_atomic(
+            memo, fingerprint.encode("ascii"), prefix=f"{os.path.basename(memo)}.", suffix=".tmp"
+        )
     except OSError:
         pass
     return fingerprint

@@ -12,13 +12,11 @@ behind can be told from the ones a live run is writing, and removed."""
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import re
 import stat as stat_module
 import time
-from collections.abc import Callable
 
 # The one limit on what is linted (parse.decode checks text given directly, e.g. by the editor).
 MAX_FILE_BYTES = 10 * 1024 * 1024
@@ -97,43 +95,6 @@ def read_regular(path: str, limit: int = MAX_FILE_BYTES) -> bytes:
         os.close(fd)
 
 
-def write_atomic(
-    target: str,
-    data: bytes,
-    *,
-    prefix: str,
-    suffix: str = TEMP_SUFFIX,
-    mode: int | None = None,
-    durable: bool = False,
-    before_replace: Callable[[], None] | None = None,
-) -> None:
-    """Write `data` to a temporary file `<prefix><random><suffix>` beside `target`, then rename
-    it over `target`: a reader sees the old bytes or the new, never a part. `mode`: the new
-    file's permission bits; `durable`: fsync before the rename (a crash keeps old or new);
-    `before_replace`: the last check before the rename (raising keeps `target` as it was).
-    The temporary file never outlives the call, whatever ends it (an error, KeyboardInterrupt,
-    SystemExit from a signal handler). The one atomic write of trio-lint (fixes and its caches).
-    """
-    import tempfile  # only writes need it: spared on a run that only reads
-
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), prefix=prefix, suffix=suffix)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            if durable:
-                handle.flush()
-                os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        if before_replace is not None:
-            before_replace()
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
 def write_fixed(path: str, data: bytes, expected: bytes) -> str:
     """Replace the file at `path` with `data` if it still holds `expected`; returns the path
     written (a symlink's target). Raises ChangedMeanwhile (nothing written) when the file changed
@@ -159,6 +120,8 @@ def write_fixed(path: str, data: bytes, expected: bytes) -> str:
             raise ChangedMeanwhile(
                 errno.EAGAIN, "the file changed while it was being fixed; not written", path
             )
+
+    from localfs.atomic import write_atomic  # only writes need it
 
     write_atomic(
         target,

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from trio_local.storage.files import write_bytes_atomic
+from localfs.atomic import write_atomic
 
 logger = logging.getLogger("trio_local.checks")
 
@@ -133,7 +133,9 @@ def cached_chat_tokens(directory: Path, load_tokenizer: Callable[[], Any]) -> Ch
         pass
     chat = ChatTokens.from_tokenizer(load_tokenizer())
     try:
-        write_bytes_atomic(memo, json.dumps(_memo(chat, key)).encode())
+        write_atomic(
+            memo, json.dumps(_memo(chat, key)).encode(), mode=0o644, durable=True, parents=True
+        )
     except OSError as error:
         logger.warning("trio-local check: cannot remember the chat tokens in %s: %s", memo, error)
     return chat

@@ -79,7 +79,7 @@ class CheckReport(BaseModel):
         return "\n".join(lines)
 
     def write(self, path: Path) -> None:
-        from trio_local.storage.files import write_bytes_atomic
+        from localfs.atomic import write_atomic
 
         text = self.model_dump_json(indent=2) + "\n"
-        write_bytes_atomic(path, text.encode("utf-8"))
+        write_atomic(path, text.encode("utf-8"), mode=0o644, durable=True, parents=True)

@@ -10,11 +10,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from localfs.atomic import atomic_file
 from trio_local.errors import ApiError
 from trio_local.security import sign_download
 from trio_local.storage import checkpoints as ckpt_files
 from trio_local.storage.db import Page, Store, now
-from trio_local.storage.files import atomic_file
 from trio_local.storage.rows import CheckpointRow
 
 DOWNLOAD_TTL_S = 3600
@@ -44,7 +44,10 @@ def build_archive(source: Path, target: Path, name: str) -> Path:
                 f"checkpoint '{name}' cannot be downloaded: {file_name} is missing or not a "
                 "regular file",
             )
-    with atomic_file(target) as handle, tarfile.open(fileobj=handle, mode="w") as tar:
+    with (
+        atomic_file(target, mode=0o644, durable=True, parents=True) as handle,
+        tarfile.open(fileobj=handle, mode="w") as tar,
+    ):
         for file_name in ckpt_files.ARCHIVE_FILES:
             tar.add(source / file_name, arcname=f"{name}/{file_name}")
     return target

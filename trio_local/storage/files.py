@@ -1,4 +1,5 @@
-"""Crash-safe file writes: a temp file or directory, fsync, then one atomic rename."""
+"""Crash-safe directory writes: a staging directory, fsync, then one atomic rename (single
+files: `localfs.atomic`)."""
 
 from __future__ import annotations
 
@@ -9,39 +10,8 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO
 
-
-def fsync_dir(path: Path) -> None:
-    """Make a rename inside `path` durable (the directory entry itself must reach disk)."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-@contextlib.contextmanager
-def atomic_file(path: Path, *, mode: int = 0o644) -> Iterator[BinaryIO]:
-    """A file to write that appears at `path` complete (fsynced, one rename) or not at all."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        os.fchmod(fd, mode)
-        with os.fdopen(fd, "wb") as handle:
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
-        Path(tmp).replace(path)
-        fsync_dir(path.parent)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def write_bytes_atomic(path: Path, data: bytes, *, mode: int = 0o644) -> None:
-    with atomic_file(path, mode=mode) as handle:
-        handle.write(data)
+from localfs.atomic import fsync_dir
 
 
 def fsync_tree(root: Path) -> None:

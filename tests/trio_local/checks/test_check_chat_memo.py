@@ -102,7 +102,7 @@ def test_a_memo_that_cannot_be_written_still_gives_the_tokens(
     def full_disk(path: Path, data: bytes, **_: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(chat, "write_bytes_atomic", full_disk)
+    monkeypatch.setattr(chat, "write_atomic", full_disk)
     loads = Loads(build)
     assert cached_chat_tokens(build, loads) == derived and loads.count == 1
     assert "cannot remember the chat tokens" in caplog.text
