@@ -88,7 +88,7 @@ def test_parameters_say_how_they_are_typed() -> None:
     model = build_model(tree)
     helper = next(node for node in tree.body if isinstance(node, ast.FunctionDef))
     read = helper.body[0].value  # `return p`
-    binding = model._names[id(read)]
+    binding = model.references.get(read)
     assert isinstance(binding, ParameterBinding)
     assert binding.param == ("helper", 0, "p") and binding.fixed is None
 
