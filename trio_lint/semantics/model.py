@@ -63,9 +63,8 @@ The model keeps no rule's state: an analysis several codes share is one checker
 from __future__ import annotations
 
 import ast
-import functools
-from collections.abc import Callable, Container, Sequence
-from typing import Any, Protocol
+from collections.abc import Container, Sequence
+from typing import Any
 
 from trio_lint.semantics import inference, values
 from trio_lint.semantics.definitions import Definitions, FunctionNode
@@ -407,142 +406,108 @@ class ModuleNames(dict[str, Binding]):
         return self._model.module_types()
 
 
-# The signatures of the view's queries that a `Callable[...]` cannot spell (keywords, `*names`,
-# defaults): what a rule calls, without the `pytrio_only` the view gives.
-class _QualifiedName(Protocol):
-    def __call__(self, expr: ast.AST | None) -> str | None: ...
-
-
-class _IsSdk(Protocol):
-    def __call__(self, expr: ast.AST, *names: str) -> bool: ...
-
-
-class _SdkSymbol(Protocol):
-    def __call__(self, expr: ast.AST) -> str | None: ...
-
-
-class _ImportBinding(Protocol):
-    def __call__(self, name: ast.Name) -> Binding | None: ...
-
-
-class _TypeOf(Protocol):
-    def __call__(self, expr: ast.AST | None) -> SdkType | None: ...
-
-
-class _KindOf(Protocol):
-    def __call__(self, expr: ast.AST | None) -> Kind | None: ...
-
-
-class _ClientCall(Protocol):
-    def __call__(
-        self, call: ast.Call, *, methods: Container[str] | None = None
-    ) -> tuple[Kind, str] | None: ...
-
-
-class _Origins(Protocol):
-    def __call__(self, expr: ast.AST | None, limit: int = 200) -> list[ast.expr]: ...
-
-
 class ModelView:
     """The model as one rule sees it: the queries that hide another SDK's names answer with the
-    rule's `pytrio_only` (`_FILTERED_QUERIES`), the value queries pass through
-    (`_VALUE_QUERIES`), and nothing else of the model is reachable from a rule.
+    rule's `pytrio_only` unless the call gives its own (`_FILTERED_QUERIES`), the value queries
+    pass through (`_VALUE_QUERIES`), and nothing else of the model is reachable from a rule.
+    Each query is a method, so a type checker sees every one; a method costs a rule's query
+    no more than the partial it replaces."""
 
-    Each query is an attribute holding the model's bound method (or a partial of it giving
-    `pytrio_only=True`), set once here: rules ask a lot, and a method forwarding each call
-    would add a call to every query. The attributes are declared with the queries' signatures
-    (the protocols above), so a type checker sees every query and its types."""
-
-    __slots__ = (
-        "bound_expression",
-        "calls_of",
-        "client_call",
-        "defines",
-        "dict_entries",
-        "function_of",
-        "import_binding",
-        "is_sdk",
-        "kind_of",
-        "listed",
-        "literal",
-        "method_returns",
-        "model",
-        "mutations",
-        "origins",
-        "pytrio_only",
-        "qualified_name",
-        "returns",
-        "sdk_alias",
-        "sdk_symbol",
-        "sources",
-        "type_of",
-        "value_of",
-    )
-
-    # Answering with the rule's `pytrio_only`.
-    qualified_name: _QualifiedName
-    is_sdk: _IsSdk
-    sdk_symbol: _SdkSymbol
-    import_binding: _ImportBinding
-    type_of: _TypeOf
-    kind_of: _KindOf
-    client_call: _ClientCall
-    # The same for every rule.
-    sdk_alias: Callable[[], str | None]
-    calls_of: Callable[[str], list[ast.Call]]
-    method_returns: Callable[[Kind, str], SdkType | None]
-    listed: Callable[[ast.AST], bool]
-    bound_expression: Callable[[ast.Name], ast.expr | None]
-    value_of: Callable[[ast.AST | None], ast.expr | None]
-    sources: Callable[[ast.AST | None], list[ast.expr]]
-    literal: Callable[[ast.AST | None], ast.expr | None]
-    mutations: Callable[[ast.Name], list[tuple[str, Any, ast.expr]]]
-    function_of: Callable[[ast.Name], FunctionNode | None]
-    returns: Callable[[ast.AST], list[ast.expr]]
-    defines: Callable[[str], bool]
-    origins: _Origins
-    dict_entries: Callable[[ast.AST | None], dict[str, ast.expr] | None]
+    __slots__ = ("model", "pytrio_only")
 
     def __init__(self, model: SemanticModel, pytrio_only: bool) -> None:
         self.model = model
         self.pytrio_only = pytrio_only
-        if pytrio_only:
-            only = functools.partial
-            self.qualified_name = only(model.qualified_name, pytrio_only=True)
-            self.is_sdk = only(model.is_sdk, pytrio_only=True)
-            self.sdk_symbol = only(model.sdk_symbol, pytrio_only=True)
-            self.import_binding = only(model.import_binding, pytrio_only=True)
-            self.type_of = only(model.type_of, pytrio_only=True)
-            self.kind_of = only(model.kind_of, pytrio_only=True)
-            self.client_call = only(model.client_call, pytrio_only=True)
-        else:
-            self.qualified_name = model.qualified_name
-            self.is_sdk = model.is_sdk
-            self.sdk_symbol = model.sdk_symbol
-            self.import_binding = model.import_binding
-            self.type_of = model.type_of
-            self.kind_of = model.kind_of
-            self.client_call = model.client_call
-        self.sdk_alias = model.sdk_alias
-        self.calls_of = model.calls_of
-        self.method_returns = model.method_returns
-        self.listed = model.listed
-        self.bound_expression = model.bound_expression
-        self.value_of = model.value_of
-        self.sources = model.sources
-        self.literal = model.literal
-        self.mutations = model.mutations
-        self.function_of = model.function_of
-        self.returns = model.returns
-        self.defines = model.defines
-        self.origins = model.origins
-        self.dict_entries = model.dict_entries
 
     @property
     def other_sdk_only(self) -> bool:
         return self.model.other_sdk_only
 
+    # ---- answering with the rule's `pytrio_only` (or the one a call gives) -------------------
 
+    def qualified_name(
+        self, expr: ast.AST | None, *, pytrio_only: bool | None = None
+    ) -> str | None:
+        flag = self.pytrio_only if pytrio_only is None else pytrio_only
+        return self.model.qualified_name(expr, pytrio_only=flag)
+
+    def is_sdk(self, expr: ast.AST, *names: str, pytrio_only: bool | None = None) -> bool:
+        flag = self.pytrio_only if pytrio_only is None else pytrio_only
+        return self.model.is_sdk(expr, *names, pytrio_only=flag)
+
+    def sdk_symbol(self, expr: ast.AST, *, pytrio_only: bool | None = None) -> str | None:
+        flag = self.pytrio_only if pytrio_only is None else pytrio_only
+        return self.model.sdk_symbol(expr, pytrio_only=flag)
+
+    def import_binding(self, name: ast.Name, *, pytrio_only: bool | None = None) -> Binding | None:
+        flag = self.pytrio_only if pytrio_only is None else pytrio_only
+        return self.model.import_binding(name, pytrio_only=flag)
+
+    def type_of(self, expr: ast.AST | None, *, pytrio_only: bool | None = None) -> SdkType | None:
+        flag = self.pytrio_only if pytrio_only is None else pytrio_only
+        return self.model.type_of(expr, pytrio_only=flag)
+
+    def kind_of(self, expr: ast.AST | None, *, pytrio_only: bool | None = None) -> Kind | None:
+        flag = self.pytrio_only if pytrio_only is None else pytrio_only
+        return self.model.kind_of(expr, pytrio_only=flag)
+
+    def client_call(
+        self,
+        call: ast.Call,
+        *,
+        pytrio_only: bool | None = None,
+        methods: Container[str] | None = None,
+    ) -> tuple[Kind, str] | None:
+        flag = self.pytrio_only if pytrio_only is None else pytrio_only
+        return self.model.client_call(call, pytrio_only=flag, methods=methods)
+
+    # ---- the same for every rule -----------------------------------------------------------
+
+    def sdk_alias(self) -> str | None:
+        return self.model.sdk_alias()
+
+    def calls_of(self, name: str) -> list[ast.Call]:
+        return self.model.calls_of(name)
+
+    def method_returns(self, kind: Kind, name: str) -> SdkType | None:
+        return self.model.method_returns(kind, name)
+
+    def listed(self, expr: ast.AST) -> bool:
+        return self.model.listed(expr)
+
+    def bound_expression(self, name: ast.Name) -> ast.expr | None:
+        return values.bound_expression(self.model, name)
+
+    def value_of(self, expr: ast.AST | None) -> ast.expr | None:
+        return values.value_of(self.model, expr)
+
+    def sources(self, expr: ast.AST | None) -> list[ast.expr]:
+        return values.sources(self.model, expr)
+
+    def literal(self, expr: ast.AST | None) -> ast.expr | None:
+        return values.literal(self.model, expr)
+
+    def mutations(self, name: ast.Name) -> list[tuple[str, Any, ast.expr]]:
+        return values.mutations(self.model, name)
+
+    def function_of(self, name: ast.Name) -> FunctionNode | None:
+        return values.function_of(self.model, name)
+
+    def returns(self, function: ast.AST) -> list[ast.expr]:
+        return self.model.definitions.returns(function)
+
+    def defines(self, name: str) -> bool:
+        return self.model.definitions.defines(name)
+
+    def origins(self, expr: ast.AST | None, limit: int = 200) -> list[ast.expr]:
+        return values.origins(self.model, expr, limit)
+
+    def dict_entries(self, expr: ast.AST | None) -> dict[str, ast.expr] | None:
+        return values.dict_entries(self.model, expr)
+
+
+# What `ModelView` answers, by kind (tests/lint_rules/test_receivers.py checks the view has
+# each, and none of the model's state).
 _FILTERED_QUERIES = (
     "qualified_name",
     "is_sdk",
