@@ -266,7 +266,9 @@ class _Pass(ast.NodeVisitor):
             self.visit(stmt)
         self._pop()
 
-    def _comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp):
+    def _comprehension(
+        self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp
+    ) -> None:
         self._mark(node.generators[0])
         self.visit(node.generators[0].iter)  # evaluated in the enclosing scope
         self._push("comprehension", node)
