@@ -9,7 +9,7 @@ memo (`ValueMemo`, owned by the model)."""
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from trio_lint.semantics.scopes import (
     CONVERSION_ATTRS,
@@ -44,6 +44,9 @@ __all__ = [
     "sources",
     "value_of",
 ]
+
+
+_T = TypeVar("_T")
 
 
 class ValueMemo:
@@ -408,10 +411,7 @@ def _instance_classes(model: SemanticModel, expr: ast.AST, depth: int) -> list[S
 def _class_scopes(model: SemanticModel, expr: ast.AST | None) -> list[Scope]:
     """The class(es) of this module an expression names (`Cfg` -> Cfg's scope)."""
     if isinstance(expr, ast.Name):
-        scopes = model.definitions.classes(expr.id)
-        binding = model.resolve(expr)
-        if len(scopes) == 1 and (binding is None or binding.expr is None):
-            return scopes
+        return _one_definition(model, expr, model.definitions.classes(expr.id))
     return []
 
 
@@ -480,16 +480,19 @@ def functions_called(model: SemanticModel, call: ast.Call) -> list[FunctionNode]
     rebound to a value), `self.m(...)` of a method of the enclosing class; else empty."""
     func = call.func
     if isinstance(func, ast.Name):
-        defs = model.definitions.functions(func.id)
-        binding = model.resolve(func)
-        if len(defs) == 1 and (binding is None or binding.expr is None):
-            return defs
-        return []
+        return _one_definition(model, func, model.definitions.functions(func.id))
     if isinstance(func, ast.Attribute):
         owner = model.definitions.owner(func)
         if owner is not None and func.attr in owner.methods:
             return [owner.methods[func.attr]]
     return []
+
+
+def _one_definition(model: SemanticModel, name: ast.Name, found: list[_T]) -> list[_T]:
+    """`found` (the unit's definitions of `name`'s id) when there is one and the read does not
+    see the name bound to a value instead; else empty."""
+    binding = model.resolve(name)
+    return found if len(found) == 1 and (binding is None or binding.expr is None) else []
 
 
 def _is_field_call(call: ast.Call) -> bool:
