@@ -177,7 +177,7 @@ class _Pass(ast.NodeVisitor):
             elif done.kind == "comprehension" and name in parent.current:
                 self.references.record(key, parent.current[name])  # comprehensions run now
             elif done.kind == "comprehension" and parent.kind != "module":
-                parent.pending.append((key, name))
+                parent.defer(key, name)
             else:
                 self.references.record(key, FreeRef(parent, name))
         self.scope = parent
@@ -205,7 +205,7 @@ class _Pass(ast.NodeVisitor):
             if plain:
                 self.definitions.add_function(node)
             elif outer.kind == "class":
-                outer.methods[node.name] = node
+                outer.add_method(node)
                 self.definitions.add_method(node)
         positional = [*node.args.posonlyargs, *node.args.args]
         if method:
@@ -317,9 +317,7 @@ class _Pass(ast.NodeVisitor):
             return  # (a queue parameter: what is put in it is what its workers get)
         how = "items" if func.attr in ITEMS_METHODS else "item"
         value = call.args[-1]
-        if binding.parts is None:
-            binding.parts = []
-        binding.parts.append((how, None, value))
+        binding.add_part(how, None, value)
 
     def _add_argument(self, call: ast.Call) -> None:
         default = keyword_value(call, "default")
@@ -365,7 +363,7 @@ class _Pass(ast.NodeVisitor):
             if found is not None:
                 self.references.record(id(node), found)
         else:
-            scope.pending.append((id(node), node.id))
+            scope.defer(id(node), node.id)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if isinstance(node.value, ast.Name) and node.value.id == "self":
@@ -448,13 +446,11 @@ class _Pass(ast.NodeVisitor):
             if isinstance(target.value, ast.Name) and target.value.id == "self":
                 owner = self._method_class()
                 if owner is not None:
-                    owner.attributes.setdefault(target.attr, []).append(binding)
+                    owner.add_attribute(target.attr, binding)
             elif isinstance(target.value, ast.Name) and value is not None:
                 held = self.scope.lookup_now(target.value.id)  # `params.max_tokens = 64`
                 if held is not None and held is not UNKNOWN:
-                    if held.parts is None:
-                        held.parts = []
-                    held.parts.append(("attr", target.attr, value))
+                    held.add_part("attr", target.attr, value)
         else:  # subscripts: the container is read, and (for a name) mutated
             self.visit(target)
             if (
@@ -464,9 +460,7 @@ class _Pass(ast.NodeVisitor):
             ):
                 held = self.scope.lookup_now(target.value.id)
                 if held is not None and held is not UNKNOWN:
-                    if held.parts is None:
-                        held.parts = []
-                    held.parts.append(("set", target.slice, value))
+                    held.add_part("set", target.slice, value)
 
     def visit_Assign(self, node: ast.Assign) -> None:
         self.visit(node.value)
@@ -506,9 +500,7 @@ class _Pass(ast.NodeVisitor):
         if held is not None:
             self.references.record(id(node.target), held)
             if held is not UNKNOWN and isinstance(node.op, ast.Add):
-                if held.parts is None:
-                    held.parts = []
-                held.parts.append(("items", None, node.value))
+                held.add_part("items", None, node.value)
 
     def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
         self.visit(node.value)

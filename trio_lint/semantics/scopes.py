@@ -95,6 +95,12 @@ class NameBinding:
     def __init__(self) -> None:
         self.parts = None  # (each kind sets it itself: one call less per binding)
 
+    def add_part(self, how: str, key: Any, value: ast.expr) -> None:
+        """A later mutation of the bound object (`SemanticModel.mutations` lists the kinds)."""
+        if self.parts is None:
+            self.parts = []
+        self.parts.append((how, key, value))
+
     def __eq__(self, other: object) -> bool:
         # Two bindings made the same way are equal (as when they were one dataclass).
         if other.__class__ is not self.__class__:
@@ -233,6 +239,11 @@ NOT_YET: Final = _Missing.NOT_YET
 
 @dataclass(slots=True)
 class Scope:
+    """A module, function, class or comprehension scope, filled by the pass: `current`, each
+    name's binding at the pass's position (at the end, once the scope is done); `history`, all
+    of a name's bindings in order; for a class, its methods and the `self.x` its methods bind;
+    `pending`, reads not resolved yet (`defer`)."""
+
     kind: str  # "module" | "function" | "class" | "comprehension"
     parent: Scope | None
     node: ast.AST | None = None
@@ -245,6 +256,19 @@ class Scope:
     def bind(self, name: str, binding: NameBinding) -> None:
         self.current[name] = binding
         self.history.setdefault(name, []).append(binding)
+
+    def defer(self, read: int, name: str) -> None:
+        """A read (by `id`) of a name not bound here yet: resolved when the scope ends (a later
+        binding in this function makes it local, else it is the enclosing scope's)."""
+        self.pending.append((read, name))
+
+    def add_method(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        """A `def` in this class's body."""
+        self.methods[node.name] = node
+
+    def add_attribute(self, name: str, binding: NameBinding) -> None:
+        """`self.<name> = ...` in a method of this class."""
+        self.attributes.setdefault(name, []).append(binding)
 
     def lookup_now(self, name: str) -> NameBinding | None:
         scope: Scope | None = self
