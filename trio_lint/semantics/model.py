@@ -52,7 +52,8 @@ Values (where the value of an expression was bound; all flow-sensitive inside a 
 - `mutations(name)`: what was done to the object after binding (`append`, `extend`, `+=`,
   `x[k] = e`, `x.attr = e`).
 - `function_of(name)`: the `def` a name refers to; `returns(function_node)`: the expressions its
-  `return` statements give (not those of nested functions).
+  `return` statements give (not those of nested functions); `calls_of(name)`: every `name(...)`
+  call of the unit; `defines(name)`: the unit defines a function or method of that name.
 
 Unknown never matches: every query answers None / empty rather than guess.
 
