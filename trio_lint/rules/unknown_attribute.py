@@ -214,8 +214,7 @@ def _on_api_future(checker: conformance.ConformanceChecker, issue: conformance.I
     node = issue.node
     if not isinstance(node, ast.Attribute):
         return False
-    # The bound query takes the keyword (`SemanticModel.type_of`); ModelView's stub omits it.
-    typ = checker.model.type_of(node.value, pytrio_only=True)  # type: ignore[call-arg]  # see above
+    typ = checker.model.type_of(node.value, pytrio_only=True)
     return typ is not None and typ.kind is Kind.API_FUTURE
 
 

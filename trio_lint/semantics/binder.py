@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from trio_lint.semantics.documents import catalogue
+from trio_lint.semantics.inference import annotation_type
 from trio_lint.semantics.model import SemanticModel
 from trio_lint.semantics.names import (
     Binding,
@@ -80,14 +81,18 @@ _NOTHING: dict[type, int] = {}
 
 class _Pass(ast.NodeVisitor):
     def __init__(self, model: SemanticModel, marks: dict[type, int]) -> None:
-        self.m = model
+        # The parts of the model the pass fills (the pass holds them, never the reverse).
+        self.references = model.references
+        self.definitions = model.definitions
+        self.imports = model.imports
+        self.sdk_modules = model.sdk_modules
         self.scope = model.module_scope
         # The nodes of `marks`' classes in visiting order, so that the rules' dispatch needs no
         # second walk of the tree. Every node is recorded once: the parts of the tree the pass
         # does not visit (parameters, annotations, binding targets) are recorded where it passes
         # them by (`_record` / `_mark`).
         self.marks = marks
-        self.events: list[Any] = []
+        self.events: list[Any] = []  # nodes and `Leave`s (`SemanticModel.events`)
 
     def visit(self, node: ast.AST) -> None:
         node_class = node.__class__
@@ -168,13 +173,13 @@ class _Pass(ast.NodeVisitor):
         assert parent is not None
         for key, name in done.pending:
             if done.kind != "class" and name in done.history:
-                self.m._names[key] = UNKNOWN  # a local read before its first binding
+                self.references.record(key, UNKNOWN)  # a local read before its first binding
             elif done.kind == "comprehension" and name in parent.current:
-                self.m._names[key] = parent.current[name]  # comprehensions run right away
+                self.references.record(key, parent.current[name])  # comprehensions run now
             elif done.kind == "comprehension" and parent.kind != "module":
-                parent.pending.append((key, name))
+                parent.defer(key, name)
             else:
-                self.m._names[key] = FreeRef(parent, name)
+                self.references.record(key, FreeRef(parent, name))
         self.scope = parent
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> None:
@@ -198,32 +203,37 @@ class _Pass(ast.NodeVisitor):
         if not isinstance(node, ast.Lambda):
             outer.bind(node.name, FunctionBinding(node))
             if plain:
-                self.m._defs.setdefault(node.name, []).append(node)
+                self.definitions.add_function(node)
             elif outer.kind == "class":
-                outer.methods[node.name] = node
-                self.m._method_names.add(node.name)
-                self.m._defs.setdefault("." + node.name, []).append(node)
+                outer.add_method(node)
+                self.definitions.add_method(node)
         positional = [*node.args.posonlyargs, *node.args.args]
         if method:
             positional = positional[1:]
+        # The key of the calls that type its parameters (`Definitions.calls`): "name" for a
+        # plain function, ".name" for a method.
+        calls_key: str | None = None
         if not isinstance(node, ast.Lambda):
+            calls_key = node.name if plain else "." + node.name
             self._record(node.returns)
         self._push("function", node)
         for arg in function_params(node.args):
             self._record(arg)  # with its annotation; the defaults were visited above
-            fixed = self.m.annotation_type(arg.annotation, outer)
+            fixed = annotation_type(arg.annotation, outer)
             if fixed is not None:
                 self.scope.bind(arg.arg, ParameterBinding(fixed=fixed))
             elif (
-                (plain or (method and arg is not node.args.args[0]))
+                calls_key is not None
+                and (plain or (method and arg is not node.args.args[0]))
                 and (arg.annotation is None or _generic(arg.annotation))
                 and arg not in (node.args.vararg, node.args.kwarg)
             ):
                 # Unannotated, or annotated with a plain container (`metrics: dict[str, float]`):
                 # typed by what every call site of the module passes.
                 index = positional.index(arg) if arg in positional else None
-                key = node.name if plain else "." + node.name  # type: ignore[union-attr]
-                binding = ParameterBinding(param=(key, index, arg.arg), annotation=arg.annotation)
+                binding = ParameterBinding(
+                    param=(calls_key, index, arg.arg), annotation=arg.annotation
+                )
                 self.scope.bind(arg.arg, binding)
             else:
                 self.scope.bind(arg.arg, ParameterBinding(annotation=arg.annotation))
@@ -251,12 +261,14 @@ class _Pass(ast.NodeVisitor):
             self.visit(keyword.value)
         self.scope.bind(node.name, UNKNOWN)
         self._push("class", node)
-        self.m._classes.setdefault(node.name, []).append(self.scope)
+        self.definitions.add_class(node.name, self.scope)
         for stmt in node.body:
             self.visit(stmt)
         self._pop()
 
-    def _comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp):
+    def _comprehension(
+        self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp
+    ) -> None:
         self._mark(node.generators[0])
         self.visit(node.generators[0].iter)  # evaluated in the enclosing scope
         self._push("comprehension", node)
@@ -284,9 +296,9 @@ class _Pass(ast.NodeVisitor):
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
         if isinstance(func, ast.Name):
-            self.m._calls.setdefault(func.id, []).append(node)
+            self.definitions.add_call(func.id, node)
         elif isinstance(func, ast.Attribute):
-            self.m._calls.setdefault("." + func.attr, []).append(node)
+            self.definitions.add_call("." + func.attr, node)
             if func.attr == "add_argument":
                 self._add_argument(node)
             elif func.attr in ITEM_METHODS or func.attr in ITEMS_METHODS:
@@ -305,9 +317,7 @@ class _Pass(ast.NodeVisitor):
             return  # (a queue parameter: what is put in it is what its workers get)
         how = "items" if func.attr in ITEMS_METHODS else "item"
         value = call.args[-1]
-        if binding.parts is None:
-            binding.parts = []
-        binding.parts.append((how, None, value))
+        binding.add_part(how, None, value)
 
     def _add_argument(self, call: ast.Call) -> None:
         default = keyword_value(call, "default")
@@ -328,7 +338,7 @@ class _Pass(ast.NodeVisitor):
             if chosen is not None:
                 dest = chosen.lstrip("-").replace("-", "_")
         if dest:
-            self.m._arg_defaults.setdefault(dest, []).append(default)
+            self.definitions.add_argparse_default(dest, default)
 
     def visit_Return(self, node: ast.Return) -> None:
         if node.value is not None:
@@ -337,7 +347,7 @@ class _Pass(ast.NodeVisitor):
             while scope is not None and scope.kind == "comprehension":
                 scope = scope.parent
             if scope is not None and isinstance(scope.node, ast.FunctionDef | ast.AsyncFunctionDef):
-                self.m._returns.setdefault(id(scope.node), []).append(node.value)
+                self.definitions.add_return(scope.node, node.value)
 
     def visit_Name(self, node: ast.Name) -> None:
         if node.ctx.__class__ is not ast.Load:
@@ -345,22 +355,21 @@ class _Pass(ast.NodeVisitor):
         scope = self.scope
         binding = scope.current.get(node.id)
         if binding is not None:
-            self.m._names[id(node)] = binding
+            self.references.record(id(node), binding)
         elif scope.kind == "module":
             pass  # read before any binding: unknown
         elif scope.kind == "class":
             found = scope.lookup_now(node.id)
             if found is not None:
-                self.m._names[id(node)] = found
+                self.references.record(id(node), found)
         else:
-            scope.pending.append((id(node), node.id))
+            scope.defer(id(node), node.id)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if isinstance(node.value, ast.Name) and node.value.id == "self":
             owner = self._method_class()
             if owner is not None:
-                self.m._self_attrs[id(node)] = owner
-                self.m._method_of[id(node)] = owner
+                self.definitions.add_self_attribute(node, owner)
         self.visit(node.value)  # its one child
 
     def _method_class(self) -> Scope | None:
@@ -378,17 +387,17 @@ class _Pass(ast.NodeVisitor):
     # ---- bindings ------------------------------------------------------------------------------
 
     def _element_binding(self, iterable: ast.expr) -> NameBinding:
-        # Typed when a rule asks (`_binding_type`), not now: see `LoopBinding`.
+        # Typed when a rule asks (`inference.binding_type`), not now: see `LoopBinding`.
         return LoopBinding(iterable)
 
     def _unpacked(self, binding: NameBinding, count: int) -> list[NameBinding]:
         """`for d, out in zip(batch, fb.loss_fn_outputs)` / `for i, out in enumerate(...)`: each
         target walks one of the iterables (typed lazily, like any loop target)."""
-        walked = binding.element_of
-        if count == 2 and _waited_pair(binding.expr):
+        walked, value = binding.element_of, binding.expr
+        if count == 2 and value is not None and _waited_pair(value):
             # `done, pending = await asyncio.wait(tasks)`: each is one of the pair of sets
-            # (`TypeInference._waited_type` types the pair, each set typed as a list of tasks).
-            return [LoopBinding(binding.expr), LoopBinding(binding.expr)]
+            # (`inference._waited_type` types the pair, each set typed as a list of tasks).
+            return [LoopBinding(value), LoopBinding(value)]
         if (
             isinstance(walked, ast.Call)
             and isinstance(walked.func, ast.Name)
@@ -437,13 +446,11 @@ class _Pass(ast.NodeVisitor):
             if isinstance(target.value, ast.Name) and target.value.id == "self":
                 owner = self._method_class()
                 if owner is not None:
-                    owner.attributes.setdefault(target.attr, []).append(binding)
+                    owner.add_attribute(target.attr, binding)
             elif isinstance(target.value, ast.Name) and value is not None:
                 held = self.scope.lookup_now(target.value.id)  # `params.max_tokens = 64`
                 if held is not None and held is not UNKNOWN:
-                    if held.parts is None:
-                        held.parts = []
-                    held.parts.append(("attr", target.attr, value))
+                    held.add_part("attr", target.attr, value)
         else:  # subscripts: the container is read, and (for a name) mutated
             self.visit(target)
             if (
@@ -453,9 +460,7 @@ class _Pass(ast.NodeVisitor):
             ):
                 held = self.scope.lookup_now(target.value.id)
                 if held is not None and held is not UNKNOWN:
-                    if held.parts is None:
-                        held.parts = []
-                    held.parts.append(("set", target.slice, value))
+                    held.add_part("set", target.slice, value)
 
     def visit_Assign(self, node: ast.Assign) -> None:
         self.visit(node.value)
@@ -467,7 +472,7 @@ class _Pass(ast.NodeVisitor):
         if node.value is not None:
             self.visit(node.value)
         self._record(node.annotation)
-        fixed = self.m.annotation_type(node.annotation, self.scope)
+        fixed = annotation_type(node.annotation, self.scope)
         if fixed is not None:
             self._bind(
                 node.target,
@@ -493,11 +498,9 @@ class _Pass(ast.NodeVisitor):
         # `futures += [...]` keeps the name's type; a read of the name is recorded here.
         held = self.scope.current.get(node.target.id)
         if held is not None:
-            self.m._names[id(node.target)] = held
+            self.references.record(id(node.target), held)
             if held is not UNKNOWN and isinstance(node.op, ast.Add):
-                if held.parts is None:
-                    held.parts = []
-                held.parts.append(("items", None, node.value))
+                held.add_part("items", None, node.value)
 
     def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
         self.visit(node.value)
@@ -544,8 +547,8 @@ class _Pass(ast.NodeVisitor):
 
     def _import(self, node: ast.Import | ast.ImportFrom) -> None:
         if isinstance(node, ast.ImportFrom) and not node.level and node.module:
-            self.m.from_modules.add(node.module)
-        sdk = dict(bindings_of_import(node, self.m.sdk_modules))
+            self.imports.add_from_module(node.module)
+        sdk = dict(bindings_of_import(node, self.sdk_modules))
         for alias in node.names:
             self._record(alias)
             local = alias.asname or alias.name.partition(".")[0]
@@ -554,15 +557,11 @@ class _Pass(ast.NodeVisitor):
             found = sdk.get(local)
             if found is not None:
                 self.scope.bind(local, ImportBinding(found.qualname, found.origin))
-                if self.scope.kind == "module":
-                    self.m._origins.add(found.origin)
-                # Which SDK the code is written for counts every import: a notebook exported
-                # as a module (marimo) imports inside its cell functions.
-                self.m._all_origins.add(found.origin)
+                self.imports.add_sdk(found.origin, module_level=self.scope.kind == "module")
             else:
                 self.scope.bind(local, UNKNOWN)
 
-    def visit_Global(self, node: ast.Global) -> None:
+    def visit_Global(self, node: ast.Global | ast.Nonlocal) -> None:
         for name in node.names:
             self.scope.bind(name, UNKNOWN)
 
@@ -589,13 +588,17 @@ def _no_children(visitor: _Pass, value: object) -> None:
     pass
 
 
-@functools.cache
-def _fields(node_class: type) -> tuple[str, ...]:
+def _node_fields(node_class: type) -> tuple[str, ...]:
     """The fields of a node class that may hold nodes the pass has a use for (operators and
     expression contexts have no `visit_X` here and no children)."""
-    if node_class is ast.Constant:
+    if node_class is ast.Constant or not issubclass(node_class, ast.AST):
         return ()
     return tuple(f for f in node_class._fields if f not in _SCALAR_FIELDS)
+
+
+# Asked for every node the pass visits: once per class. (Typed as taking any class: the cache
+# takes hashables, and mypy does not count `type[ast.AST]` as one.)
+_fields: Callable[[type], tuple[str, ...]] = functools.cache(_node_fields)
 
 
 _PASS_RECURSION_LIMIT = 20_000
@@ -632,12 +635,11 @@ def build_model(
     their SDK binding (or to a canonical name); a seed with `typed()` (`ModuleNames`, what the
     model of the block before leaves) also gives the names whose SDK type that model knew."""
     model = SemanticModel(sdk_modules, str(version or default_version()))
-    inference = _Pass(model, events_for or _NOTHING)
+    visitor = _Pass(model, events_for or _NOTHING)
     for name, given in (seed or {}).items():
         bound = Binding(given, given.partition(".")[0]) if isinstance(given, str) else given
         model.module_scope.bind(name, ImportBinding(bound.qualname, bound.origin))
-        model._origins.add(bound.origin)
-        model._all_origins.add(bound.origin)
+        model.imports.add_sdk(bound.origin, module_level=True)
     if seed is not None:
         # A block of a document: a block that lists one object's members is no program.
         model.catalogue = catalogue(tree)
@@ -656,9 +658,9 @@ def build_model(
     # never put back, because other threads may be deep in a pass of their own.
     if sys.getrecursionlimit() < _PASS_RECURSION_LIMIT:
         sys.setrecursionlimit(_PASS_RECURSION_LIMIT)
-    inference.visit(tree)
-    model.events = inference.events
-    model._finish()
+    visitor.visit(tree)
+    model.events = visitor.events
+    model.imports.finish()
     return model
 
 

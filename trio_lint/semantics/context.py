@@ -36,8 +36,8 @@ class LintContext:
         self.function_stack: list[ast.AST] = []
         self.findings: list[Finding] = []
         self.tree: ast.Module | None = None
-        # The flag of the rule this context was made for (`for_rule`): the forwarding methods
-        # below answer with it.
+        # The flag of the rule this context was made for (`for_rule`): its `view` answers with
+        # it.
         self.pytrio_only = False
         self._for_flag(False)
 
@@ -48,8 +48,8 @@ class LintContext:
         self.view = ModelView(self.model, pytrio_only)
 
     def for_rule(self, pytrio_only: bool) -> LintContext:
-        """The context one rule sees: the same model, findings and walk position, with the rule's
-        `pytrio_only` for the forwarding methods."""
+        """The context one rule sees: the same model, findings and walk position, with a `view`
+        of the model answering with the rule's `pytrio_only`."""
         if pytrio_only == self.pytrio_only:
             return self
         other = copy.copy(self)

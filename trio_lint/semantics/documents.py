@@ -54,7 +54,7 @@ def _listed(statement: ast.stmt) -> tuple[ast.expr, str, str] | None:
 def catalogue(tree: ast.Module) -> Catalogue:
     """The catalogue a document block is (see the module docstring), else `NOT_A_CATALOGUE`."""
     listed: list[tuple[ast.expr, str, str]] = []
-    assigned: list[ast.stmt] = []
+    assigned: list[ast.Assign | ast.AnnAssign] = []
     for statement in tree.body:
         if isinstance(statement, ast.Import | ast.ImportFrom):
             continue

@@ -1,14 +1,19 @@
 """Type inference of the semantic model: which SDK type (client, future, result) an expression
-holds, from bindings, annotations, call sites and the SDK's method tables. `SemanticModel` mixes
-this in; `model.py` lists every query."""
+holds, from bindings, annotations, call sites and the SDK's method tables.
+
+Functions of the model (as ruff's `analyze::typing` takes the semantic model): `infer` answers
+`SemanticModel.type_of` (which memoizes it), `annotation_type` types an annotation for the pass,
+`binding_type` and `agreeing` type and join bindings; `model.py` lists every query. They read the
+model's parts, its queries, and their own memo (`TypeMemo`, owned by the model)."""
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trio_lint.parse import parse_ast
+from trio_lint.semantics import values
 from trio_lint.semantics.names import (
     dotted_name,
 )
@@ -22,7 +27,6 @@ from trio_lint.semantics.receivers import (
 )
 from trio_lint.semantics.scopes import (
     SEQUENCE_ANNOTATIONS,
-    FreeRef,
     NameBinding,
     ParameterBinding,
     Scope,
@@ -30,390 +34,377 @@ from trio_lint.semantics.scopes import (
     type_shape,
 )
 
+if TYPE_CHECKING:
+    from trio_lint.semantics.model import SemanticModel
 
-class TypeInference:
-    """The inference internals of `SemanticModel` (state: the binding pass's records)."""
+__all__ = ["TypeMemo", "agreeing", "annotation_type", "binding_type", "infer", "matched_kind"]
 
-    def _resolve(self, node: ast.Name) -> NameBinding | None:
-        ref = self._names.get(id(node))
-        if ref.__class__ is FreeRef:
-            return self._final(ref.scope, ref.name)  # type: ignore[union-attr]
-        return ref  # type: ignore[return-value]
 
-    def _name_bindings(self, node: ast.Name) -> list[NameBinding]:
-        """The binding reaching a read; for a name of an enclosing scope, all of its bindings."""
-        ref = self._names.get(id(node))
-        if isinstance(ref, FreeRef):
-            scope: Scope | None = ref.scope
-            while scope is not None:
-                if scope.kind != "class" and ref.name in scope.history:
-                    return scope.history[ref.name]
-                scope = scope.parent
-            return []
-        return [ref] if ref is not None else []
+class TypeMemo:
+    """What inference keeps between queries of one unit (`SemanticModel.type_of` keeps the
+    types of expressions itself)."""
 
-    def _final(self, scope: Scope | None, name: str) -> NameBinding | None:
-        """A name's value seen from a nested function: every binding of it must agree."""
-        key = (id(scope), name)
-        if key in self._finals:
-            return self._finals[key]
-        found: NameBinding | None = None
-        while scope is not None:
-            if scope.kind != "class" and name in scope.history:
-                found = self._agreeing(scope.history[name])
-                break
-            scope = scope.parent
-        if not self._busy:
-            # Every read of a module name in every function asks this; an answer given while an
-            # inference is in progress may have met a busy (unknown) type, so is not kept.
-            self._finals[key] = found
-        return found
+    __slots__ = ("params", "unreferenced")
 
-    def _agreeing(self, bindings: Iterable[NameBinding]) -> NameBinding | None:
-        bindings = list(bindings)
-        if len(bindings) == 1:
-            return bindings[0]
-        seen: set[object] = set()
-        for binding in bindings:
-            typ = self._binding_type(binding)
-            seen.add(binding.qualname or (type_shape(typ) if typ is not None else None))
-        return bindings[-1] if len(seen) == 1 and None not in seen else None
+    def __init__(self) -> None:
+        # (function key, positional index, name) of a parameter typed by its call sites
+        self.params: dict[tuple[str, int | None, str], SdkType | None] = {}
+        self.unreferenced: dict[int, bool] = {}  # id(def) -> never called nor read
 
-    def _infer(self, expr: ast.AST) -> SdkType | None:
-        expr_class = expr.__class__  # class tests, commonest first: every first query runs this
-        if expr_class is ast.Name:
-            binding = self._resolve(expr)  # type: ignore[arg-type]
-            return self._binding_type(binding) if binding is not None else None
-        if expr_class is ast.Constant:
-            return None
-        if expr_class is ast.Call:
-            return self._call_type(expr)  # type: ignore[arg-type]
-        if expr_class is ast.Attribute:
-            return self._attribute_type(expr)  # type: ignore[arg-type]
-        if expr_class is ast.Await:
-            value = expr.value  # type: ignore[attr-defined]
-            if value.__class__ is ast.Call:
-                runner = _asyncio_call(value)
-                if runner == "gather":
-                    return self._gathered_type(value)
-                if runner == "wait" and isinstance(value.func, ast.Attribute):
-                    return self._waited_type(value)
-                items = self.queue_items(value, awaited=True)  # `await queue.get()`: what was put
-                if items:
-                    return self._agreeing_type(items)
-            return _awaited(self.type_of(value))
-        if isinstance(expr, ast.Subscript):
-            base = self.type_of(expr.value)
-            if base is not None and base.kind is Kind.LIST:
-                return base if isinstance(expr.slice, ast.Slice) else base.of
-            if base is not None and base.kind is Kind.TENSOR_DICT:
-                return None if isinstance(expr.slice, ast.Slice) else SdkType(Kind.TENSOR_DATA)
-            key = expr.slice
-            if base is None and isinstance(key, ast.Constant) and isinstance(key.value, str):
-                entries = self.dict_entries(expr.value)  # `CONFIG["client"]`
-                entry = entries.get(key.value) if entries else None
-                return self.type_of(entry) if entry is not None else None
-            return None
-        if isinstance(expr, ast.List | ast.ListComp):
-            elements = [expr.elt] if isinstance(expr, ast.ListComp) else expr.elts
-            types = {self.type_of(e) for e in elements}
-            if len(types) == 1:
-                (only,) = types
-                if only is not None:
-                    return SdkType(Kind.LIST, only)
-            return None
-        if isinstance(expr, ast.NamedExpr):
-            return self.type_of(expr.value)
-        if (
-            isinstance(expr, ast.BoolOp)
-            and isinstance(expr.op, ast.Or)
-            and all(_empty_literal(value) for value in expr.values[1:])
-        ):
-            # `fb.metrics or {}`: the fallbacks are empty, so the value is the first operand's
-            return self.type_of(expr.values[0])
+
+def agreeing(model: SemanticModel, bindings: Iterable[NameBinding]) -> NameBinding | None:
+    """The last of several bindings of a name when they all give one SDK name or type (what a
+    read from a nested function, or `self.x` bound in several methods, holds), else None."""
+    bindings = list(bindings)
+    if len(bindings) == 1:
+        return bindings[0]
+    seen: set[object] = set()
+    for binding in bindings:
+        typ = binding_type(model, binding)
+        seen.add(binding.qualname or (type_shape(typ) if typ is not None else None))
+    return bindings[-1] if len(seen) == 1 and None not in seen else None
+
+
+def infer(model: SemanticModel, expr: ast.AST) -> SdkType | None:
+    """The SDK type `expr` holds (`SemanticModel.type_of`, which keeps the answer), else None."""
+    # Class tests, commonest first: every first query runs this, and `isinstance` costs a call
+    # per test. A type checker does not narrow on them: `node` is `expr` typed `Any`.
+    node: Any = expr
+    expr_class = node.__class__
+    if expr_class is ast.Name:
+        binding = model.resolve(node)
+        return binding_type(model, binding) if binding is not None else None
+    if expr_class is ast.Constant:
         return None
+    if expr_class is ast.Call:
+        return _call_type(model, node)
+    if expr_class is ast.Attribute:
+        return _attribute_type(model, node)
+    if isinstance(expr, ast.Await):
+        value = expr.value
+        if isinstance(value, ast.Call):
+            runner = _asyncio_call(value)
+            if runner == "gather":
+                return _gathered_type(model, value)
+            if runner == "wait" and isinstance(value.func, ast.Attribute):
+                return _waited_type(model, value)
+            # `await queue.get()`: what was put
+            items = values.queue_items(model, value, awaited=True)
+            if items:
+                return _agreeing_type(model, items)
+        return _awaited(model.type_of(value))
+    if isinstance(expr, ast.Subscript):
+        base = model.type_of(expr.value)
+        if base is not None and base.kind is Kind.LIST:
+            return base if isinstance(expr.slice, ast.Slice) else base.of
+        if base is not None and base.kind is Kind.TENSOR_DICT:
+            return None if isinstance(expr.slice, ast.Slice) else SdkType(Kind.TENSOR_DATA)
+        key = expr.slice
+        if base is None and isinstance(key, ast.Constant) and isinstance(key.value, str):
+            entries = values.dict_entries(model, expr.value)  # `CONFIG["client"]`
+            entry = entries.get(key.value) if entries else None
+            return model.type_of(entry) if entry is not None else None
+        return None
+    if isinstance(expr, ast.List | ast.ListComp):
+        elements = [expr.elt] if isinstance(expr, ast.ListComp) else expr.elts
+        types = {model.type_of(e) for e in elements}
+        if len(types) == 1:
+            (only,) = types
+            if only is not None:
+                return SdkType(Kind.LIST, only)
+        return None
+    if isinstance(expr, ast.NamedExpr):
+        return model.type_of(expr.value)
+    if (
+        isinstance(expr, ast.BoolOp)
+        and isinstance(expr.op, ast.Or)
+        and all(_empty_literal(value) for value in expr.values[1:])
+    ):
+        # `fb.metrics or {}`: the fallbacks are empty, so the value is the first operand's
+        return model.type_of(expr.values[0])
+    return None
 
-    def _gathered_type(self, call: ast.Call) -> SdkType | None:
-        """`await asyncio.gather(*xs)`, `await gather(a, b)`: a list of what awaiting each
-        argument gives, when they all agree (`return_exceptions=True` mixes in exceptions)."""
-        if any(k.arg == "return_exceptions" for k in call.keywords):
-            return None
-        found: SdkType | None = None
-        for arg in call.args:
-            typ = self._awaited_items(arg.value) if isinstance(arg, ast.Starred) else None
-            if not isinstance(arg, ast.Starred):
-                typ = _awaited(self.type_of(arg))
-            if typ is None or (found is not None and type_shape(typ) != type_shape(found)):
-                return None
-            found = typ
-        return SdkType(Kind.LIST, found) if found is not None else None
 
-    def _waited_type(self, call: ast.Call) -> SdkType | None:
-        """`await asyncio.wait(tasks)`: the pair (done, pending) of sets of those tasks, typed as
-        a list of two lists (only unpacking, items and iteration are asked of them)."""
-        if len(call.args) != 1:
+def _gathered_type(model: SemanticModel, call: ast.Call) -> SdkType | None:
+    """`await asyncio.gather(*xs)`, `await gather(a, b)`: a list of what awaiting each
+    argument gives, when they all agree (`return_exceptions=True` mixes in exceptions)."""
+    if any(k.arg == "return_exceptions" for k in call.keywords):
+        return None
+    found: SdkType | None = None
+    for arg in call.args:
+        typ = _awaited_items(model, arg.value) if isinstance(arg, ast.Starred) else None
+        if not isinstance(arg, ast.Starred):
+            typ = _awaited(model.type_of(arg))
+        if typ is None or (found is not None and type_shape(typ) != type_shape(found)):
             return None
-        items = call.args[0]
-        typ = self.type_of(items.elt if isinstance(items, ast.GeneratorExp) else items)
-        if not isinstance(items, ast.GeneratorExp):
+        found = typ
+    return SdkType(Kind.LIST, found) if found is not None else None
+
+
+def _waited_type(model: SemanticModel, call: ast.Call) -> SdkType | None:
+    """`await asyncio.wait(tasks)`: the pair (done, pending) of sets of those tasks, typed as
+    a list of two lists (only unpacking, items and iteration are asked of them)."""
+    if len(call.args) != 1:
+        return None
+    items = call.args[0]
+    typ = model.type_of(items.elt if isinstance(items, ast.GeneratorExp) else items)
+    if not isinstance(items, ast.GeneratorExp):
+        typ = typ.of if typ is not None and typ.kind is Kind.LIST else None
+    task = _task_of(typ)
+    return SdkType(Kind.LIST, SdkType(Kind.LIST, task)) if task is not None else None
+
+
+def _awaited_items(model: SemanticModel, items: ast.expr) -> SdkType | None:
+    """What awaiting each item of `*items` gives (a list, a comprehension, a generator)."""
+    if isinstance(items, ast.GeneratorExp):
+        return _awaited(model.type_of(items.elt))
+    typ = model.type_of(items)
+    return _awaited(typ.of) if typ is not None and typ.kind is Kind.LIST else None
+
+
+def binding_type(model: SemanticModel, binding: NameBinding) -> SdkType | None:
+    if binding.fixed is not None:
+        return binding.fixed
+    if binding.param is not None:
+        if binding.param not in model.type_memo.params:
+            model.type_memo.params[binding.param] = _param_type(model, *binding.param)
+        return model.type_memo.params[binding.param]
+    if binding.element_of is not None:
+        typ = model.type_of(binding.element_of)
+        return typ.of if typ is not None and typ.kind is Kind.LIST else None
+    if binding.expr is None:
+        return None
+    typ = model.type_of(binding.expr)
+    expr = binding.expr
+    if typ is None and binding.parts and isinstance(expr, ast.List) and not expr.elts:
+        return _filled_list_type(model, binding.parts)
+    return typ
+
+
+def _filled_list_type(
+    model: SemanticModel, parts: list[tuple[str, Any, ast.expr]]
+) -> SdkType | None:
+    """`data = []` filled by `data.append(d)` / `data.extend(ds)` / `data += ds`: a list of
+    what every addition agrees on (any other mutation, or a disagreement: unknown)."""
+    found: SdkType | None = None
+    for how, _key, value in parts:
+        typ = model.type_of(value)
+        if how == "items":
             typ = typ.of if typ is not None and typ.kind is Kind.LIST else None
-        task = _task_of(typ)
-        return SdkType(Kind.LIST, SdkType(Kind.LIST, task)) if task is not None else None
-
-    def _awaited_items(self, items: ast.expr) -> SdkType | None:
-        """What awaiting each item of `*items` gives (a list, a comprehension, a generator)."""
-        if isinstance(items, ast.GeneratorExp):
-            return _awaited(self.type_of(items.elt))
-        typ = self.type_of(items)
-        return _awaited(typ.of) if typ is not None and typ.kind is Kind.LIST else None
-
-    def _binding_type(self, binding: NameBinding) -> SdkType | None:
-        if binding.fixed is not None:
-            return binding.fixed
-        if binding.param is not None:
-            if binding.param not in self._params:
-                self._params[binding.param] = self._param_type(*binding.param)
-            return self._params[binding.param]
-        if binding.element_of is not None:
-            typ = self.type_of(binding.element_of)
-            return typ.of if typ is not None and typ.kind is Kind.LIST else None
-        if binding.expr is None:
+        elif how != "item":
             return None
-        typ = self.type_of(binding.expr)
-        expr = binding.expr
-        if typ is None and binding.parts and isinstance(expr, ast.List) and not expr.elts:
-            return self._filled_list_type(binding.parts)
-        return typ
-
-    def _filled_list_type(self, parts: list[tuple[str, Any, ast.expr]]) -> SdkType | None:
-        """`data = []` filled by `data.append(d)` / `data.extend(ds)` / `data += ds`: a list of
-        what every addition agrees on (any other mutation, or a disagreement: unknown)."""
-        found: SdkType | None = None
-        for how, _key, value in parts:
-            typ = self.type_of(value)
-            if how == "items":
-                typ = typ.of if typ is not None and typ.kind is Kind.LIST else None
-            elif how != "item":
-                return None
-            if typ is None or (found is not None and type_shape(typ) != type_shape(found)):
-                return None
-            found = typ
-        return SdkType(Kind.LIST, found) if found is not None else None
-
-    def _param_type(self, function: str, index: int | None, name: str) -> SdkType | None:
-        """`def step(training, batch)` called as `step(train, b)` with `train` a TrainingClient at
-        every call site of the module: `training` is a TrainingClient inside `step`."""
-        calls = self._calls.get(function)
-        if len(self._defs.get(function, ())) != 1 or not calls:
+        if typ is None or (found is not None and type_shape(typ) != type_shape(found)):
             return None
-        found: SdkType | None = None
-        for call in calls:
-            arg = keyword_value(call, name)
-            if (
-                arg is None
-                and index is not None
-                and index < len(call.args)
-                and not any(isinstance(a, ast.Starred) for a in call.args[: index + 1])
-            ):
-                arg = call.args[index]
-            if self._uncalled_parameter(arg):
-                continue
-            typ = self.type_of(arg) if arg is not None else None
-            if typ is None or (found is not None and type_shape(typ) != type_shape(found)):
-                return None
-            found = typ
-        return found
+        found = typ
+    return SdkType(Kind.LIST, found) if found is not None else None
 
-    def _uncalled_parameter(self, arg: ast.expr | None) -> bool:
-        """`loss_totals(result, batch)` inside `def batch_loss(result, batch)` that nothing in the
-        module calls, decorates or refers to: that call site says nothing either way."""
-        # The read's own binding, not `_resolve`: that may infer, and inference comes back here.
-        binding = self._names.get(id(arg)) if isinstance(arg, ast.Name) else None
-        if not isinstance(binding, ParameterBinding) or binding.param is None:
-            return False
-        function = binding.param[0]
-        defs = self._defs.get(function, ())
-        if self._calls.get(function) or len(defs) != 1 or defs[0].decorator_list:
-            return False
-        key = id(defs[0])
-        if key not in self._unreferenced:
-            self._unreferenced[key] = not any(
-                (ref.name == function) if isinstance(ref, FreeRef) else (ref.function is defs[0])
-                for ref in self._names.values()
-            )
-        return self._unreferenced[key]
 
-    def _attribute_type(self, node: ast.Attribute) -> SdkType | None:
-        owner = self._self_attrs.get(id(node))
-        if owner is not None:
-            binding = self._agreeing(owner.attributes.get(node.attr, []))
-            return self._binding_type(binding) if binding is not None else None
-        base = self.type_of(node.value)
-        if base is not None:
-            return self.attributes.get((base.kind, node.attr))
-        # `Settings.X`, `cfg.x` (dataclass / pydantic default), `args.x`: what it was bound to.
-        return self._agreeing_type(self._attribute_sources(node))
-
-    def _agreeing_type(self, exprs: list[ast.expr]) -> SdkType | None:
-        found: SdkType | None = None
-        for expr in exprs:
-            typ = self.type_of(expr)
-            if typ is None or (found is not None and type_shape(typ) != type_shape(found)):
-                return None
-            found = typ
-        return found
-
-    def _call_type(self, call: ast.Call) -> SdkType | None:
-        func = call.func
-        if isinstance(func, ast.Name) and func.id == "getattr" and self._resolve(func) is None:
-            # `getattr(fb, "metrics", {})` reads the attribute `fb.metrics`
-            if 2 <= len(call.args) <= 3 and not call.keywords:
-                name = call.args[1]
-                if isinstance(name, ast.Constant) and isinstance(name.value, str):
-                    base = self.type_of(call.args[0])
-                    return (
-                        self.attributes.get((base.kind, name.value)) if base is not None else None
-                    )
-            return None
-        symbol = self.sdk_symbol(func)
-        if symbol is not None:
-            kind = CLASS_KINDS.get(symbol)
-            return SdkType(kind) if kind is not None and kind in CONSTRUCTED_KINDS else None
-        if not isinstance(func, ast.Attribute):
-            return self._returned_type(call)
-        name = func.attr
-        if name == "as_completed" and _asyncio_call(call) == name and len(call.args) == 1:
-            # `for fut in asyncio.as_completed(xs)`: each `await fut` gives what an item of xs
-            # gives (only iteration is asked of it)
-            items = call.args[0]
-            typ = self.type_of(items.elt if isinstance(items, ast.GeneratorExp) else items)
-            if isinstance(items, ast.GeneratorExp):
-                return SdkType(Kind.LIST, typ) if _awaited(typ) is not None else None
-            return typ if typ is not None and typ.kind is Kind.LIST and _awaited(typ.of) else None
-        if (
-            name in _TASK_MAKERS
-            and len(call.args) == 1
-            and (name == "create_task" or _asyncio_call(call) == name)
-        ):
-            # `asyncio.create_task(c)`, `tg.create_task(c)` (a TaskGroup), `loop.create_task(c)`,
-            # `asyncio.ensure_future(c)` of a coroutine of a known result: a task of it
-            task = _task_of(self.type_of(call.args[0]))
-            if task is not None:
-                return task
-        recv = self.type_of(func.value)
-        if recv is None and name in ("get", "get_nowait"):
-            held = self._agreeing_type(
-                self._keyed_entry(call) or self.queue_items(call, awaited=False)
-            )
-            if held is not None:
-                return held
-        if recv is None:
-            kind = DISTINCTIVE_METHODS.get(name) or self.matched_kind(call)
-            if kind is not None:
-                return self.methods[kind].get(name)
-            return self._returned_type(call)
-        if (recv.is_future or recv.kind is Kind.TASK) and name == "result":
-            return recv.of
-        if recv.kind is Kind.API_FUTURE and name == "map":
-            return SdkType(Kind.API_FUTURE)
-        if recv.is_client:
-            return self.methods[recv.kind].get(name)
-        if recv.kind is Kind.TENSOR_DICT:
-            return _tensor_dict_call(call, name)
+def _param_type(
+    model: SemanticModel, function: str, index: int | None, name: str
+) -> SdkType | None:
+    """`def step(training, batch)` called as `step(train, b)` with `train` a TrainingClient at
+    every call site of the module: `training` is a TrainingClient inside `step`."""
+    calls = model.definitions.calls(function)
+    if len(model.definitions.functions(function)) != 1 or not calls:
         return None
-
-    def _returned_type(self, call: ast.Call) -> SdkType | None:
-        """A call of a function (or `self.method`) of this module: the type all its `return`s
-        agree on."""
-        found: SdkType | None = None
-        functions = self._functions_called(call)
-        if functions and isinstance(functions[0], ast.AsyncFunctionDef):
-            # `await make_fb(tc, b)`: calling an `async def` makes a coroutine of what it returns
-            returned = list(self._returns.get(id(functions[0]), []))
-            inner = self._agreeing_type(returned) if returned else None
-            return SdkType(Kind.COROUTINE, inner) if inner is not None else None
-        returned = self._call_sources(call)
-        if not returned:
-            return None
-        for expr in returned:
-            typ = self.type_of(expr)
-            if typ is None or (found is not None and type_shape(typ) != type_shape(found)):
-                return None
-            found = typ
-        return found
-
-    def matched_kind(self, call: ast.Call) -> Kind | None:
-        """Evidence from the call's shape: in a unit that imports the SDK, `x.m(...)` whose
-        name and keywords fit exactly one client method of the release (`keyword_match`)."""
-        if not call.keywords or not self._origins:
-            return None
-        keywords = frozenset(k.arg for k in call.keywords if k.arg is not None)
-        if len(keywords) != len(call.keywords) or any(
-            isinstance(a, ast.Starred) for a in call.args
+    found: SdkType | None = None
+    for call in calls:
+        arg = keyword_value(call, name)
+        if (
+            arg is None
+            and index is not None
+            and index < len(call.args)
+            and not any(isinstance(a, ast.Starred) for a in call.args[: index + 1])
         ):
+            arg = call.args[index]
+        if _uncalled_parameter(model, arg):
+            continue
+        typ = model.type_of(arg) if arg is not None else None
+        if typ is None or (found is not None and type_shape(typ) != type_shape(found)):
             return None
-        return keyword_match(self.version, call.func.attr, len(call.args), keywords)  # type: ignore[attr-defined]
+        found = typ
+    return found
 
-    def _functions_called(self, call: ast.Call) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
-        func = call.func
-        if isinstance(func, ast.Name):
-            defs = self._defs.get(func.id, [])
-            binding = self._resolve(func)
-            if len(defs) == 1 and (binding is None or binding.expr is None):
-                return defs
-            return []
-        if isinstance(func, ast.Attribute):
-            owner = self._method_of.get(id(func))
-            if owner is not None and func.attr in owner.methods:
-                return [owner.methods[func.attr]]
-        return []
 
-    # ---- annotations -----------------------------------------------------------------------
+def _uncalled_parameter(model: SemanticModel, arg: ast.expr | None) -> bool:
+    """`loss_totals(result, batch)` inside `def batch_loss(result, batch)` that nothing in the
+    module calls, decorates or refers to: that call site says nothing either way."""
+    # The read's own binding, not `model.resolve`: that may infer, and inference comes back here.
+    binding = model.references.get(arg) if isinstance(arg, ast.Name) else None
+    if not isinstance(binding, ParameterBinding) or binding.param is None:
+        return False
+    function = binding.param[0]
+    defs = model.definitions.functions(function)
+    if model.definitions.calls(function) or len(defs) != 1 or defs[0].decorator_list:
+        return False
+    unreferenced = model.type_memo.unreferenced
+    key = id(defs[0])
+    if key not in unreferenced:
+        unreferenced[key] = not model.references.refers_to(defs[0], function)
+    return unreferenced[key]
 
-    def annotation_type(self, annotation: ast.expr | None, scope: Scope) -> SdkType | None:
-        """`trio.TrainingClient`, `"trio.TrainingClient"`, `X | None`, `Optional[X]`,
-        `APIFuture[X]`, resolved against the names bound in `scope` at this point."""
-        if annotation is None:
-            return None
-        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
-            try:
-                expression = parse_ast(annotation.value.strip(), mode="eval")
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                return None  # not an annotation Python can read: no type from it
-            assert isinstance(expression, ast.Expression)
-            return self.annotation_type(expression.body, scope)
-        if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
-            for side in (annotation.left, annotation.right):
-                if not (isinstance(side, ast.Constant) and side.value is None):
-                    typ = self.annotation_type(side, scope)
-                    if typ is not None:
-                        return typ
-            return None
-        if isinstance(annotation, ast.Subscript):
-            head = dotted_name(annotation.value)
-            if head is not None and head.rsplit(".", 1)[-1] == "Optional":
-                return self.annotation_type(annotation.slice, scope)
-            if head is not None and head.rsplit(".", 1)[-1] in SEQUENCE_ANNOTATIONS:
-                item = self.annotation_type(annotation.slice, scope)  # `list[trio.Datum]`
-                return SdkType(Kind.LIST, item) if item is not None else None
-            symbol = self._symbol_in(annotation.value, scope)
-            if symbol == "APIFuture":
-                return SdkType(Kind.API_FUTURE, self.annotation_type(annotation.slice, scope))
-            return None
-        symbol = self._symbol_in(annotation, scope)
-        kind = CLASS_KINDS.get(symbol) if symbol is not None else None
-        return SdkType(kind) if kind is not None else None
 
-    def _symbol_in(self, expr: ast.expr, scope: Scope) -> str | None:
-        dotted = dotted_name(expr)
-        if dotted is None:
+def _attribute_type(model: SemanticModel, node: ast.Attribute) -> SdkType | None:
+    owner = model.definitions.owner(node)
+    if owner is not None:
+        binding = agreeing(model, owner.attributes.get(node.attr, []))
+        return binding_type(model, binding) if binding is not None else None
+    base = model.type_of(node.value)
+    if base is not None:
+        return model.attributes.get((base.kind, node.attr))
+    # `Settings.X`, `cfg.x` (dataclass / pydantic default), `args.x`: what it was bound to.
+    return _agreeing_type(model, values.attribute_sources(model, node))
+
+
+def _agreeing_type(model: SemanticModel, exprs: list[ast.expr]) -> SdkType | None:
+    found: SdkType | None = None
+    for expr in exprs:
+        typ = model.type_of(expr)
+        if typ is None or (found is not None and type_shape(typ) != type_shape(found)):
             return None
-        head, _, rest = dotted.partition(".")
-        binding = scope.lookup_now(head)
-        if binding is None or binding.qualname is None:
+        found = typ
+    return found
+
+
+def _call_type(model: SemanticModel, call: ast.Call) -> SdkType | None:
+    func = call.func
+    if isinstance(func, ast.Name) and func.id == "getattr" and model.resolve(func) is None:
+        # `getattr(fb, "metrics", {})` reads the attribute `fb.metrics`
+        if 2 <= len(call.args) <= 3 and not call.keywords:
+            attr = call.args[1]
+            if isinstance(attr, ast.Constant) and isinstance(attr.value, str):
+                base = model.type_of(call.args[0])
+                return model.attributes.get((base.kind, attr.value)) if base is not None else None
+        return None
+    symbol = model.sdk_symbol(func)
+    if symbol is not None:
+        kind = CLASS_KINDS.get(symbol)
+        return SdkType(kind) if kind is not None and kind in CONSTRUCTED_KINDS else None
+    if not isinstance(func, ast.Attribute):
+        return _returned_type(model, call)
+    name = func.attr
+    if name == "as_completed" and _asyncio_call(call) == name and len(call.args) == 1:
+        # `for fut in asyncio.as_completed(xs)`: each `await fut` gives what an item of xs
+        # gives (only iteration is asked of it)
+        items = call.args[0]
+        typ = model.type_of(items.elt if isinstance(items, ast.GeneratorExp) else items)
+        if isinstance(items, ast.GeneratorExp):
+            return SdkType(Kind.LIST, typ) if _awaited(typ) is not None else None
+        return typ if typ is not None and typ.kind is Kind.LIST and _awaited(typ.of) else None
+    if (
+        name in _TASK_MAKERS
+        and len(call.args) == 1
+        and (name == "create_task" or _asyncio_call(call) == name)
+    ):
+        # `asyncio.create_task(c)`, `tg.create_task(c)` (a TaskGroup), `loop.create_task(c)`,
+        # `asyncio.ensure_future(c)` of a coroutine of a known result: a task of it
+        task = _task_of(model.type_of(call.args[0]))
+        if task is not None:
+            return task
+    recv = model.type_of(func.value)
+    if recv is None and name in ("get", "get_nowait"):
+        held = _agreeing_type(
+            model, values.keyed_entry(model, call) or values.queue_items(model, call, awaited=False)
+        )
+        if held is not None:
+            return held
+    if recv is None:
+        kind = DISTINCTIVE_METHODS.get(name) or matched_kind(model, call)
+        if kind is not None:
+            return model.methods[kind].get(name)
+        return _returned_type(model, call)
+    if (recv.is_future or recv.kind is Kind.TASK) and name == "result":
+        return recv.of
+    if recv.kind is Kind.API_FUTURE and name == "map":
+        return SdkType(Kind.API_FUTURE)
+    if recv.is_client:
+        return model.methods[recv.kind].get(name)
+    if recv.kind is Kind.TENSOR_DICT:
+        return _tensor_dict_call(call, name)
+    return None
+
+
+def _returned_type(model: SemanticModel, call: ast.Call) -> SdkType | None:
+    """A call of a function (or `self.method`) of this module: the type all its `return`s
+    agree on."""
+    found: SdkType | None = None
+    functions = values.functions_called(model, call)
+    if functions and isinstance(functions[0], ast.AsyncFunctionDef):
+        # `await make_fb(tc, b)`: calling an `async def` makes a coroutine of what it returns
+        returned = list(model.definitions.returns(functions[0]))
+        inner = _agreeing_type(model, returned) if returned else None
+        return SdkType(Kind.COROUTINE, inner) if inner is not None else None
+    returned = values.call_sources(model, call)
+    if not returned:
+        return None
+    for expr in returned:
+        typ = model.type_of(expr)
+        if typ is None or (found is not None and type_shape(typ) != type_shape(found)):
             return None
-        qualname = f"{binding.qualname}.{rest}" if rest else binding.qualname
-        return qualname.rsplit(".", 1)[-1] if "." in qualname else None
+        found = typ
+    return found
+
+
+def matched_kind(model: SemanticModel, call: ast.Call) -> Kind | None:
+    """Evidence from the call's shape: in a unit that imports the SDK, `x.m(...)` whose
+    name and keywords fit exactly one client method of the release (`keyword_match`)."""
+    func = call.func
+    if not call.keywords or not model.imports.imports_sdk or not isinstance(func, ast.Attribute):
+        return None
+    keywords = frozenset(k.arg for k in call.keywords if k.arg is not None)
+    if len(keywords) != len(call.keywords) or any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    return keyword_match(model.version, func.attr, len(call.args), keywords)
+
+
+# ---- annotations ---------------------------------------------------------------------------
+
+
+def annotation_type(annotation: ast.expr | None, scope: Scope) -> SdkType | None:
+    """`trio.TrainingClient`, `"trio.TrainingClient"`, `X | None`, `Optional[X]`,
+    `APIFuture[X]`, resolved against the names bound in `scope` at this point."""
+    if annotation is None:
+        return None
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        try:
+            expression = parse_ast(annotation.value.strip(), mode="eval")
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None  # not an annotation Python can read: no type from it
+        assert isinstance(expression, ast.Expression)
+        return annotation_type(expression.body, scope)
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        for side in (annotation.left, annotation.right):
+            if not (isinstance(side, ast.Constant) and side.value is None):
+                typ = annotation_type(side, scope)
+                if typ is not None:
+                    return typ
+        return None
+    if isinstance(annotation, ast.Subscript):
+        head = dotted_name(annotation.value)
+        if head is not None and head.rsplit(".", 1)[-1] == "Optional":
+            return annotation_type(annotation.slice, scope)
+        if head is not None and head.rsplit(".", 1)[-1] in SEQUENCE_ANNOTATIONS:
+            item = annotation_type(annotation.slice, scope)  # `list[trio.Datum]`
+            return SdkType(Kind.LIST, item) if item is not None else None
+        symbol = _symbol_in(annotation.value, scope)
+        if symbol == "APIFuture":
+            return SdkType(Kind.API_FUTURE, annotation_type(annotation.slice, scope))
+        return None
+    symbol = _symbol_in(annotation, scope)
+    kind = CLASS_KINDS.get(symbol) if symbol is not None else None
+    return SdkType(kind) if kind is not None else None
+
+
+def _symbol_in(expr: ast.expr, scope: Scope) -> str | None:
+    dotted = dotted_name(expr)
+    if dotted is None:
+        return None
+    head, _, rest = dotted.partition(".")
+    binding = scope.lookup_now(head)
+    if binding is None or binding.qualname is None:
+        return None
+    qualname = f"{binding.qualname}.{rest}" if rest else binding.qualname
+    return qualname.rsplit(".", 1)[-1] if "." in qualname else None
 
 
 def _awaited(typ: SdkType | None) -> SdkType | None:

@@ -1,9 +1,14 @@
 """The semantic model of one unit (a module, a notebook's cells, a Markdown block): built by one
 `ast` pass before any rule runs, then queried by every rule.
 
-Where it lives: `binder.py` (the pass, `build_model`), `scopes.py` (bindings and scopes),
-`inference.py` (types), `values.py` (value flow); this module joins them into `SemanticModel`
-and holds names, imports and receivers.
+Where it lives (ruff's model: parts the model owns, filled by one pass, read by queries):
+- `binder.py`: the pass (`build_model`), which fills the parts below through their methods;
+- the parts, each a class with its own declared state: `Scope`s of `NameBinding`s and the
+  `References` of each read (`scopes.py`), `Definitions` (`definitions.py`: functions, classes,
+  calls, returns), `Imports` (`names.py`), the `Catalogue` of a document block (`documents.py`);
+- the queries: this module (names and imports, receivers, resolving a read to its binding) and
+  the analyses it calls, functions of the model: `inference.py` (types) and `values.py` (value
+  flow), each with its own memo (`TypeMemo`, `ValueMemo`) that the model owns.
 
 Rules reach it as `self.model` (a view that passes the rule's `pytrio_only` to every query) or as
 `self.ctx.model` (the model itself; pass `pytrio_only=` where it matters). Queries:
@@ -47,7 +52,8 @@ Values (where the value of an expression was bound; all flow-sensitive inside a 
 - `mutations(name)`: what was done to the object after binding (`append`, `extend`, `+=`,
   `x[k] = e`, `x.attr = e`).
 - `function_of(name)`: the `def` a name refers to; `returns(function_node)`: the expressions its
-  `return` statements give (not those of nested functions).
+  `return` statements give (not those of nested functions); `calls_of(name)`: every `name(...)`
+  call of the unit; `defines(name)`: the unit defines a function or method of that name.
 
 Unknown never matches: every query answers None / empty rather than guess.
 
@@ -58,15 +64,16 @@ The model keeps no rule's state: an analysis several codes share is one checker
 from __future__ import annotations
 
 import ast
-import functools
 from collections.abc import Container, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from trio_lint.semantics import inference, values
+from trio_lint.semantics.definitions import Definitions, FunctionNode
 from trio_lint.semantics.documents import NOT_A_CATALOGUE, Catalogue
-from trio_lint.semantics.inference import TypeInference
 from trio_lint.semantics.names import (
     CANONICAL_ROOT,
     Binding,
+    Imports,
     normalize,
 )
 from trio_lint.semantics.receivers import (
@@ -82,82 +89,70 @@ from trio_lint.semantics.scopes import (
     FunctionBinding,
     ImportBinding,
     NameBinding,
+    References,
     Scope,
 )
-from trio_lint.semantics.values import ValueQueries
 
-__all__ = ["ModelView", "SemanticModel"]
+__all__ = ["ModelView", "ModuleNames", "SemanticModel"]
 
 
 # ---------------------------------------------------------------------------------------------
 # The model
 
 
-class SemanticModel(TypeInference, ValueQueries):
+class SemanticModel:
     """Everything rules ask about one unit. Build it with `binder.build_model(tree, ...)`."""
 
     def __init__(self, sdk_modules: Sequence[str], version: str) -> None:
-        self.sdk_modules = tuple(sdk_modules)
+        # What the unit is checked against: the SDK's module names and release, and that
+        # release's tables (shared by every unit: read them, never change them).
+        self.sdk_modules: tuple[str, ...] = tuple(sdk_modules)
         self.version = version
-        self.methods = method_table(version)
-        self.attributes = attribute_table(version)
+        self.methods: dict[Kind, dict[str, SdkType]] = method_table(version)
+        self.attributes: dict[tuple[Kind, str], SdkType] = attribute_table(version)
+        # The parts the pass fills (`binder.py`).
         self.module_scope = Scope("module", None)
-        self._names: dict[int, NameBinding | FreeRef] = {}  # id(Name load) -> binding
-        self._self_attrs: dict[int, Scope] = {}  # id(`self.x` Attribute) -> class scope
-        self._cache: dict[int, SdkType | None] = {}
-        self._busy: set[int] = set()
-        # id(expr) of the dict values being resolved: value flow can lead a dict's entries back
-        # to the same dict (a parameter read by key whose call site passes one of its entries).
-        self._dict_busy: set[int] = set()
-        self._defs: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}  # plain defs
-        self._method_names: set[str] = set()
-        self._calls: dict[str, list[ast.Call]] = {}  # plain function name -> `name(...)` calls
-        self._params: dict[tuple[str, int | None, str], SdkType | None] = {}
-        self._unreferenced: dict[int, bool] = {}  # id(def) -> never called nor read
-        self._returns: dict[int, list[ast.expr]] = {}  # id(def) -> returned expressions
-        self._classes: dict[str, list[Scope]] = {}  # class name -> its scopes
-        self._arg_defaults: dict[str, list[ast.expr]] = {}  # argparse dest -> defaults
-        self._method_of: dict[int, Scope] = {}  # id(`self.m` Attribute) -> class scope
-        self._origins: set[str] = set()  # SDK roots imported at module level (and by the seed)
-        self._all_origins: set[str] = set()  # SDK roots imported anywhere in the unit
-        self._other_only = False
-        self._qualnames: dict[int, tuple[str, str] | None] = {}  # normalized
-        # Modules named by `from X import ...` statements anywhere in the unit (`wanted` tests).
-        self.from_modules: set[str] = set()
-        self._client_calls: dict[int, tuple[Kind, str] | None] = {}
-        self._finals: dict[tuple[int, str], NameBinding | None] = {}  # (id(scope), name)
-        self._built_from: dict[tuple[int, int], list[ast.expr]] = {}  # origins: (id(expr), limit)
+        self.references = References()
+        self.definitions = Definitions()
+        self.imports = Imports()
         # A block of a document that lists one object's members (`documents.py`).
         self.catalogue: Catalogue = NOT_A_CATALOGUE
         self.carried: dict[str, SdkType] = {}  # its receiver's type from earlier blocks
         # `build_model(events_for=...)`: the nodes of those classes, and `Leave`s, in the order
-        # the pass met them (the rules' dispatch order).
+        # the pass met them (the rules' dispatch order). `Any`: the dispatch reads each node as
+        # the class it tests it for (`node.func` after `node_class is ast.Call`).
         self.events: list[Any] = []
+        # The queries' memos (unknown is an answer too: None is cached, `NOT_YET` is a miss).
+        self.type_memo = inference.TypeMemo()
+        self.value_memo = values.ValueMemo()
+        self._types: dict[int, SdkType | None] = {}  # id(expr) -> `type_of`
+        self._inferring: set[int] = set()  # id(expr) of the `type_of`s under way
+        self._finals: dict[tuple[int, str], NameBinding | None] = {}  # (id(scope), name)
+        self._qualnames: dict[int, tuple[str, str] | None] = {}  # normalized
+        self._client_calls: dict[int, tuple[Kind, str] | None] = {}
 
     # ---- names and imports -----------------------------------------------------------------
 
     @property
     def imports_sdk(self) -> bool:
-        return bool(self._origins)
+        return self.imports.imports_sdk
 
     @property
     def other_sdk_only(self) -> bool:
         """Code that imports another SDK module (tinker) and not pytrio is not PyTRIO code; code
         that imports no SDK at all (a helper handed its clients) counts as PyTRIO code."""
-        return self._other_only
+        return self.imports.other_only
 
     @property
     def sdk(self) -> str:
         """The SDK the unit is written for: "pytrio", or the one other SDK module it imports
         (anywhere) without importing pytrio ("tinker"); "other" for several such modules."""
-        if not self._other_only:
-            return CANONICAL_ROOT
-        others = self._all_origins | self._origins
-        return next(iter(others)) if len(others) == 1 else "other"
+        return self.imports.sdk
 
-    def _finish(self) -> None:
-        origins = self._all_origins | self._origins
-        self._other_only = bool(origins) and CANONICAL_ROOT not in origins
+    @property
+    def from_modules(self) -> set[str]:
+        """Modules named by `from X import ...` statements anywhere in the unit."""
+        return self.imports.from_modules
 
     def module_imports(self) -> ModuleNames:
         """Module-level SDK names at the end of the unit (seed for the next block of a Markdown
@@ -178,7 +173,7 @@ class SemanticModel(TypeInference, ValueQueries):
         for name, binding in self.module_scope.current.items():
             if isinstance(binding, ImportBinding | FunctionBinding):
                 continue
-            typ = self._binding_type(binding)
+            typ = inference.binding_type(self, binding)
             if typ is not None:
                 typed[name] = typ
         for name, typ in self.carried.items():
@@ -193,7 +188,7 @@ class SemanticModel(TypeInference, ValueQueries):
 
     def import_binding(self, name: ast.Name, *, pytrio_only: bool = False) -> Binding | None:
         """The SDK import a name read resolves to (None for anything else)."""
-        binding = self._resolve(name)
+        binding = self.resolve(name)
         if binding is None or binding.qualname is None:
             return None
         if pytrio_only and binding.origin not in (None, CANONICAL_ROOT):
@@ -216,9 +211,12 @@ class SemanticModel(TypeInference, ValueQueries):
         return found[0]
 
     def _qualified(self, expr: ast.AST | None, depth: int) -> tuple[str, str] | None:
-        expr_class = expr.__class__  # class tests: this runs for most names and attributes
+        # Class tests: this runs for most names and attributes, and `isinstance` costs a call
+        # per test. A type checker does not narrow on them: `node` is `expr` typed `Any`.
+        node: Any = expr
+        expr_class = node.__class__
         if expr_class is ast.Name:
-            binding = self._resolve(expr)
+            binding = self.resolve(node)
             if binding is None:
                 return None
             if binding.qualname is not None:
@@ -228,8 +226,8 @@ class SemanticModel(TypeInference, ValueQueries):
                 return self._qualified(value, depth + 1)  # `MI = trio.ModelInput`
             return None
         if expr_class is ast.Attribute:
-            base = self._qualified(expr.value, depth)  # type: ignore[union-attr]
-            return (f"{base[0]}.{expr.attr}", base[1]) if base is not None else None
+            base = self._qualified(node.value, depth)
+            return (f"{base[0]}.{node.attr}", base[1]) if base is not None else None
         return None
 
     def is_sdk(self, expr: ast.AST, *names: str, pytrio_only: bool = False) -> bool:
@@ -247,7 +245,7 @@ class SemanticModel(TypeInference, ValueQueries):
 
     def calls_of(self, name: str) -> list[ast.Call]:
         """Every call `name(...)` in the unit, in source order."""
-        return self._calls.get(name, [])
+        return self.definitions.calls(name)
 
     def sdk_symbol(self, expr: ast.AST, *, pytrio_only: bool = False) -> str | None:
         """`AdamParams` when `expr` names the SDK's AdamParams however it was imported."""
@@ -256,26 +254,65 @@ class SemanticModel(TypeInference, ValueQueries):
             return None
         return qualname.rsplit(".", 1)[-1]
 
+    # ---- resolving a read ------------------------------------------------------------------
+
+    def resolve(self, node: ast.Name) -> NameBinding | None:
+        """The binding a name read sees; for a name of an enclosing scope, the one binding all
+        of its bindings agree on (None: unknown, or not bound in the unit)."""
+        ref = self.references.get(node)
+        if isinstance(ref, FreeRef):
+            return self._final(ref.scope, ref.name)
+        return ref
+
+    def name_bindings(self, node: ast.Name) -> list[NameBinding]:
+        """The binding reaching a read; for a name of an enclosing scope, all of its bindings."""
+        ref = self.references.get(node)
+        if isinstance(ref, FreeRef):
+            scope: Scope | None = ref.scope
+            while scope is not None:
+                if scope.kind != "class" and ref.name in scope.history:
+                    return scope.history[ref.name]
+                scope = scope.parent
+            return []
+        return [ref] if ref is not None else []
+
+    def _final(self, scope: Scope | None, name: str) -> NameBinding | None:
+        """A name's value seen from a nested function: every binding of it must agree."""
+        key = (id(scope), name)
+        if key in self._finals:
+            return self._finals[key]
+        found: NameBinding | None = None
+        while scope is not None:
+            if scope.kind != "class" and name in scope.history:
+                found = inference.agreeing(self, scope.history[name])
+                break
+            scope = scope.parent
+        if not self._inferring:
+            # Every read of a module name in every function asks this; an answer given while an
+            # inference is in progress may have met a busy (unknown) type, so is not kept.
+            self._finals[key] = found
+        return found
+
     # ---- receivers -------------------------------------------------------------------------
 
     def _hidden(self, pytrio_only: bool) -> bool:
-        return pytrio_only and self._other_only
+        return pytrio_only and self.imports.other_only
 
     def type_of(self, expr: ast.AST | None, *, pytrio_only: bool = False) -> SdkType | None:
-        if expr is None or (pytrio_only and self._other_only):  # `_hidden`, inlined: hot
+        if expr is None or (pytrio_only and self.imports.other_only):  # `_hidden`, inlined: hot
             return None
         key = id(expr)
-        found = self._cache.get(key, NOT_YET)
+        found = self._types.get(key, NOT_YET)
         if found is not NOT_YET:
-            return found  # type: ignore[return-value]
-        if key in self._busy:
+            return found
+        if key in self._inferring:
             return None
-        self._busy.add(key)
+        self._inferring.add(key)
         try:
-            result = self._infer(expr)
+            result = inference.infer(self, expr)
         finally:
-            self._busy.discard(key)
-        self._cache[key] = result
+            self._inferring.discard(key)
+        self._types[key] = result
         return result
 
     def kind_of(self, expr: ast.AST | None, *, pytrio_only: bool = False) -> Kind | None:
@@ -304,10 +341,11 @@ class SemanticModel(TypeInference, ValueQueries):
         if key in self._client_calls:
             return self._client_calls[key]
         recv = self.type_of(func.value)
+        found: tuple[Kind, str] | None
         if recv is not None:
             found = (recv.kind, func.attr) if recv.is_client else None
         else:
-            kind = DISTINCTIVE_METHODS.get(func.attr) or self.matched_kind(call)
+            kind = DISTINCTIVE_METHODS.get(func.attr) or inference.matched_kind(self, call)
             found = (kind, func.attr) if kind is not None else None
         self._client_calls[key] = found
         return found
@@ -320,8 +358,43 @@ class SemanticModel(TypeInference, ValueQueries):
         other members of `rest`, nothing run): documentation of an API, not a program."""
         return id(expr) in self.catalogue.lines
 
+    # ---- values (`values.py`) --------------------------------------------------------------
 
-class ModuleNames(dict):
+    def bound_expression(self, name: ast.Name) -> ast.expr | None:
+        return values.bound_expression(self, name)
+
+    def value_of(self, expr: ast.AST | None) -> ast.expr | None:
+        return values.value_of(self, expr)
+
+    def sources(self, expr: ast.AST | None) -> list[ast.expr]:
+        return values.sources(self, expr)
+
+    def literal(self, expr: ast.AST | None) -> ast.expr | None:
+        return values.literal(self, expr)
+
+    def mutations(self, name: ast.Name) -> list[tuple[str, Any, ast.expr]]:
+        return values.mutations(self, name)
+
+    def function_of(self, name: ast.Name) -> FunctionNode | None:
+        return values.function_of(self, name)
+
+    def returns(self, function: ast.AST) -> list[ast.expr]:
+        """The expressions `function`'s `return` statements give (not its nested functions')."""
+        return self.definitions.returns(function)
+
+    def defines(self, name: str) -> bool:
+        """True when the module defines a function or a method called `name` (a call of it may
+        return anything its body says)."""
+        return self.definitions.defines(name)
+
+    def origins(self, expr: ast.AST | None, limit: int = 200) -> list[ast.expr]:
+        return values.origins(self, expr, limit)
+
+    def dict_entries(self, expr: ast.AST | None) -> dict[str, ast.expr] | None:
+        return values.dict_entries(self, expr)
+
+
+class ModuleNames(dict[str, Binding]):
     """What a unit leaves to the next one: its SDK imports (name -> `Binding`), and the names its
     model types, asked only when a document continues (`typed()`): a Markdown block is checked
     with the names earlier blocks bound, as doctest continues a session."""
@@ -335,53 +408,107 @@ class ModuleNames(dict):
 
 
 class ModelView:
-    """The model as one rule sees it: the queries that hide another SDK's names get the rule's
-    `pytrio_only` (`_FILTERED_QUERIES`), the value queries pass through (`_VALUE_QUERIES`), and
-    nothing else of the model is reachable from a rule. (The queries are bound once, as bound
-    methods or partials: rules ask a lot.)"""
+    """The model as one rule sees it: the queries that hide another SDK's names answer with the
+    rule's `pytrio_only` unless the call gives its own (`_FILTERED_QUERIES`), the value queries
+    pass through (`_VALUE_QUERIES`), and nothing else of the model is reachable from a rule.
+    Each query is a method, so a type checker sees every one; a method costs a rule's query
+    no more than the partial it replaces."""
+
+    __slots__ = ("model", "pytrio_only")
 
     def __init__(self, model: SemanticModel, pytrio_only: bool) -> None:
         self.model = model
         self.pytrio_only = pytrio_only
-        for name in _FILTERED_QUERIES:
-            query = getattr(model, name)
-            setattr(
-                self, name, functools.partial(query, pytrio_only=True) if pytrio_only else query
-            )
-        for name in _VALUE_QUERIES:
-            setattr(self, name, getattr(model, name))
 
     @property
     def other_sdk_only(self) -> bool:
         return self.model.other_sdk_only
 
-    if TYPE_CHECKING:  # what the bound queries above look like to a type checker
+    # ---- answering with the rule's `pytrio_only` (or the one a call gives) -------------------
 
-        def qualified_name(self, expr: ast.AST | None) -> str | None: ...
-        def is_sdk(self, expr: ast.AST, *names: str) -> bool: ...
-        def sdk_symbol(self, expr: ast.AST) -> str | None: ...
-        def import_binding(self, name: ast.Name) -> Binding | None: ...
-        def type_of(self, expr: ast.AST | None) -> SdkType | None: ...
-        def kind_of(self, expr: ast.AST | None) -> Kind | None: ...
-        def client_call(
-            self, call: ast.Call, *, methods: Container[str] | None = None
-        ) -> tuple[Kind, str] | None: ...
-        def sdk_alias(self) -> str | None: ...
-        def calls_of(self, name: str) -> list[ast.Call]: ...
-        def method_returns(self, kind: Kind, name: str) -> SdkType | None: ...
-        def listed(self, expr: ast.AST) -> bool: ...
-        def bound_expression(self, name: ast.Name) -> ast.expr | None: ...
-        def value_of(self, expr: ast.AST | None) -> ast.expr | None: ...
-        def sources(self, expr: ast.AST | None) -> list[ast.expr]: ...
-        def literal(self, expr: ast.AST | None) -> ast.expr | None: ...
-        def mutations(self, name: ast.Name) -> list[tuple[str, Any, ast.expr]]: ...
-        def function_of(self, name: ast.Name) -> ast.FunctionDef | ast.AsyncFunctionDef | None: ...
-        def returns(self, function: ast.AST) -> list[ast.expr]: ...
-        def defines(self, name: str) -> bool: ...
-        def origins(self, expr: ast.AST | None, limit: int = 200) -> list[ast.expr]: ...
-        def dict_entries(self, expr: ast.AST | None) -> dict[str, ast.expr] | None: ...
+    def qualified_name(
+        self, expr: ast.AST | None, *, pytrio_only: bool | None = None
+    ) -> str | None:
+        flag = self.pytrio_only if pytrio_only is None else pytrio_only
+        return self.model.qualified_name(expr, pytrio_only=flag)
+
+    def is_sdk(self, expr: ast.AST, *names: str, pytrio_only: bool | None = None) -> bool:
+        flag = self.pytrio_only if pytrio_only is None else pytrio_only
+        return self.model.is_sdk(expr, *names, pytrio_only=flag)
+
+    def sdk_symbol(self, expr: ast.AST, *, pytrio_only: bool | None = None) -> str | None:
+        flag = self.pytrio_only if pytrio_only is None else pytrio_only
+        return self.model.sdk_symbol(expr, pytrio_only=flag)
+
+    def import_binding(self, name: ast.Name, *, pytrio_only: bool | None = None) -> Binding | None:
+        flag = self.pytrio_only if pytrio_only is None else pytrio_only
+        return self.model.import_binding(name, pytrio_only=flag)
+
+    def type_of(self, expr: ast.AST | None, *, pytrio_only: bool | None = None) -> SdkType | None:
+        flag = self.pytrio_only if pytrio_only is None else pytrio_only
+        return self.model.type_of(expr, pytrio_only=flag)
+
+    def kind_of(self, expr: ast.AST | None, *, pytrio_only: bool | None = None) -> Kind | None:
+        flag = self.pytrio_only if pytrio_only is None else pytrio_only
+        return self.model.kind_of(expr, pytrio_only=flag)
+
+    def client_call(
+        self,
+        call: ast.Call,
+        *,
+        pytrio_only: bool | None = None,
+        methods: Container[str] | None = None,
+    ) -> tuple[Kind, str] | None:
+        flag = self.pytrio_only if pytrio_only is None else pytrio_only
+        return self.model.client_call(call, pytrio_only=flag, methods=methods)
+
+    # ---- the same for every rule -----------------------------------------------------------
+
+    def sdk_alias(self) -> str | None:
+        return self.model.sdk_alias()
+
+    def calls_of(self, name: str) -> list[ast.Call]:
+        return self.model.calls_of(name)
+
+    def method_returns(self, kind: Kind, name: str) -> SdkType | None:
+        return self.model.method_returns(kind, name)
+
+    def listed(self, expr: ast.AST) -> bool:
+        return self.model.listed(expr)
+
+    def bound_expression(self, name: ast.Name) -> ast.expr | None:
+        return values.bound_expression(self.model, name)
+
+    def value_of(self, expr: ast.AST | None) -> ast.expr | None:
+        return values.value_of(self.model, expr)
+
+    def sources(self, expr: ast.AST | None) -> list[ast.expr]:
+        return values.sources(self.model, expr)
+
+    def literal(self, expr: ast.AST | None) -> ast.expr | None:
+        return values.literal(self.model, expr)
+
+    def mutations(self, name: ast.Name) -> list[tuple[str, Any, ast.expr]]:
+        return values.mutations(self.model, name)
+
+    def function_of(self, name: ast.Name) -> FunctionNode | None:
+        return values.function_of(self.model, name)
+
+    def returns(self, function: ast.AST) -> list[ast.expr]:
+        return self.model.definitions.returns(function)
+
+    def defines(self, name: str) -> bool:
+        return self.model.definitions.defines(name)
+
+    def origins(self, expr: ast.AST | None, limit: int = 200) -> list[ast.expr]:
+        return values.origins(self.model, expr, limit)
+
+    def dict_entries(self, expr: ast.AST | None) -> dict[str, ast.expr] | None:
+        return values.dict_entries(self.model, expr)
 
 
+# What `ModelView` answers, by kind (tests/lint_rules/test_receivers.py checks the view has
+# each, and none of the model's state).
 _FILTERED_QUERIES = (
     "qualified_name",
     "is_sdk",

@@ -8,12 +8,13 @@ the module the user actually imported so PyTRIO-only rules can ignore Tinker cod
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 CANONICAL_ROOT = "pytrio"
 
 # Names importable both from `pytrio` and `pytrio.types` (checked against the installed SDK in
-# tests/lint/test_semantics.py); `pytrio.types.X` for these canonicalises to `pytrio.X`.
+# tests/lint_rules/test_bindings.py); `pytrio.types.X` for these canonicalises to `pytrio.X`.
 TOP_LEVEL_TYPES = frozenset({"AdamParams", "Datum", "ModelInput", "SamplingParams", "ImageChunk"})
 
 
@@ -52,7 +53,54 @@ def normalize(qualname: str) -> str:
     return qualname
 
 
-def bindings_of_import(node: ast.Import | ast.ImportFrom, sdk_modules: tuple[str, ...]):
+class Imports:
+    """Which SDK modules a unit imports, and from which modules it imports names: what says the
+    SDK the unit is written for (`SemanticModel.sdk`). Filled by the pass (`add_sdk`,
+    `add_from_module`; `finish` once the pass is done)."""
+
+    __slots__ = ("_anywhere", "_module_level", "from_modules", "other_only")
+
+    def __init__(self) -> None:
+        self._module_level: set[str] = set()  # SDK roots imported at module level (and seeded)
+        self._anywhere: set[str] = set()  # SDK roots imported anywhere in the unit
+        # Modules named by `from X import ...` statements anywhere in the unit (`wanted` tests).
+        self.from_modules: set[str] = set()
+        # Imports another SDK module (tinker) and not pytrio, at any depth (set by `finish`).
+        self.other_only = False
+
+    def add_sdk(self, origin: str, *, module_level: bool) -> None:
+        """An import (or a seeded name) of the SDK root module `origin` (pytrio, tinker)."""
+        if module_level:
+            self._module_level.add(origin)
+        # Which SDK the code is written for counts every import: a notebook exported as a
+        # module (marimo) imports inside its cell functions.
+        self._anywhere.add(origin)
+
+    def add_from_module(self, module: str) -> None:
+        self.from_modules.add(module)
+
+    def finish(self) -> None:
+        origins = self._anywhere | self._module_level
+        self.other_only = bool(origins) and CANONICAL_ROOT not in origins
+
+    @property
+    def imports_sdk(self) -> bool:
+        """Some SDK module is imported at module level (or seeded by an earlier block)."""
+        return bool(self._module_level)
+
+    @property
+    def sdk(self) -> str:
+        """ "pytrio", or the one other SDK module imported (anywhere) without pytrio ("tinker");
+        "other" for several such modules."""
+        if not self.other_only:
+            return CANONICAL_ROOT
+        others = self._anywhere | self._module_level
+        return next(iter(others)) if len(others) == 1 else "other"
+
+
+def bindings_of_import(
+    node: ast.Import | ast.ImportFrom, sdk_modules: tuple[str, ...]
+) -> Iterator[tuple[str, Binding]]:
     """Yield (local name, Binding) for the SDK names an import statement binds."""
     if isinstance(node, ast.Import):
         for alias in node.names:

@@ -317,7 +317,7 @@ class _Signature:
     kind: Kind
     names: frozenset[str]  # every parameter a keyword may name
     required: tuple[str, ...]  # parameters without a default, in order
-    max_positional: int
+    max_positional: int | None  # None: `*args` takes any number
 
 
 def keyword_match(
@@ -331,7 +331,9 @@ def keyword_match(
     if len(keywords) < 2:
         return None
     found = _signatures(_release(version)).get(name)
-    if found is None or not keywords <= found.names or positional > found.max_positional:
+    if found is None or not keywords <= found.names:
+        return None
+    if found.max_positional is not None and positional > found.max_positional:
         return None
     given = set(found.required[:positional]) | keywords
     return found.kind if all(param in given for param in found.required) else None

@@ -1,12 +1,14 @@
-"""Bindings and scopes of the semantic model's pass (`binder.py`), and the small tables the
-pass and the queries share: one way a name got its value, the scopes that hold them."""
+"""Bindings, scopes and references of the semantic model's pass (`binder.py`), and the small
+tables the pass and the queries share: one way a name got its value (`NameBinding` and its
+kinds), the scopes that hold them (`Scope`), which binding each read sees (`References`)."""
 
 from __future__ import annotations
 
 import ast
+import enum
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, Final
 
 from trio_lint.semantics.receivers import (
     SdkType,
@@ -33,6 +35,7 @@ __all__ = [
     "LoopBinding",
     "NameBinding",
     "ParameterBinding",
+    "References",
     "Scope",
     "TypedBinding",
     "UnknownBinding",
@@ -76,19 +79,27 @@ class NameBinding:
 
     __slots__ = ("parts",)
 
-    expr: ClassVar[None] = None
-    fixed: ClassVar[None] = None
-    qualname: ClassVar[None] = None
-    origin: ClassVar[None] = None
-    param: ClassVar[None] = None
-    annotation: ClassVar[None] = None
-    function: ClassVar[None] = None
-    element_of: ClassVar[None] = None
+    # Class attributes here, slots in the kinds that carry them (a slot of a subclass shadows
+    # the class attribute). Typed as any kind may hold them: a query reads them unnarrowed.
+    expr: ast.expr | None = None
+    fixed: SdkType | None = None
+    qualname: str | None = None
+    origin: str | None = None
+    param: tuple[str, int | None, str] | None = None
+    annotation: ast.expr | None = None
+    function: ast.FunctionDef | ast.AsyncFunctionDef | None = None
+    element_of: ast.expr | None = None
 
     parts: list[tuple[str, Any, ast.expr]] | None
 
     def __init__(self) -> None:
         self.parts = None  # (each kind sets it itself: one call less per binding)
+
+    def add_part(self, how: str, key: Any, value: ast.expr) -> None:
+        """A later mutation of the bound object (`SemanticModel.mutations` lists the kinds)."""
+        if self.parts is None:
+            self.parts = []
+        self.parts.append((how, key, value))
 
     def __eq__(self, other: object) -> bool:
         # Two bindings made the same way are equal (as when they were one dataclass).
@@ -100,6 +111,7 @@ class NameBinding:
             for name in getattr(klass, "__slots__", ())
         )
 
+    # Unhashable, as the dataclasses they were: typeshed declares `object.__hash__` a method.
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
@@ -214,11 +226,24 @@ class TypedBinding(NameBinding):
 
 
 UNKNOWN = UnknownBinding()
-NOT_YET = object()  # a cache miss (None is a cached answer)
+
+
+class _Missing(enum.Enum):
+    NOT_YET = enum.auto()
+
+
+# A cache miss (None is a cached answer). An enum member, so that `found is NOT_YET` narrows
+# `memo.get(key, NOT_YET)` to the memo's values for a type checker.
+NOT_YET: Final = _Missing.NOT_YET
 
 
 @dataclass(slots=True)
 class Scope:
+    """A module, function, class or comprehension scope, filled by the pass: `current`, each
+    name's binding at the pass's position (at the end, once the scope is done); `history`, all
+    of a name's bindings in order; for a class, its methods and the `self.x` its methods bind;
+    `pending`, reads not resolved yet (`defer`)."""
+
     kind: str  # "module" | "function" | "class" | "comprehension"
     parent: Scope | None
     node: ast.AST | None = None
@@ -231,6 +256,19 @@ class Scope:
     def bind(self, name: str, binding: NameBinding) -> None:
         self.current[name] = binding
         self.history.setdefault(name, []).append(binding)
+
+    def defer(self, read: int, name: str) -> None:
+        """A read (by `id`) of a name not bound here yet: resolved when the scope ends (a later
+        binding in this function makes it local, else it is the enclosing scope's)."""
+        self.pending.append((read, name))
+
+    def add_method(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        """A `def` in this class's body."""
+        self.methods[node.name] = node
+
+    def add_attribute(self, name: str, binding: NameBinding) -> None:
+        """`self.<name> = ...` in a method of this class."""
+        self.attributes.setdefault(name, []).append(binding)
 
     def lookup_now(self, name: str) -> NameBinding | None:
         scope: Scope | None = self
@@ -247,6 +285,32 @@ class FreeRef:
 
     scope: Scope
     name: str
+
+
+class References:
+    """Which binding each name read sees (ruff's resolved references), keyed by the read's
+    `id`: the binding itself when the pass knew it at the read, or a `FreeRef` for a read of an
+    enclosing scope's name (resolved on demand: later bindings of that name count too).
+    Filled by the pass (`record`); the model resolves through it (`SemanticModel.resolve`)."""
+
+    __slots__ = ("_reads",)
+
+    def __init__(self) -> None:
+        self._reads: dict[int, NameBinding | FreeRef] = {}
+
+    def record(self, read: int, found: NameBinding | FreeRef) -> None:
+        """`read`: the `id` of the `ast.Name` (a pending read of a scope is kept by id)."""
+        self._reads[read] = found
+
+    def get(self, read: ast.AST | None) -> NameBinding | FreeRef | None:
+        return self._reads.get(id(read))
+
+    def refers_to(self, function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+        """Some read of the unit may be `function` (a read of its binding, or of a free `name`)."""
+        return any(
+            (ref.name == name) if isinstance(ref, FreeRef) else (ref.function is function)
+            for ref in self._reads.values()
+        )
 
 
 def type_shape(typ: SdkType) -> str:

@@ -8,6 +8,7 @@ import ast
 import pytest
 
 from trio_lint.semantics.binder import build_model
+from trio_lint.semantics.names import TOP_LEVEL_TYPES
 from trio_lint.semantics.scopes import (
     UNKNOWN,
     AnnotationBinding,
@@ -88,7 +89,7 @@ def test_parameters_say_how_they_are_typed() -> None:
     model = build_model(tree)
     helper = next(node for node in tree.body if isinstance(node, ast.FunctionDef))
     read = helper.body[0].value  # `return p`
-    binding = model._names[id(read)]
+    binding = model.references.get(read)
     assert isinstance(binding, ParameterBinding)
     assert binding.param == ("helper", 0, "p") and binding.fixed is None
 
@@ -100,3 +101,19 @@ def test_bindings_made_alike_are_equal_and_unhashable() -> None:
     assert AssignmentBinding(value) != LoopBinding(value)
     with pytest.raises(TypeError):
         hash(AssignmentBinding(value))
+
+
+def test_the_top_level_types_are_those_the_installed_sdk_exports_twice() -> None:
+    """`pytrio.types.X` canonicalises to `pytrio.X` for exactly the classes the installed SDK
+    exports from both modules as one object."""
+    import pytrio
+    import pytrio.types
+
+    twice = {
+        name
+        for name, value in vars(pytrio.types).items()
+        if not name.startswith("_")
+        and isinstance(value, type)
+        and getattr(pytrio, name, None) is value
+    }
+    assert twice == TOP_LEVEL_TYPES
