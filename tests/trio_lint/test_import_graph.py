@@ -93,14 +93,9 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
 
 
 # trio_lint/ itself holds the library API and the CLI entry; every other module sits in a
-# stage folder (trio_lint/README.md). The four re-exports serve trio_lint/semantics/ alone
-# until it imports the moved paths (trio_lint.settings.*, trio_lint.lint.*).
+# stage folder (trio_lint/README.md).
 TOP_LEVEL = {"__init__.py", "cli.py"}
-RE_EXPORTS = {"config.py", "target_version.py", "parse.py", "findings.py"}
 
 
 def test_trio_lint_keeps_its_modules_in_stage_folders() -> None:
-    assert {path.name for path in PACKAGE.glob("*.py")} <= TOP_LEVEL | RE_EXPORTS
-    for name in RE_EXPORTS & {path.name for path in PACKAGE.glob("*.py")}:
-        tree = ast.parse((PACKAGE / name).read_text(encoding="utf-8"))
-        assert all(isinstance(n, ast.Expr | ast.ImportFrom | ast.Assign) for n in tree.body), name
+    assert {path.name for path in PACKAGE.glob("*.py")} <= TOP_LEVEL

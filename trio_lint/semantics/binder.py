@@ -33,7 +33,7 @@ from trio_lint.semantics.scopes import (
     function_params,
     keyword_value,
 )
-from trio_lint.target_version import default_version
+from trio_lint.settings.target_version import default_version
 
 __all__ = [
     "ENTER",

@@ -16,8 +16,8 @@ from trio_lint.semantics.model import ModelView, SemanticModel
 from trio_lint.semantics.names import Binding
 
 if TYPE_CHECKING:
-    from trio_lint.config import LintConfig
-    from trio_lint.findings import Finding
+    from trio_lint.lint.findings import Finding
+    from trio_lint.settings.config import LintConfig
 
 SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)

@@ -2,21 +2,22 @@
 holds, from bindings, annotations, call sites and the SDK's method tables.
 
 Functions of the model (as ruff's `analyze::typing` takes the semantic model): `infer` answers
-`SemanticModel.type_of` (which memoizes it), `annotation_type` types an annotation for the pass,
+`ModelQueries.type_of` (which memoizes it), `annotation_type` types an annotation for the pass,
 `binding_type` and `agreeing` type and join bindings; `model.py` lists every query. They read the
-model's parts, its queries, and their own memo (`TypeMemo`, owned by the model)."""
+model's parts, its queries, and their own memo (`queries.TypeMemo`, owned by the model)."""
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from trio_lint.parse import parse_ast
+from trio_lint.lint.parse import parse_ast
 from trio_lint.semantics import values
 from trio_lint.semantics.names import (
     dotted_name,
 )
+from trio_lint.semantics.queries import ModelQueries, TypeMemo
 from trio_lint.semantics.receivers import (
     CLASS_KINDS,
     CONSTRUCTED_KINDS,
@@ -34,25 +35,10 @@ from trio_lint.semantics.scopes import (
     type_shape,
 )
 
-if TYPE_CHECKING:
-    from trio_lint.semantics.model import SemanticModel
-
-__all__ = ["TypeMemo", "agreeing", "annotation_type", "binding_type", "infer", "matched_kind"]
+__all__ = ["agreeing", "annotation_type", "binding_type", "infer", "matched_kind"]
 
 
-class TypeMemo:
-    """What inference keeps between queries of one unit (`SemanticModel.type_of` keeps the
-    types of expressions itself)."""
-
-    __slots__ = ("params", "unreferenced")
-
-    def __init__(self) -> None:
-        # (function key, positional index, name) of a parameter typed by its call sites
-        self.params: dict[tuple[str, int | None, str], SdkType | None] = {}
-        self.unreferenced: dict[int, bool] = {}  # id(def) -> never called nor read
-
-
-def agreeing(model: SemanticModel, bindings: Iterable[NameBinding]) -> NameBinding | None:
+def agreeing(model: ModelQueries, bindings: Iterable[NameBinding]) -> NameBinding | None:
     """The last of several bindings of a name when they all give one SDK name or type (what a
     read from a nested function, or `self.x` bound in several methods, holds), else None."""
     bindings = list(bindings)
@@ -65,8 +51,8 @@ def agreeing(model: SemanticModel, bindings: Iterable[NameBinding]) -> NameBindi
     return bindings[-1] if len(seen) == 1 and None not in seen else None
 
 
-def infer(model: SemanticModel, expr: ast.AST) -> SdkType | None:
-    """The SDK type `expr` holds (`SemanticModel.type_of`, which keeps the answer), else None."""
+def infer(model: ModelQueries, expr: ast.AST) -> SdkType | None:
+    """The SDK type `expr` holds (`ModelQueries.type_of`, which keeps the answer), else None."""
     # Class tests, commonest first: every first query runs this, and `isinstance` costs a call
     # per test. A type checker does not narrow on them: `node` is `expr` typed `Any`.
     node: Any = expr
@@ -125,7 +111,7 @@ def infer(model: SemanticModel, expr: ast.AST) -> SdkType | None:
     return None
 
 
-def _gathered_type(model: SemanticModel, call: ast.Call) -> SdkType | None:
+def _gathered_type(model: ModelQueries, call: ast.Call) -> SdkType | None:
     """`await asyncio.gather(*xs)`, `await gather(a, b)`: a list of what awaiting each
     argument gives, when they all agree (`return_exceptions=True` mixes in exceptions)."""
     if any(k.arg == "return_exceptions" for k in call.keywords):
@@ -141,7 +127,7 @@ def _gathered_type(model: SemanticModel, call: ast.Call) -> SdkType | None:
     return SdkType(Kind.LIST, found) if found is not None else None
 
 
-def _waited_type(model: SemanticModel, call: ast.Call) -> SdkType | None:
+def _waited_type(model: ModelQueries, call: ast.Call) -> SdkType | None:
     """`await asyncio.wait(tasks)`: the pair (done, pending) of sets of those tasks, typed as
     a list of two lists (only unpacking, items and iteration are asked of them)."""
     if len(call.args) != 1:
@@ -154,7 +140,7 @@ def _waited_type(model: SemanticModel, call: ast.Call) -> SdkType | None:
     return SdkType(Kind.LIST, SdkType(Kind.LIST, task)) if task is not None else None
 
 
-def _awaited_items(model: SemanticModel, items: ast.expr) -> SdkType | None:
+def _awaited_items(model: ModelQueries, items: ast.expr) -> SdkType | None:
     """What awaiting each item of `*items` gives (a list, a comprehension, a generator)."""
     if isinstance(items, ast.GeneratorExp):
         return _awaited(model.type_of(items.elt))
@@ -162,7 +148,7 @@ def _awaited_items(model: SemanticModel, items: ast.expr) -> SdkType | None:
     return _awaited(typ.of) if typ is not None and typ.kind is Kind.LIST else None
 
 
-def binding_type(model: SemanticModel, binding: NameBinding) -> SdkType | None:
+def binding_type(model: ModelQueries, binding: NameBinding) -> SdkType | None:
     if binding.fixed is not None:
         return binding.fixed
     if binding.param is not None:
@@ -182,7 +168,7 @@ def binding_type(model: SemanticModel, binding: NameBinding) -> SdkType | None:
 
 
 def _filled_list_type(
-    model: SemanticModel, parts: list[tuple[str, Any, ast.expr]]
+    model: ModelQueries, parts: list[tuple[str, Any, ast.expr]]
 ) -> SdkType | None:
     """`data = []` filled by `data.append(d)` / `data.extend(ds)` / `data += ds`: a list of
     what every addition agrees on (any other mutation, or a disagreement: unknown)."""
@@ -199,9 +185,7 @@ def _filled_list_type(
     return SdkType(Kind.LIST, found) if found is not None else None
 
 
-def _param_type(
-    model: SemanticModel, function: str, index: int | None, name: str
-) -> SdkType | None:
+def _param_type(model: ModelQueries, function: str, index: int | None, name: str) -> SdkType | None:
     """`def step(training, batch)` called as `step(train, b)` with `train` a TrainingClient at
     every call site of the module: `training` is a TrainingClient inside `step`."""
     calls = model.definitions.calls(function)
@@ -226,7 +210,7 @@ def _param_type(
     return found
 
 
-def _uncalled_parameter(model: SemanticModel, arg: ast.expr | None) -> bool:
+def _uncalled_parameter(model: ModelQueries, arg: ast.expr | None) -> bool:
     """`loss_totals(result, batch)` inside `def batch_loss(result, batch)` that nothing in the
     module calls, decorates or refers to: that call site says nothing either way."""
     # The read's own binding, not `model.resolve`: that may infer, and inference comes back here.
@@ -244,7 +228,7 @@ def _uncalled_parameter(model: SemanticModel, arg: ast.expr | None) -> bool:
     return unreferenced[key]
 
 
-def _attribute_type(model: SemanticModel, node: ast.Attribute) -> SdkType | None:
+def _attribute_type(model: ModelQueries, node: ast.Attribute) -> SdkType | None:
     owner = model.definitions.owner(node)
     if owner is not None:
         binding = agreeing(model, owner.attributes.get(node.attr, []))
@@ -256,7 +240,7 @@ def _attribute_type(model: SemanticModel, node: ast.Attribute) -> SdkType | None
     return _agreeing_type(model, values.attribute_sources(model, node))
 
 
-def _agreeing_type(model: SemanticModel, exprs: list[ast.expr]) -> SdkType | None:
+def _agreeing_type(model: ModelQueries, exprs: list[ast.expr]) -> SdkType | None:
     found: SdkType | None = None
     for expr in exprs:
         typ = model.type_of(expr)
@@ -266,7 +250,7 @@ def _agreeing_type(model: SemanticModel, exprs: list[ast.expr]) -> SdkType | Non
     return found
 
 
-def _call_type(model: SemanticModel, call: ast.Call) -> SdkType | None:
+def _call_type(model: ModelQueries, call: ast.Call) -> SdkType | None:
     func = call.func
     if isinstance(func, ast.Name) and func.id == "getattr" and model.resolve(func) is None:
         # `getattr(fb, "metrics", {})` reads the attribute `fb.metrics`
@@ -324,7 +308,7 @@ def _call_type(model: SemanticModel, call: ast.Call) -> SdkType | None:
     return None
 
 
-def _returned_type(model: SemanticModel, call: ast.Call) -> SdkType | None:
+def _returned_type(model: ModelQueries, call: ast.Call) -> SdkType | None:
     """A call of a function (or `self.method`) of this module: the type all its `return`s
     agree on."""
     found: SdkType | None = None
@@ -345,7 +329,7 @@ def _returned_type(model: SemanticModel, call: ast.Call) -> SdkType | None:
     return found
 
 
-def matched_kind(model: SemanticModel, call: ast.Call) -> Kind | None:
+def matched_kind(model: ModelQueries, call: ast.Call) -> Kind | None:
     """Evidence from the call's shape: in a unit that imports the SDK, `x.m(...)` whose
     name and keywords fit exactly one client method of the release (`keyword_match`)."""
     func = call.func

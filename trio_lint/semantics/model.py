@@ -76,6 +76,7 @@ from trio_lint.semantics.names import (
     Imports,
     normalize,
 )
+from trio_lint.semantics.queries import TypeMemo, ValueMemo
 from trio_lint.semantics.receivers import (
     DISTINCTIVE_METHODS,
     Kind,
@@ -123,8 +124,8 @@ class SemanticModel:
         # the class it tests it for (`node.func` after `node_class is ast.Call`).
         self.events: list[Any] = []
         # The queries' memos (unknown is an answer too: None is cached, `NOT_YET` is a miss).
-        self.type_memo = inference.TypeMemo()
-        self.value_memo = values.ValueMemo()
+        self.type_memo = TypeMemo()
+        self.value_memo = ValueMemo()
         self._types: dict[int, SdkType | None] = {}  # id(expr) -> `type_of`
         self._inferring: set[int] = set()  # id(expr) of the `type_of`s under way
         self._finals: dict[tuple[int, str], NameBinding | None] = {}  # (id(scope), name)

@@ -2,15 +2,16 @@
 bound (`value_of`, `sources`, `literal`), what a container is built from (`origins`), a dict's
 entries, the arguments a parameter gets at its call sites.
 
-Functions of the model, as `inference.py`'s: `SemanticModel`'s value queries call them (`model.py`
+Functions of the model, as `inference.py`'s: `ModelQueries`'s value queries call them (`model.py`
 lists every query); they read the model's parts (`Definitions`, resolved reads) and their own
-memo (`ValueMemo`, owned by the model)."""
+memo (`queries.ValueMemo`, owned by the model)."""
 
 from __future__ import annotations
 
 import ast
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from trio_lint.semantics.queries import ModelQueries, ValueMemo
 from trio_lint.semantics.scopes import (
     CONVERSION_ATTRS,
     CONVERSION_FUNCS,
@@ -25,10 +26,8 @@ from trio_lint.semantics.scopes import (
 
 if TYPE_CHECKING:
     from trio_lint.semantics.definitions import FunctionNode
-    from trio_lint.semantics.model import SemanticModel
 
 __all__ = [
-    "ValueMemo",
     "attribute_sources",
     "bound_expression",
     "call_sources",
@@ -49,32 +48,19 @@ __all__ = [
 _T = TypeVar("_T")
 
 
-class ValueMemo:
-    """What the value queries keep between queries of one unit."""
-
-    __slots__ = ("built_from", "resolving_dicts")
-
-    def __init__(self) -> None:
-        # `origins`: (id(expr), limit) -> what the value is built from
-        self.built_from: dict[tuple[int, int], list[ast.expr]] = {}
-        # id(expr) of the dict values being resolved: value flow can lead a dict's entries back
-        # to the same dict (a parameter read by key whose call site passes one of its entries).
-        self.resolving_dicts: set[int] = set()
-
-
-def bound_expression(model: SemanticModel, name: ast.Name) -> ast.expr | None:
+def bound_expression(model: ModelQueries, name: ast.Name) -> ast.expr | None:
     """The expression assigned to `name` by the binding that reaches this read (or None)."""
     binding = model.resolve(name)
     return binding.expr if binding is not None else None
 
 
-def value_of(model: SemanticModel, expr: ast.AST | None) -> ast.expr | None:
+def value_of(model: ModelQueries, expr: ast.AST | None) -> ast.expr | None:
     """The one expression `expr` evaluates to (see the module docstring), else None."""
     found = sources(model, expr)
     return found[0] if len(found) == 1 else None
 
 
-def sources(model: SemanticModel, expr: ast.AST | None) -> list[ast.expr]:
+def sources(model: ModelQueries, expr: ast.AST | None) -> list[ast.expr]:
     """Every expression a name, attribute or call may evaluate to, one step back."""
     if isinstance(expr, ast.Name):
         return _name_sources(model, expr, 8)
@@ -101,7 +87,7 @@ def sources(model: SemanticModel, expr: ast.AST | None) -> list[ast.expr]:
     return []
 
 
-def keyed_entry(model: SemanticModel, call: ast.Call) -> list[ast.expr]:
+def keyed_entry(model: ModelQueries, call: ast.Call) -> list[ast.expr]:
     """`STATE.get("key")` (no default, or None): the entry the module set under that key."""
     func, args = call.func, call.args
     if not (isinstance(func, ast.Attribute) and func.attr == "get") or call.keywords:
@@ -117,7 +103,7 @@ def keyed_entry(model: SemanticModel, call: ast.Call) -> list[ast.expr]:
     return [entry] if entry is not None else []
 
 
-def queue_items(model: SemanticModel, call: ast.Call, *, awaited: bool) -> list[ast.expr]:
+def queue_items(model: ModelQueries, call: ast.Call, *, awaited: bool) -> list[ast.expr]:
     """`await queue.get()` (`awaited`) / `queue.get_nowait()` of an `asyncio.Queue()` bound to
     a name: what the module puts in it (`queue.put_nowait(e)`, `await queue.put(e)`)."""
     func = call.func
@@ -158,7 +144,7 @@ def queue_items(model: SemanticModel, call: ast.Call, *, awaited: bool) -> list[
     return found if made_queue and not todo else []
 
 
-def _name_sources(model: SemanticModel, name: ast.Name, depth: int) -> list[ast.expr]:
+def _name_sources(model: ModelQueries, name: ast.Name, depth: int) -> list[ast.expr]:
     found: list[ast.expr] = []
     for binding in model.name_bindings(name):
         expr = binding.expr
@@ -179,7 +165,7 @@ def _name_sources(model: SemanticModel, name: ast.Name, depth: int) -> list[ast.
     return found
 
 
-def literal(model: SemanticModel, expr: ast.AST | None) -> ast.expr | None:
+def literal(model: ModelQueries, expr: ast.AST | None) -> ast.expr | None:
     """The constant (`ast.Constant`, or `-N`) that `expr` is or evaluates to through
     `value_of` (a name, `Settings.X`, `cfg.x`, `args.x`, `CONFIG["k"]`, a parameter with one
     call site...), else None."""
@@ -196,7 +182,7 @@ def literal(model: SemanticModel, expr: ast.AST | None) -> ast.expr | None:
     return None
 
 
-def mutations(model: SemanticModel, name: ast.Name) -> list[tuple[str, Any, ast.expr]]:
+def mutations(model: ModelQueries, name: ast.Name) -> list[tuple[str, Any, ast.expr]]:
     """What was done to the object a name holds after it was bound, as (how, key, value):
     ("item", None, e) for `x.append(e)`, ("items", None, e) for `x.extend(e)` / `x += e` /
     `x.update(e)`, ("set", index or slice, e) for `x[k] = e`, ("attr", name, e) for
@@ -208,14 +194,14 @@ def mutations(model: SemanticModel, name: ast.Name) -> list[tuple[str, Any, ast.
 
 
 def function_of(
-    model: SemanticModel, name: ast.Name
+    model: ModelQueries, name: ast.Name
 ) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     """The `def` a name read refers to (the binding that reaches the read), else None."""
     binding = model.resolve(name)
     return binding.function if binding is not None else None
 
 
-def origins(model: SemanticModel, expr: ast.AST | None, limit: int = 200) -> list[ast.expr]:
+def origins(model: ModelQueries, expr: ast.AST | None, limit: int = 200) -> list[ast.expr]:
     """Every expression the value of `expr` is built from (see the module docstring)."""
     if expr is None:
         return []
@@ -227,7 +213,7 @@ def origins(model: SemanticModel, expr: ast.AST | None, limit: int = 200) -> lis
     return list(found)  # the caller's own list
 
 
-def _origins_of(model: SemanticModel, expr: ast.AST, limit: int) -> list[ast.expr]:
+def _origins_of(model: ModelQueries, expr: ast.AST, limit: int) -> list[ast.expr]:
     out: list[ast.expr] = []
     seen: set[int] = set()
     # `Any`: the nodes are told apart by class tests (this runs for every node of every origin,
@@ -274,7 +260,7 @@ def _origins_of(model: SemanticModel, expr: ast.AST, limit: int) -> list[ast.exp
     return out
 
 
-def dict_entries(model: SemanticModel, expr: ast.AST | None) -> dict[str, ast.expr] | None:
+def dict_entries(model: ModelQueries, expr: ast.AST | None) -> dict[str, ast.expr] | None:
     """String-keyed entries of a dict value, or None when `expr` is not known to be a dict."""
     busy = model.value_memo.resolving_dicts
     if expr is None or id(expr) in busy or len(busy) > 32:
@@ -287,7 +273,7 @@ def dict_entries(model: SemanticModel, expr: ast.AST | None) -> dict[str, ast.ex
 
 
 def _dict_entries(
-    model: SemanticModel, expr: ast.AST | None, seen: set[int]
+    model: ModelQueries, expr: ast.AST | None, seen: set[int]
 ) -> dict[str, ast.expr] | None:
     if expr is None or id(expr) in seen or len(seen) > 64:
         return None
@@ -338,7 +324,7 @@ def _dict_entries(
 
 
 def _arguments_given(
-    model: SemanticModel, function: str, index: int | None, name: str
+    model: ModelQueries, function: str, index: int | None, name: str
 ) -> list[ast.expr]:
     """The expressions the module's calls pass for one parameter (empty when any call site
     passes it by `*args`/`**kwargs` or not at all: its value there is unknown)."""
@@ -359,7 +345,7 @@ def _arguments_given(
     return found
 
 
-def call_sources(model: SemanticModel, call: ast.Call) -> list[ast.expr]:
+def call_sources(model: ModelQueries, call: ast.Call) -> list[ast.expr]:
     functions = functions_called(model, call)
     if functions:
         (function,) = functions
@@ -387,7 +373,7 @@ def call_sources(model: SemanticModel, call: ast.Call) -> list[ast.expr]:
     return []
 
 
-def _instance_classes(model: SemanticModel, expr: ast.AST, depth: int) -> list[Scope]:
+def _instance_classes(model: ModelQueries, expr: ast.AST, depth: int) -> list[Scope]:
     """The class of this module an instance expression is of: a name annotated with it or
     bound to `Cls(...)`, or `self.x` bound to such a name in another method."""
     if depth <= 0:
@@ -408,14 +394,14 @@ def _instance_classes(model: SemanticModel, expr: ast.AST, depth: int) -> list[S
     return []
 
 
-def _class_scopes(model: SemanticModel, expr: ast.AST | None) -> list[Scope]:
+def _class_scopes(model: ModelQueries, expr: ast.AST | None) -> list[Scope]:
     """The class(es) of this module an expression names (`Cfg` -> Cfg's scope)."""
     if isinstance(expr, ast.Name):
         return _one_definition(model, expr, model.definitions.classes(expr.id))
     return []
 
 
-def _class_attr(model: SemanticModel, scopes: list[Scope], attr: str) -> list[ast.expr]:
+def _class_attr(model: ModelQueries, scopes: list[Scope], attr: str) -> list[ast.expr]:
     for scope in scopes:
         bindings = scope.history.get(attr)
         if bindings:
@@ -423,7 +409,7 @@ def _class_attr(model: SemanticModel, scopes: list[Scope], attr: str) -> list[as
     return []
 
 
-def attribute_sources(model: SemanticModel, node: ast.Attribute) -> list[ast.expr]:
+def attribute_sources(model: ModelQueries, node: ast.Attribute) -> list[ast.expr]:
     attr = node.attr
     owner = model.definitions.owner(node)
     if owner is not None:  # `self.x`: bound in any method, else a class-level value
@@ -450,7 +436,7 @@ def attribute_sources(model: SemanticModel, node: ast.Attribute) -> list[ast.exp
     return []
 
 
-def _instance_attribute(model: SemanticModel, call: ast.Call, attr: str) -> list[ast.expr] | None:
+def _instance_attribute(model: ModelQueries, call: ast.Call, attr: str) -> list[ast.expr] | None:
     func = call.func
     if isinstance(func, ast.Attribute) and func.attr in ("parse_args", "parse_known_args"):
         if func.attr == "parse_args":
@@ -467,7 +453,7 @@ def _instance_attribute(model: SemanticModel, call: ast.Call, attr: str) -> list
     return [_field_default(model, e) for e in _class_attr(model, classes, attr)]
 
 
-def _field_default(model: SemanticModel, expr: ast.expr) -> ast.expr:
+def _field_default(model: ModelQueries, expr: ast.expr) -> ast.expr:
     if isinstance(expr, ast.Call):
         found = call_sources(model, expr) if _is_field_call(expr) else []
         if len(found) == 1:
@@ -475,7 +461,7 @@ def _field_default(model: SemanticModel, expr: ast.expr) -> ast.expr:
     return expr
 
 
-def functions_called(model: SemanticModel, call: ast.Call) -> list[FunctionNode]:
+def functions_called(model: ModelQueries, call: ast.Call) -> list[FunctionNode]:
     """The function of the unit a call calls: `f(...)` of its one plain `def f` (when `f` is not
     rebound to a value), `self.m(...)` of a method of the enclosing class; else empty."""
     func = call.func
@@ -488,7 +474,7 @@ def functions_called(model: SemanticModel, call: ast.Call) -> list[FunctionNode]
     return []
 
 
-def _one_definition(model: SemanticModel, name: ast.Name, found: list[_T]) -> list[_T]:
+def _one_definition(model: ModelQueries, name: ast.Name, found: list[_T]) -> list[_T]:
     """`found` (the unit's definitions of `name`'s id) when there is one and the read does not
     see the name bound to a value instead; else empty."""
     binding = model.resolve(name)
