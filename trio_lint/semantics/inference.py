@@ -17,7 +17,7 @@ from trio_lint.semantics import values
 from trio_lint.semantics.names import (
     dotted_name,
 )
-from trio_lint.semantics.queries import ModelQueries, TypeMemo
+from trio_lint.semantics.queries import ModelQueries
 from trio_lint.semantics.receivers import (
     CLASS_KINDS,
     CONSTRUCTED_KINDS,

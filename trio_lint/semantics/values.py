@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from trio_lint.semantics.queries import ModelQueries, ValueMemo
+from trio_lint.semantics.queries import ModelQueries
 from trio_lint.semantics.scopes import (
     CONVERSION_ATTRS,
     CONVERSION_FUNCS,
