@@ -23,7 +23,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from submission_patterns import pipelined, serial, submit_then_wait
+from support.submission_patterns import pipelined, serial, submit_then_wait
 
 MODEL = "Qwen/Qwen3-4B-Instruct-2507"
 TEXT = "Example {i}: the quick brown fox jumps over the lazy dog, again and again."
@@ -60,7 +60,7 @@ import sys, time
 sys.path.insert(0, {bench!r})
 import pytrio as trio
 from local_cycles_bench import make_batch
-from submission_patterns import pipelined
+from support.submission_patterns import pipelined
 trio.configure_observability(enabled=False)
 training = trio.ServiceClient().create_lora_training_client(base_model={model!r}, rank=8)
 data = make_batch(training.get_tokenizer(), {batch})

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import pytrio as trio
 
-from bench.submission_patterns import pipelined, serial, submit_then_wait
+from bench.support.submission_patterns import pipelined, serial, submit_then_wait
 from tests.support.local import MODEL, local_service, read_stats
 
 pytest.importorskip("torch")
