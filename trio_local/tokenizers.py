@@ -104,8 +104,11 @@ class Tokenizers:
         copy in progress (a few milliseconds), not for a build into trio-local's cache (5-10 s
         when cold; it is staged and renamed into place, so it may end with the process).
         Families not copied yet fail with `service_stopping`."""
+        # The flag first, then the lock: set under the lock, the build thread could take the
+        # lock back after its copy and begin the next family before this thread got it.
+        self._stopping.set()
         with self._copying:
-            self._stopping.set()
+            pass
 
     def _build_all(self) -> None:
         # The announced families first, the default (Qwen3) family before any other.

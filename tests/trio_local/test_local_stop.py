@@ -153,7 +153,9 @@ def _held_tokenizers(tmp_path, monkeypatch, hold: str):
 
     if hold == "copy":
         monkeypatch.setattr(tokenizers, "_copy_into", held_copy)
-    held = tokenizers.Tokenizers(tmp_path, build)
+    # Only a Qwen3 id is served: every family's "build" here is the Qwen3 one, and seeding a
+    # Qwen3.5 id would link it to that build in the modelscope cache every service shares.
+    held = tokenizers.Tokenizers(tmp_path, build, models=(catalogue.DEFAULT_BASE_MODEL,))
     held.start()
     assert entered.wait(30)
     stop = threading.Thread(target=held.stop)
@@ -179,6 +181,7 @@ def test_a_stop_does_not_wait_for_a_tokenizer_build_and_copies_nothing_after(
 
 def test_a_stop_waits_for_a_copy_in_progress(tmp_path, monkeypatch) -> None:
     from trio_local import catalogue
+    from trio_local.errors import EngineError
 
     copying, stop, release = _held_tokenizers(tmp_path, monkeypatch, hold="copy")
     assert stop.is_alive(), "the stop did not wait for the copy into the data directory"
@@ -187,3 +190,7 @@ def test_a_stop_waits_for_a_copy_in_progress(tmp_path, monkeypatch) -> None:
     assert not stop.is_alive()
     first = copying.ready(catalogue.QWEN3).result(timeout=30)  # the copy that had begun
     assert (first / "tokenizer.json").is_file()
+    for family in catalogue.FAMILIES:  # and nothing begun after the stop
+        if family != catalogue.QWEN3:
+            error = copying.ready(family).exception(timeout=30)
+            assert isinstance(error, EngineError) and error.code == "service_stopping", error
