@@ -521,6 +521,16 @@ class ConformanceChecker(Checker):
         self.release = target(ctx)  # asked by every call and attribute
         self.called: set[int] = set()  # ids of `Attribute` nodes that are callees
         self.names = not NAME_CODES.isdisjoint(self.rules)  # attribute and import issues wanted
+        # The `try` statements around the node being visited, each with the function it is in
+        # (None: the module): PTR005 looks for a compatibility shim among them.
+        self.enclosing_trys: list[tuple[ast.Try, ast.AST | None]] = []
+
+    def visit_Try(self, node: ast.Try) -> None:
+        stack = self.ctx.function_stack
+        self.enclosing_trys.append((node, stack[-1] if stack else None))
+
+    def leave_Try(self, node: ast.Try) -> None:
+        self.enclosing_trys.pop()
 
     def visit_Call(self, node: ast.Call) -> None:
         for issue in issues_of_call(self, node):
