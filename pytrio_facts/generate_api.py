@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytrio_facts.api_model import version_key
+
 OUT = Path(__file__).with_name("api_versions.json")
 FORMAT = 1
 # The modules whose names users reach: the package itself and its public `types` module.
@@ -61,10 +63,6 @@ def released_versions(project: str = "pytrio") -> list[str]:
         raise SystemExit(f"could not read the release list from pip:\n{out}")
     versions = [v.strip() for v in match.group(1).split(",") if v.strip()]
     return sorted(versions, key=version_key)
-
-
-def version_key(version: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in re.findall(r"\d+", version))
 
 
 def wheel_for(version: str, cache: Path, project: str = "pytrio") -> Path:

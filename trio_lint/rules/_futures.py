@@ -1,9 +1,9 @@
 """Reads of a PyTRIO future that PTR101 missing-result reports: the future of a call read as if it
 were the response (`fb.metrics`, `tc.forward_backward(...).metrics`, `resp[0]`).
 
-Shared by that rule and the conformance rules (`checkers/conformance.py`), which leave to it a response's
-member read on a future, so that one mistake gets one finding. Not a rule module (the registry
-skips names that start with `_`).
+Shared by that rule and the conformance rules (`checkers/conformance.py`), which leave to it a
+response's member read on a future (PTR101's `supersedes`: `base.RESPONSE_ON_FUTURE`), so that one
+mistake gets one finding. Not a rule module (the registry skips names that start with `_`).
 """
 
 from __future__ import annotations

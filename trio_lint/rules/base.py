@@ -28,8 +28,11 @@ __all__ = [
     "ALL_SDKS",
     "ANY_SDK_VALUE",
     "EVERYTHING",
+    "FUTURE_API_ISSUE",
+    "FUTURE_MEMBERS",
     "PYTRIO",
     "REACH_ROUTES",
+    "RESPONSE_ON_FUTURE",
     "STRING_KEYS",
     "VALUE_ROUTES",
     "Checker",
@@ -223,6 +226,15 @@ EVERYTHING = LooksAt()
 # The SDKs a rule's premise can hold for (`Rule.sdks`): a unit is PyTRIO code unless it imports
 # another `sdk-modules` entry (tinker) and not pytrio (`SemanticModel.sdk`).
 PYTRIO: frozenset[str] = frozenset({"pytrio"})
+# `Rule.supersedes` entries naming a class of members read on a future rather than one member
+# (which members they are depends on the future read, not on a name a rule could list):
+# RESPONSE_ON_FUTURE, a member of the response the future holds, read on the future where PTR101
+# missing-result looks (`_futures.checked_receiver`); FUTURE_API_ISSUE, a member of neither the
+# future nor its response that the API data flags on the future (`fut.result_async()`).
+RESPONSE_ON_FUTURE = "pytrio.types.APIFuture.<response>"
+FUTURE_API_ISSUE = "pytrio.types.APIFuture.<api>"
+FUTURE_MEMBERS = frozenset({RESPONSE_ON_FUTURE, FUTURE_API_ISSUE})
+
 ALL_SDKS: frozenset[str] = frozenset({"pytrio", "tinker"})
 SDK_NAMES = {"pytrio": "PyTRIO", "tinker": "Tinker"}
 
@@ -331,7 +343,9 @@ class Rule(Checker):
     # SDK API members whose conformance finding (PTR003/PTR004/PTR213...) this rule reports
     # instead, with its own message and fix, so one mistake gets one finding:
     # "pytrio.types.SampleResponse.samples" (an attribute or method of a class),
-    # "pytrio.SamplingParams(max_new_tokens=)" (a keyword). Data symbols of `api_versions.json`.
+    # "pytrio.SamplingParams(max_new_tokens=)" (a keyword). Data symbols of `api_versions.json`;
+    # `RESPONSE_ON_FUTURE` / `FUTURE_API_ISSUE` claim a class of members read on a future. Read in
+    # one place, `rules/_supersedes.py`, which every checker asks before reporting.
     supersedes: ClassVar[frozenset[str]] = frozenset()
     # ruff-style documentation: What it does / Why is this bad? / Fix safety / References (public:
     # "pytrio 0.2.9: pytrio.X" or a URL). Example and "Use instead" are rendered from INVALID[0] and

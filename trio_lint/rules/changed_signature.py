@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
 
 from trio_lint.output.diagnostics import Applicability, Severity
 from trio_lint.rules._common import drop_positional, walk
 from trio_lint.rules.base import Fix, Invalid, Valid, edit, safe_fix
 from trio_lint.rules.checkers import conformance
-
-if TYPE_CHECKING:
-    from trio_lint.semantics.context import LintContext
 
 # Reviewed by hand: 0.1's (training_run_id, checkpoint_id) became (checkpoint_id) in 0.2.0, which
 # keys archives by checkpoint id only, so dropping the first argument keeps the meaning.
@@ -147,7 +143,7 @@ only. Other calls have no fix.
     def report_issue(
         cls, checker: conformance.ConformanceChecker, issue: conformance.Issue, node: ast.AST
     ) -> None:
-        if isinstance(node, ast.Call) and _in_compat_shim(checker.ctx, node, issue.allowed):
+        if isinstance(node, ast.Call) and _in_compat_shim(checker, node, issue.allowed):
             return
         earlier = ""
         if issue.earlier is not None:
@@ -174,15 +170,16 @@ only. Other calls have no fix.
         )
 
 
-def _in_compat_shim(ctx: LintContext, call: ast.Call, allowed: int) -> bool:
+def _in_compat_shim(checker: conformance.ConformanceChecker, call: ast.Call, allowed: int) -> bool:
     """Inside `try:` whose `except TypeError:` calls the current signature: a shim for
-    both releases. Only looked for when a finding is due (the enclosing function's `try`
-    statements, walked once per finding)."""
-    scope = ctx.function_stack[-1] if ctx.function_stack else ctx.tree
-    if scope is None:
-        return False
+    both releases. Only looked for when a finding is due, among the `try` statements around the
+    call in its own function (`ConformanceChecker.enclosing_trys`): a `try` whose body holds the
+    call's line encloses it."""
+    stack = checker.ctx.function_stack
+    function = stack[-1] if stack else None
     return any(
-        isinstance(node, ast.Try) and _compat_shim(node, call, allowed) for node in walk(scope)
+        owner is function and _compat_shim(node, call, allowed)
+        for node, owner in checker.enclosing_trys
     )
 
 

@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING
 
 from pytrio_facts.api import public_names
 from trio_lint.output.diagnostics import Applicability, Severity
-from trio_lint.rules._common import walk
 from trio_lint.rules.base import Fix, Invalid, NodeEdit, Rule, Span, Valid, edit
 
 if TYPE_CHECKING:
@@ -114,8 +113,13 @@ star imports, function-level imports, or names listed in `__all__` (a re-export)
         self.imports: list[tuple[ast.ImportFrom, bool]] = []  # (statement, at module level)
         self.imported: set[str] = set()  # local names the flagged statements bind
         self.paths: dict[str, str] = {}  # local name -> SDK attribute path (e.g. "ModelInput")
-        # Names bound besides the import: `global` ones here, the rest gathered in `finish`.
+        # Names bound besides the import: `global` ones, names stored or deleted, parameters.
         self.rebound: set[str] = set()
+        # Every name and parameter of the unit (the alias must not take one), and the reads
+        # (the fix rewrites those the model resolves to the import): the dispatch hands them
+        # over as the model's pass met them.
+        self.all_names: set[str] = set()
+        self.reads: list[ast.Name] = []
         self.exported: set[str] = set()
         self.classes = 0
         # Without a `from pytrio import ...` (the model's pass saw every import) there is
@@ -143,6 +147,20 @@ star imports, function-level imports, or names listed in `__all__` (a re-export)
             self.imported.add(local)
             self.paths[local] = path
 
+    def visit_Name(self, node: ast.Name) -> None:
+        if not self.active:
+            return
+        self.all_names.add(node.id)
+        if node.ctx.__class__ is ast.Load:
+            self.reads.append(node)
+        else:
+            self.rebound.add(node.id)
+
+    def visit_arg(self, node: ast.arg) -> None:
+        if self.active:
+            self.all_names.add(node.arg)
+            self.rebound.add(node.arg)
+
     def visit_Global(self, node: ast.Global) -> None:
         if self.active:
             self.rebound.update(node.names)
@@ -156,24 +174,13 @@ star imports, function-level imports, or names listed in `__all__` (a re-export)
     def finish(self) -> None:
         if not self.imports:
             return
-        # Names are gathered here, once there is something to report, not by a hook on every
-        # name of every unit: the walk then never stops at names.
-        all_names: set[str] = set()
-        uses: list[ast.Name] = []  # reads the model resolves to an SDK import
-        tree = self.ctx.tree
-        assert tree is not None  # the dispatch sets it before any hook runs
-        for node in walk(tree):
-            if node.__class__ is ast.Name:
-                all_names.add(node.id)
-                if node.ctx.__class__ is ast.Load:
-                    if self.model.import_binding(node) is not None:
-                        uses.append(node)
-                else:
-                    self.rebound.add(node.id)
-            elif node.__class__ is ast.arg:
-                all_names.add(node.arg)
-                self.rebound.add(node.arg)
-        alias = self._alias(all_names)
+        # Reads of the imported names the model resolves to an SDK import (the fix rewrites them).
+        uses = [
+            node
+            for node in self.reads
+            if node.id in self.paths and self.model.import_binding(node) is not None
+        ]
+        alias = self._alias(self.all_names)
         release = str(self.ctx.sdk_version)
         fixable = all(
             at_module_level
@@ -192,9 +199,7 @@ star imports, function-level imports, or names listed in `__all__` (a re-export)
                 edits = [self._import_edit(stmt, alias, first=number == 0)]
                 if number == 0:
                     edits += [
-                        edit(use, "Name", _attribute(alias, self.paths[use.id]))
-                        for use in uses
-                        if use.id in self.paths
+                        edit(use, "Name", _attribute(alias, self.paths[use.id])) for use in uses
                     ]
                 fix = Fix(
                     f"Use `import pytrio as {alias}`"

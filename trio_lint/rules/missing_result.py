@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from trio_lint.output.diagnostics import Applicability, Severity
-from trio_lint.rules.base import Invalid, Rule, Valid, limited
+from trio_lint.rules.base import RESPONSE_ON_FUTURE, Invalid, Rule, Valid, limited
 from trio_lint.rules.checkers.futures import FuturesChecker
 
 
@@ -12,6 +12,9 @@ class MissingResult(Rule):
     name = "missing-result"
     # Found and reported by the futures checker, with PTR102 and PTR104.
     checker = FuturesChecker
+    # A response's member read on its future (`fb.metrics`): this code's, not the conformance
+    # codes' (`APIFuture.metrics` is unknown to the future itself).
+    supersedes = frozenset({RESPONSE_ON_FUTURE})
     # {future} and {wait} follow the receiver (`_futures.noun`, `_futures.wait_advice`).
     message = "`{method}(...)` returns {future}: {wait} before reading {use}"
     severity = Severity.ERROR

@@ -168,8 +168,16 @@ there is no fix: use the sync method (`forward_backward`) instead.
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        # `name = x.m_async(...)`: (name, the scope it is bound in, the call, the method)
+        # `name = x.m_async(...)`: (name, the function it is bound in (None: the module), the
+        # call, the method)
         self._held: list[tuple[str, ast.AST | None, ast.Call, str]] = []
+        # The names read anywhere in the unit, from the Name events the dispatch hands over: a
+        # coroutine bound at module level is read if its name is (no walk of the module).
+        self._read: set[str] = set()
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if node.ctx.__class__ is ast.Load:
+            self._read.add(node.id)
 
     def visit_Assign(self, node: ast.Assign) -> None:
         value = node.value
@@ -183,13 +191,17 @@ there is no fix: use the sync method (`forward_backward`) instead.
             return
         found = self.model.client_call(value)
         if found is not None:
-            scope = self.ctx.function_stack[-1] if self.ctx.function_stack else self.ctx.tree
+            scope = self.ctx.function_stack[-1] if self.ctx.function_stack else None
             self._held.append((node.targets[0].id, scope, value, found[1]))
 
     def finish(self) -> None:
-        """A coroutine bound to a name that nothing reads afterwards is never awaited."""
+        """A coroutine bound to a name that nothing reads afterwards is never awaited (read in
+        its function, or anywhere in the unit for a module-level name)."""
         for name, scope, call, method in self._held:
-            if scope is None or any(
+            if scope is None:
+                if name in self._read:
+                    continue
+            elif any(
                 isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
                 for n in walk(scope)
             ):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from trio_lint.output.diagnostics import Severity
-from trio_lint.rules._common import argument, keyword, same_tree
+from trio_lint.rules._common import argument, same_tree
 from trio_lint.rules.base import Invalid, LooksAt, Rule, Valid, limited
 
 
@@ -87,6 +87,22 @@ No fix: `weights`, `logprobs` and `advantages` need the same shift.
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._found: list[ast.expr] = []
+        # Some call of the unit passes `auto_shift=` (not False): a helper that shifts. Seen on
+        # the keywords the dispatch hands over (a class's keywords are no call's).
+        self._auto_shift = False
+        self._class_keywords: set[int] = set()
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        if node.keywords:  # dispatched before its keywords: a node comes before its children
+            self._class_keywords.update(id(kw) for kw in node.keywords)
+
+    def visit_keyword(self, node: ast.keyword) -> None:
+        if (
+            node.arg == "auto_shift"
+            and not (isinstance(node.value, ast.Constant) and node.value.value is False)
+            and id(node) not in self._class_keywords
+        ):
+            self._auto_shift = True
 
     def visit_Call(self, node: ast.Call) -> None:
         if not self.model.is_sdk(node.func, "Datum"):
@@ -129,21 +145,7 @@ No fix: `weights`, `logprobs` and `advantages` need the same shift.
         return expr
 
     def finish(self) -> None:
-        if self._found and self._auto_shift():
+        if self._found and self._auto_shift:
             return
         for value in self._found:
             self.report(value)
-
-    def _auto_shift(self) -> bool:
-        """Some call of the unit passes `auto_shift=` (not False): a helper that shifts."""
-        tree = self.ctx.tree
-        if "auto_shift" not in self.ctx.source or tree is None:
-            return False
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Call):
-                auto = keyword(node, "auto_shift")
-                if auto is not None and not (
-                    isinstance(auto.value, ast.Constant) and auto.value.value is False
-                ):
-                    return True
-        return False

@@ -3,7 +3,8 @@ default the installed pytrio (else the newest release known).
 
 The releases are those of `pytrio_facts/api_versions.json` (generated from the wheels on PyPI).
 The file is read by path, not through the `pytrio_facts` package, which costs ~10 ms to import on
-every start.
+every start; release strings are parsed by `pytrio_facts.api_model.version_key` (the one parse
+of a release), imported only where a comparison or a line needs it.
 """
 
 from __future__ import annotations
@@ -19,14 +20,11 @@ _DATA = Path(__file__).resolve().parents[2] / "pytrio_facts" / "api_versions.jso
 
 
 @cache
-def release_key(version: str) -> tuple[int, ...]:
-    """ "0.2.9" -> (0, 2, 9): the one parse of a pytrio release, for ordering and comparing."""
-    return tuple(int(part) for part in re.findall(r"\d+", version))
-
-
 def before(version: str, release: str) -> bool:
     """Whether `version` is older than `release` ("0.1.13" is before "0.2"; "0.2.0" is not)."""
-    return release_key(version) < release_key(release)
+    from pytrio_facts.api_model import version_key  # imported on use: see the module docstring
+
+    return version_key(version) < version_key(release)
 
 
 @cache
@@ -47,11 +45,13 @@ def resolve_version(spec: object) -> str:
     text = str(spec).strip()
     if text in versions:
         return text
+    from pytrio_facts.api_model import version_key  # imported on use: see the module docstring
+
     if re.fullmatch(r"\d+\.\d+", text):
         line = [v for v in versions if v.startswith(text + ".")]
         if line:
-            return max(line, key=release_key)
-    lines = sorted({v.rsplit(".", 1)[0] for v in versions}, key=release_key)
+            return max(line, key=version_key)
+    lines = sorted({v.rsplit(".", 1)[0] for v in versions}, key=version_key)
     raise ValueError(
         f"must be a released pytrio version ({', '.join(versions)}) or a release line "
         f"({' or '.join(lines)}, meaning its newest release)"
@@ -69,7 +69,11 @@ def default_version() -> str:
     """The installed pytrio's version when it is a known release, else the newest release."""
     installed = installed_version()
     versions = released_versions()
-    return installed if installed in versions else max(versions, key=release_key)
+    if installed in versions:
+        return installed
+    from pytrio_facts.api_model import version_key
+
+    return max(versions, key=version_key)
 
 
 def _distribution_version(name: str) -> str | None:

@@ -10,7 +10,7 @@ import pytest
 
 from trio_lint import lint_source
 from trio_lint.lint.dispatch import check_tree, run_rules
-from trio_lint.rules import all_rules, rules_by_code
+from trio_lint.rules import _supersedes, all_rules, rules_by_code
 from trio_lint.rules.base import Checker, Invalid, Rule
 from trio_lint.rules.checkers import conformance as _conformance
 from trio_lint.rules.checkers.conformance import ConformanceChecker, ConformanceRule
@@ -172,7 +172,7 @@ def test_a_member_another_rule_supersedes_gets_that_rule_s_finding_alone(source,
     assert _codes(source) == [owner]
     declared = rules_by_code()[owner].supersedes
     assert declared
-    _conformance._superseded.cache_clear()
+    _supersedes.supersession.cache_clear()
     _conformance._typed_member.cache_clear()
     _conformance._call_plan.cache_clear()
     try:
@@ -180,6 +180,48 @@ def test_a_member_another_rule_supersedes_gets_that_rule_s_finding_alone(source,
         assert set(_codes(source)) - {owner}, "the conformance checker reports it too"
     finally:
         rules_by_code()[owner].supersedes = declared
-        _conformance._superseded.cache_clear()
+        _supersedes.supersession.cache_clear()
         _conformance._typed_member.cache_clear()
         _conformance._call_plan.cache_clear()
+
+
+def _clear_precedence_caches() -> None:
+    _supersedes.supersession.cache_clear()
+    _conformance._typed_member.cache_clear()
+    _conformance._call_plan.cache_clear()
+
+
+@pytest.mark.parametrize(
+    ("read", "owner", "declaring"),
+    [
+        # A response's member read on its future: PTR101's (`RESPONSE_ON_FUTURE`).
+        ("fut.model_dump()", "PTR101", "PTR101"),
+        # A member of neither that the API data flags on the future: the conformance codes'
+        # (`FUTURE_API_ISSUE`, declared by every `ConformanceRule`).
+        ("fut.result_async()", "PTR213", "PTR213"),
+    ],
+)
+def test_a_future_member_goes_to_the_checker_whose_supersedes_claims_it(
+    read, owner, declaring
+) -> None:
+    """The futures and conformance checkers decide which of them reports a member read on a
+    future only through `Rule.supersedes` (`rules/_supersedes.py`): without the owner's
+    declaration the other checker reports it."""
+    source = (
+        "import pytrio as trio\n"
+        "async def f(sc: trio.SamplingClient, p, sp):\n"
+        "    fut = sc.sample(prompt=p, num_samples=1, sampling_params=sp)\n"
+        f"    return {read}\n"
+    )
+    assert _codes(source) == [owner]
+    rule = rules_by_code()[declaring]
+    holder = ConformanceRule if issubclass(rule, ConformanceRule) else rule
+    declared = holder.supersedes
+    assert declared
+    _clear_precedence_caches()
+    try:
+        holder.supersedes = frozenset()
+        assert set(_codes(source)) - {owner}, "the other checker reports it then"
+    finally:
+        holder.supersedes = declared
+        _clear_precedence_caches()

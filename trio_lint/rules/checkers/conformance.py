@@ -34,8 +34,15 @@ from pytrio_facts.api_model import (
     renamed,
 )
 from trio_lint.rules import _futures as futures
-from trio_lint.rules import all_rules
-from trio_lint.rules.base import ANY_SDK_VALUE, Checker, LooksAt, Rule
+from trio_lint.rules._supersedes import supersession
+from trio_lint.rules.base import (
+    ANY_SDK_VALUE,
+    FUTURE_API_ISSUE,
+    RESPONSE_ON_FUTURE,
+    Checker,
+    LooksAt,
+    Rule,
+)
 
 if TYPE_CHECKING:
     from trio_lint.semantics.context import LintContext
@@ -44,24 +51,6 @@ if TYPE_CHECKING:
 
 Category = Literal["removed", "added", "unknown", "positional"]
 What = Literal["name", "method", "attribute", "keyword"]
-
-
-@cache
-def _superseded() -> tuple[dict[str, frozenset[str]], frozenset[tuple[str, str]]]:
-    """The members other rules report with their own message and fix (`Rule.supersedes`, e.g.
-    PTR211 wrong-sample-attribute's `SampleResponse.samples`, PTR201 hf-max-new-tokens's
-    `SamplingParams(max_new_tokens=)`): (class symbol -> attribute names, {(symbol, keyword)})."""
-    attributes: dict[str, set[str]] = {}
-    keywords: set[tuple[str, str]] = set()
-    for rule in all_rules():
-        for member in rule.supersedes:
-            if member.endswith("=)"):
-                symbol, _, keyword = member[:-2].partition("(")
-                keywords.add((symbol, keyword))
-            else:
-                symbol, _, name = member.rpartition(".")
-                attributes.setdefault(symbol, set()).add(name)
-    return {k: frozenset(v) for k, v in attributes.items()}, frozenset(keywords)
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,8 +135,13 @@ def _member_issue(
     template = _typed_member(symbol, name, release, called)
     if template is None:
         return None
-    if typ.is_future and futures.checked_receiver(node.value) and response_has(typ, name, release):
-        return None  # the response's member read on its future: PTR101 missing-result's
+    if (
+        typ.is_future
+        and supersession().future_member(RESPONSE_ON_FUTURE)
+        and futures.checked_receiver(node.value)
+        and response_has(typ, name, release)
+    ):
+        return None  # the response's member read on its future: its `supersedes` owner's
     return template(node=node)
 
 
@@ -196,7 +190,7 @@ def _typed_member(symbol: str, name: str, release: str, called: bool) -> _Templa
     found = data.symbol(symbol, release)
     if not isinstance(found, Class) or _class_has(found, name):
         return None
-    if name in _superseded()[0].get(symbol, ()):
+    if supersession().attribute(symbol, name):
         return None  # another rule's, with its own message and fix
     seen = history(data.present(symbol, name), release)
     if not seen.known and not (found.closed and (called or found.pydantic)):
@@ -361,11 +355,11 @@ def _call_plan(found: Callee, release: str, keywords: tuple[str | None, ...]) ->
     if function is None:
         return None  # the callee itself is missing: the attribute check reports it
     accepted = function.keywords
-    superseded = _superseded()[1]
+    superseded = supersession()
     rejected = tuple(
         index
         for index, name in enumerate(keywords)
-        if name is not None and name not in accepted and (found.symbol, name) not in superseded
+        if name is not None and name not in accepted and not superseded.keyword(found.symbol, name)
     )
     return _CallPlan(function, not function.params, function.max_positional, rejected)
 
@@ -527,6 +521,16 @@ class ConformanceChecker(Checker):
         self.release = target(ctx)  # asked by every call and attribute
         self.called: set[int] = set()  # ids of `Attribute` nodes that are callees
         self.names = not NAME_CODES.isdisjoint(self.rules)  # attribute and import issues wanted
+        # The `try` statements around the node being visited, each with the function it is in
+        # (None: the module): PTR005 looks for a compatibility shim among them.
+        self.enclosing_trys: list[tuple[ast.Try, ast.AST | None]] = []
+
+    def visit_Try(self, node: ast.Try) -> None:
+        stack = self.ctx.function_stack
+        self.enclosing_trys.append((node, stack[-1] if stack else None))
+
+    def leave_Try(self, node: ast.Try) -> None:
+        self.enclosing_trys.pop()
 
     def visit_Call(self, node: ast.Call) -> None:
         for issue in issues_of_call(self, node):
@@ -557,6 +561,9 @@ class ConformanceRule(Rule):
 
     checker = ConformanceChecker
     pytrio_only = True
+    # A member of neither a future nor its response that the API data flags on the future
+    # (`fut.result_async()`) is a misnamed way of waiting: these codes report it, not PTR101.
+    supersedes = frozenset({FUTURE_API_ISSUE})
 
     @classmethod
     def report_issue(cls, checker: ConformanceChecker, issue: Issue, node: ast.AST) -> None:

@@ -16,7 +16,17 @@ from typing import TYPE_CHECKING
 
 from trio_lint.rules import _futures as futures
 from trio_lint.rules._common import append_result_call
-from trio_lint.rules.base import Checker, LooksAt, SdkValues, edit, safe_fix, unsafe_fix
+from trio_lint.rules._supersedes import supersession
+from trio_lint.rules.base import (
+    FUTURE_API_ISSUE,
+    RESPONSE_ON_FUTURE,
+    Checker,
+    LooksAt,
+    SdkValues,
+    edit,
+    safe_fix,
+    unsafe_fix,
+)
 from trio_lint.rules.checkers import conformance
 from trio_lint.semantics.receivers import FUTURE_KINDS, Kind
 
@@ -100,7 +110,6 @@ class FuturesChecker(Checker):
         calls=_CONSUMERS | _GATHERERS | {"result"},
         receivers=SdkValues(symbols=False, kinds=FUTURE_KINDS),
     )
-    _callee_ids: set[int] | None = None  # per unit, like the instance (`_callees`)
 
     def __init__(self, ctx: LintContext, rules: Sequence[type[Rule]] = ()) -> None:
         super().__init__(ctx, rules)
@@ -201,34 +210,29 @@ class FuturesChecker(Checker):
     def _reads_response(self, future: ast.expr, member: ast.Attribute | None) -> bool:
         """`future` holds a future, and `member` (when given) is read as the response's.
 
-        A member of the response (`fb.metrics`) is. A name that neither the future nor its
-        response has is a misnamed future method when the conformance rules report it on the
-        future (`fut.result_async()`: PTR213 alone names the mistake) or when another SDK's
-        future has it; anything else (`runs.get(...)`, `fb.loss`) is still read as the response.
+        A member of the response (`fb.metrics`) is (PTR101's `supersedes`: RESPONSE_ON_FUTURE).
+        A name that neither the future nor its response has is a misnamed future method when the
+        conformance rules report it on the future (their `supersedes`: FUTURE_API_ISSUE;
+        `fut.result_async()`: PTR213 alone names the mistake) or when another SDK's future has
+        it; anything else (`runs.get(...)`, `fb.loss`) is still read as the response. Whether
+        `member` is called is the model's (`calls_of`), not a walk of the unit.
         """
         typ = self.model.type_of(future)
         if typ is None or not typ.is_future:
             return False
         if member is None:
             return True
-        if conformance.response_has(typ, member.attr, conformance.target(self.ctx)):
+        precedence = supersession()
+        if precedence.future_member(RESPONSE_ON_FUTURE) and conformance.response_has(
+            typ, member.attr, conformance.target(self.ctx)
+        ):
             return True
         if self.model.other_sdk_only and member.attr in _tinker_future_api():
             return False
-        called = id(member) in self._callees()
+        if not precedence.future_member(FUTURE_API_ISSUE):
+            return True
+        called = any(call.func is member for call in self.model.calls_of("." + member.attr))
         return conformance.attribute_issue(self.ctx, member, called=called) is None
-
-    def _callees(self) -> set[int]:
-        """Ids of the attributes called in the unit (`x.m` of `x.m(...)`), found on first use:
-        only a future's unknown member asks."""
-        if self._callee_ids is None:
-            tree = self.ctx.tree
-            self._callee_ids = (
-                {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
-                if tree is not None
-                else set()
-            )
-        return self._callee_ids
 
     # ---- PTR102 dropped-future: a future thrown away ------------------------------------------
 
