@@ -6,7 +6,7 @@ import argparse
 import os
 import signal
 import sys
-import threading
+import time
 from pathlib import Path
 
 from trio_local import catalogue
@@ -165,9 +165,12 @@ def serve(args: argparse.Namespace) -> int:
     service = server.service
     # Before the first line is printed: whoever reads it may signal at once, and a SIGTERM
     # without the handler would skip the shutdown (and the --check report).
-    stop = threading.Event()
+    # The handler only appends: it runs on the main thread between two bytecodes, and an
+    # Event.set() there deadlocked when it landed inside this thread's own Event.wait() (which
+    # holds the event's lock while it returns): the server then never stopped.
+    received: list[int] = []
     for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, lambda *_: stop.set())
+        signal.signal(signum, lambda signum, _frame: received.append(signum))
     print(f"trio-local serving PyTRIO at {server.base_url}", flush=True)
     if service.key_created:
         print(f"API key (shown once; stored 0600 in {service.data_dir}): {service.api_key}")
@@ -177,8 +180,8 @@ def serve(args: argparse.Namespace) -> int:
         f"export MODELSCOPE_CACHE={service.environment(server.base_url)['MODELSCOPE_CACHE']}",
         flush=True,
     )
-    while not stop.wait(SIGNAL_POLL_S):  # see SIGNAL_POLL_S: a timed wait lets the handler run
-        pass
+    while not received:  # see SIGNAL_POLL_S: a timed sleep lets the handler run
+        time.sleep(SIGNAL_POLL_S)
     server.stop()
     _print_check_report(service)
     return 0
