@@ -148,7 +148,10 @@ def test_an_id_without_an_offline_tokenizer_fails_at_once_with_a_clear_message(c
     assert time.monotonic() - started < 10  # no hub download was attempted
 
 
-def test_an_image_chunk_datum_trains_and_samples(client) -> None:
+def test_an_image_chunk_reaches_the_model_and_takes_the_processors_positions(client) -> None:
+    # Training on images until the image decides the answer, then sampling it back, is example
+    # 11's test (tests/skill/test_examples.py, through `trio-local run`); this one checks what
+    # that example does not: chunks without expected_tokens, in a datum and in a prompt.
     training = client.create_lora_training_client(base_model=README_MODEL, rank=8, seed=0)
     tokenizer = training.get_tokenizer()
     before = tokenizer.encode("<|im_start|>user\n<|vision_start|>")
@@ -175,18 +178,8 @@ def test_an_image_chunk_datum_trains_and_samples(client) -> None:
     lp_blue = other.loss_fn_outputs[0]["logprobs"].to_numpy()
     assert lp_red.shape == (len(before) + image_positions + len(after) - 1,)
     assert np.max(np.abs(lp_red - lp_blue)) > 1e-4, "the image does not reach the model"
-    losses, answer = [], []  # the mean loss, and the answer token's logprob, per step
-    # Until the answer is learnt (how many steps that takes depends on the seeded weights; a
-    # larger rate overshoots on this stand-in: 5e-3 and 1e-2 oscillated for some seeds).
-    while len(losses) < 40 and (not answer or answer[-1] < -0.1):
-        fb = training.forward_backward([datum(red)], "cross_entropy")
-        training.optim_step(trio.AdamParams(learning_rate=2e-3)).result()
-        done = fb.result()
-        losses.append(done.metrics["loss_mean"])
-        answer.append(float(done.loss_fn_outputs[0]["logprobs"].to_numpy()[-1]))
-    assert answer[-1] > -0.1 and losses[-1] < losses[0] * 0.7, (losses, answer)
 
-    sampler = training.save_weights_and_get_sampling_client()
+    sampler = client.create_sampling_client(base_model=README_MODEL)
     prompt = trio.ModelInput(
         chunks=[
             EncodedTextChunk(tokens=before),
@@ -197,7 +190,6 @@ def test_an_image_chunk_datum_trains_and_samples(client) -> None:
     greedy = trio.SamplingParams(max_tokens=4, temperature=0.0)
     result = sampler.sample(prompt, 2, greedy).result()
     assert [len(s.tokens) for s in result.sequences] == [4, 4]
-    assert result.sequences[0].tokens[0] == after[-1], "the trained answer after the image"
     # Without expected_tokens a sampling prompt's image takes the processor's positions.
     bare = trio.ModelInput(chunks=[*prompt.chunks[:1], trio.ImageChunk(data=red, format="png")])
     assert 1 <= len(sampler.sample(bare, 1, greedy).result().sequences[0].tokens) <= 4
