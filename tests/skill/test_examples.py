@@ -7,6 +7,7 @@ parsed from what the example prints, which is what a user would look at. The ser
 `--check`: the runtime data checks must find nothing in any example.
 """
 
+import gc
 import json
 import os
 import re
@@ -353,20 +354,28 @@ def test_11_vision_trains_on_a_generated_png_and_samples_the_answers(tmp_path) -
     assert "compute_logprobs with an image: validation.image_logprobs_unsupported" in out
 
 
+@pytest.fixture
 def sdk_in_this_process(service: LocalService, monkeypatch: pytest.MonkeyPatch):
     """This process's pytrio pointed at the module's service: a short check through the real SDK
-    and HTTP without a process of its own (each costs seconds of imports)."""
+    and HTTP without a process of its own (each costs seconds of imports).
+
+    pytrio 0.2.9 ends a dropped ServiceClient's session from a weakref finalizer that waits,
+    without a timeout, for the service to answer. Left to the cyclic collector, that finalizer
+    can run on the in-process service's own HTTP thread, which then waits for itself: a later
+    example's first forward_backward never got an answer. Collected here at teardown, the
+    finalizers run on this thread while the service is free to answer."""
     import pytrio as trio
 
     monkeypatch.setenv("MODELSCOPE_CACHE", service.env["MODELSCOPE_CACHE"])
     trio.configure(base_url=service.base_url, api_key=service.api_key)
-    return trio
+    yield trio
+    gc.collect()
 
 
-def test_rl_iteration_without_advantage_sends_nothing_useful(service, monkeypatch) -> None:
+def test_rl_iteration_without_advantage_sends_nothing_useful(sdk_in_this_process) -> None:
     # best-practices/rl.md: an all-zero-advantage batch has no loss and no counted tokens, and
     # an empty batch is refused by the SDK before anything is sent
-    trio = sdk_in_this_process(service, monkeypatch)
+    trio = sdk_in_this_process
     training = trio.ServiceClient().create_lora_training_client(
         base_model="Qwen/Qwen3-4B-Instruct-2507", rank=4
     )
@@ -519,7 +528,7 @@ print("resumed at step", step, type(resumed).__name__, state.path.endswith("/fac
 """
 
 
-def test_guessed_facts_hold_under_trio_local(service, monkeypatch) -> None:
+def test_guessed_facts_hold_under_trio_local(service, sdk_in_this_process) -> None:
     sample_exactly = _python_block("references/sampling-client.md", "def sample_exactly")
     resume = _python_block("best-practices/checkpoints.md", "def resume")
     script = (
@@ -551,7 +560,7 @@ def test_guessed_facts_hold_under_trio_local(service, monkeypatch) -> None:
     }
     # 5: the run's last_request_time moves once more when it ends (the process closed its session)
     run_id, last = re.search(r"^run (\S+) last (\S+)$", out, re.M).groups()
-    rest = sdk_in_this_process(service, monkeypatch).ServiceClient().create_rest_client()
+    rest = sdk_in_this_process.ServiceClient().create_rest_client()
     after = rest.get_training_run(run_id).result().last_request_time
     assert after > datetime.fromisoformat(last)
 
