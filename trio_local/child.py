@@ -26,6 +26,17 @@ FORWARDED = (signal.SIGINT, signal.SIGTERM)
 SIGNAL_POLL_S = 0.25
 
 
+def record_signals() -> list[int]:
+    """Handle SIGINT and SIGTERM by appending them to the list returned, which the main thread
+    polls. A handler runs on the main thread between two bytecodes, so it takes no lock: an
+    `Event.set()` there deadlocked when it landed inside the main thread's own `Event.wait()`
+    (which holds the event's lock while it returns)."""
+    received: list[int] = []
+    for signum in FORWARDED:
+        signal.signal(signum, lambda signum, _frame: received.append(signum))
+    return received
+
+
 def exit_status(returncode: int) -> int:
     """A `Popen.returncode` as a shell's `$?`: -N (killed by signal N) is 128 + N."""
     return 128 - returncode if returncode < 0 else returncode

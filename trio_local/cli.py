@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import sys
 import time
 from pathlib import Path
 
 from trio_local import catalogue
-from trio_local.child import FORWARDED, SIGNAL_POLL_S, run_child
+from trio_local.child import SIGNAL_POLL_S, record_signals, run_child
 from trio_local.config import ConfigError, ServeConfig, default_data_dir, warmup_default
 from trio_local.scratch import scratch_directory
 
@@ -165,12 +164,7 @@ def serve(args: argparse.Namespace) -> int:
     service = server.service
     # Before the first line is printed: whoever reads it may signal at once, and a SIGTERM
     # without the handler would skip the shutdown (and the --check report).
-    # The handler only appends: it runs on the main thread between two bytecodes, and an
-    # Event.set() there deadlocked when it landed inside this thread's own Event.wait() (which
-    # holds the event's lock while it returns): the server then never stopped.
-    received: list[int] = []
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, lambda signum, _frame: received.append(signum))
+    received = record_signals()
     print(f"trio-local serving PyTRIO at {server.base_url}", flush=True)
     if service.key_created:
         print(f"API key (shown once; stored 0600 in {service.data_dir}): {service.api_key}")
@@ -215,9 +209,7 @@ def run(args: argparse.Namespace) -> int:
 def _serve_child(args: argparse.Namespace, child: list[str]) -> int:
     # SIGINT and SIGTERM wait until the child exists (to be forwarded to it); a signal that
     # arrives meanwhile still stops the service (finally) and ends the run.
-    received: list[int] = []
-    for signum in FORWARDED:
-        signal.signal(signum, lambda signum, _frame: received.append(signum))
+    received = record_signals()
     server = _start(_config(args, default_port=0))
     try:
         server.wait_ready()
