@@ -15,7 +15,7 @@ from pytrio.protocol.actor.events.trainer.optimize_step import TrainerOptimizeSt
 
 from trio_local.catalogue import TRAINER_LIMITS, RunnerLimits
 from trio_local.engine.images import Flattened, estimate_mismatch, flatten, inputs_embeds
-from trio_local.engine.losses import LOSSES, LossInputs
+from trio_local.engine.losses import LOSSES, LossInputs, active_positions
 from trio_local.engine.model import LoraSpec, ModelHost
 from trio_local.engine.optimizer import AdamW
 from trio_local.errors import EngineError
@@ -94,12 +94,47 @@ def _check_limits(rows: list[BatchRow], limits: RunnerLimits) -> None:
         )
 
 
+def _shared_positions(
+    rows: list[BatchRow], images: list[Any], width: int, flat: list[int], targets: Any
+) -> tuple[Any, Any]:
+    """For flat positions (datum * width + position) scored without gradient: the first
+    position of each distinct (prefix, target) and, for every position, the index of its first.
+
+    A causal model's hidden state at a position depends only on the tokens up to it, so datums
+    that share a prompt (a sampled group, the answers of one question) share its log-probs:
+    each is computed once. A prefix is named exactly (a trie of token ids, no hash that could
+    collide); a datum with an image has a prefix of its own, its embeddings being the image's."""
+    import torch
+
+    nodes: dict[tuple[object, int], int] = {}
+    prefixes: list[list[int]] = []
+    for index, (tokens, *_) in enumerate(rows):
+        node: object = ("image", index) if images[index] else "text"
+        chain = []
+        for token in tokens:
+            node = nodes.setdefault((node, token), len(nodes))
+            chain.append(node)
+        prefixes.append(chain)
+    target_ids = targets.tolist()
+    first: dict[tuple[int, int], int] = {}
+    firsts: list[int] = []
+    copies: list[int] = []
+    for position in flat:
+        datum, offset = divmod(position, width)
+        key = (prefixes[datum][offset], target_ids[position])
+        slot = first.setdefault(key, len(firsts))
+        if slot == len(firsts):
+            firsts.append(position)
+        copies.append(slot)
+    return torch.tensor(firsts, dtype=torch.long), torch.tensor(copies, dtype=torch.long)
+
+
 def forward(run: TrainerRun, payload: TrainerForwardBackwardPayload, *, backward: bool) -> dict:
     import torch
 
     loss_name = payload.loss.type.strip().lower()
-    loss_fn = LOSSES.get(loss_name)
-    if loss_fn is None:
+    loss = LOSSES.get(loss_name)
+    if loss is None:
         raise EngineError(
             "unsupported_loss",
             f"loss '{payload.loss.type}' is not implemented by trio-local yet; "
@@ -157,6 +192,13 @@ def forward(run: TrainerRun, payload: TrainerForwardBackwardPayload, *, backward
         sampler_t[i, :n] = torch.tensor(sampler)
         advantages_t[i, :n] = torch.tensor(advantages)
     valid = targets_t != IGNORE_INDEX
+    # Positions the loss leaves out (a zero weight or advantage) have no gradient: they are
+    # scored without autograd, which spares their share of the unembedding's backward pass (a
+    # masked prompt is most of a typical datum). With no position in the loss, every valid one
+    # keeps autograd as before, so the adapter still gets its (zero) gradients.
+    active = active_positions(valid, weights_t if loss.gate == "weights" else advantages_t)
+    if not backward or not bool(active.any()):
+        active = valid
 
     run.host.activate(run.adapter)
     totals = payload.gradient_accumulation
@@ -167,18 +209,23 @@ def forward(run: TrainerRun, payload: TrainerForwardBackwardPayload, *, backward
         hidden = run.host.hidden_states(input_ids, mask, embeds)
         # Only positions with a target are scored: prompts masked with -100 and padding cost
         # no unembedding at all.
-        flat_valid = valid.reshape(-1)
+        positions, flat_targets = hidden.reshape(-1, hidden.shape[-1]), targets_t.reshape(-1)
+        flat_active = active.reshape(-1)
+        flat_inert = valid.reshape(-1) & ~flat_active
         scored = run.host.token_logprobs(
-            hidden.reshape(-1, hidden.shape[-1])[flat_valid],
-            targets_t.reshape(-1)[flat_valid],
-            grad=backward,
+            positions[flat_active], flat_targets[flat_active], grad=backward
         )
-        target_logprobs = (
-            torch.zeros(batch * width, dtype=scored.dtype)
-            .masked_scatter(flat_valid, scored)
-            .view(batch, width)
-        )
-        terms = loss_fn(
+        target_logprobs = torch.zeros(batch * width, dtype=scored.dtype)
+        if bool(flat_inert.any()):
+            inert = flat_inert.nonzero().squeeze(1)
+            firsts, copies = _shared_positions(rows, images, width, inert.tolist(), flat_targets)
+            with torch.no_grad():
+                unique = run.host.token_logprobs(
+                    positions[firsts].detach(), flat_targets[firsts], grad=False
+                )
+            target_logprobs[inert] = unique[copies]
+        target_logprobs = target_logprobs.masked_scatter(flat_active, scored).view(batch, width)
+        terms = loss.fn(
             LossInputs(
                 target_logprobs=target_logprobs,
                 valid=valid,

@@ -9,8 +9,10 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from trio_local.engine.losses import LOSSES, LossInputs
+from trio_local.engine.losses import LOSSES, LossInputs, active_positions
 from trio_local.errors import EngineError
 
 torch = pytest.importorskip("torch")
@@ -27,7 +29,7 @@ def run(name: str, *, config=None, valid=(True, True, True), advantages=ADVANTAG
     active = sum(valid)
     adv_tokens = sum(1 for v, a in zip(valid, advantages, strict=True) if v and a != 0)
     active, adv_tokens = totals or (active, adv_tokens)
-    terms = LOSSES[name](
+    terms = LOSSES[name].fn(
         LossInputs(
             target_logprobs=logprobs * valid_t,
             valid=valid_t,
@@ -124,7 +126,7 @@ def test_ignored_targets_and_zero_advantages_mask_positions(name: str) -> None:
 def test_masked_positions_cannot_overflow_the_ratio() -> None:
     # A masked position with an absurd sampler log-prob must not turn the gradient into NaN.
     logprobs = torch.tensor([[-0.5, 0.0]], requires_grad=True)
-    terms = LOSSES["importance_sampling"](
+    terms = LOSSES["importance_sampling"].fn(
         LossInputs(
             target_logprobs=logprobs,
             valid=torch.tensor([[True, False]]),
@@ -164,3 +166,47 @@ def test_bad_loss_config_names_the_field(name: str, config: dict, field: str) ->
         run(name, config=config)
     assert error.value.code == "invalid_loss_config"
     assert field in error.value.message
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    name=st.sampled_from(sorted(LOSSES)),
+    rows=st.lists(
+        st.tuples(
+            st.floats(-8.0, -0.01),  # log p
+            st.floats(-8.0, -0.01),  # sampler log q
+            st.sampled_from([0.0, 0.0, 1.0, -0.5, 2.0]),  # weight
+            st.sampled_from([0.0, 0.0, 1.0, -0.5, 2.0]),  # advantage
+            st.booleans(),  # valid
+        ),
+        min_size=1,
+        max_size=8,
+    ),
+)
+def test_a_position_the_gate_leaves_out_has_exactly_zero_gradient(name: str, rows) -> None:
+    # The trainer scores such positions without autograd (LOSSES[name].gate): a loss whose
+    # gradient reached them would silently lose that part of its gradient.
+    logprobs = torch.tensor([[row[0] for row in rows]], requires_grad=True)
+    valid = torch.tensor([[row[4] for row in rows]])
+    weights = torch.tensor([[row[2] for row in rows]])
+    advantages = torch.tensor([[row[3] for row in rows]])
+    terms = LOSSES[name].fn(
+        LossInputs(
+            target_logprobs=logprobs * valid,
+            valid=valid,
+            weights=weights,
+            sampler_logprobs=torch.tensor([[row[1] for row in rows]]),
+            advantages=advantages,
+            config={},
+            total_samples=1,
+            total_active_tokens=len(rows),
+            total_advantage_tokens=len(rows),
+            loss_name=name,
+        )
+    )
+    terms.objective.backward()
+    gate = weights if LOSSES[name].gate == "weights" else advantages
+    out = ~active_positions(valid, gate)
+    assert logprobs.grad is not None
+    assert (logprobs.grad[out] == 0).all()
+    assert terms.token_count == int((~out).sum())

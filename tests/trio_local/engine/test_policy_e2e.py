@@ -194,3 +194,60 @@ def test_a_client_ignoring_the_limits_gets_them_back(client, tokens) -> None:
     assert str(catalogue.TRAINER_LIMITS.max_batch_size) in message
     training._limits = TrainingLimits(**vars(catalogue.TRAINER_LIMITS))
     assert training.forward([datum], "cross_entropy").result().metrics["token_count"] > 0
+
+
+def groups_of(tokens: list[int], loss: str) -> list[trio.Datum]:
+    """Two sampled groups: each prompt is out of the loss (weight or advantage 0) and shared by
+    three completions, two of which share their first token; the second prompt differs from the
+    first only in its first token, so the same targets sit at the same offsets after different
+    prefixes."""
+    prompts = [tokens[:6], tokens[3:4] + tokens[1:6]]
+    completions = [tokens[6:9], tokens[6:8] + tokens[2:3], tokens[3:5]]
+    data = []
+    for index, (prompt, completion) in enumerate(
+        (prompt, completion) for prompt in prompts for completion in completions
+    ):
+        sequence = prompt + completion
+        gate = [0.0] * (len(prompt) - 1) + [1.0 - 0.4 * index] * len(completion)
+        inputs: dict = {"target_tokens": sequence[1:]}
+        if loss == "cross_entropy":
+            inputs["weights"] = gate
+        else:
+            inputs.update(logprobs=[-1.5] * len(gate), advantages=gate)
+        model_input = trio.ModelInput.from_ints(sequence[:-1])
+        data.append(trio.Datum(model_input=model_input, loss_fn_inputs=inputs))
+    return data
+
+
+@pytest.mark.parametrize("loss", ["cross_entropy", "importance_sampling"])
+def test_positions_out_of_the_loss_and_shared_prompts_train_as_if_each_were_scored(
+    client, tokens, loss, monkeypatch
+) -> None:
+    # The trainer scores positions out of the loss without autograd, once per shared prefix.
+    # Against the same step with every position scored with autograd one by one (the trainer
+    # told that every valid position is in the loss): the same log-probs, loss and gradient.
+    from trio_local.engine import trainer
+
+    def step() -> tuple[list[list[float]], float, float, list[float]]:
+        run = client.create_lora_training_client(base_model=MODEL, rank=8, seed=11)
+        result = run.forward_backward(groups_of(tokens, loss), loss).result()
+        grad_norm = (
+            run.optim_step(trio.AdamParams(learning_rate=1e-2)).result().metrics["grad_norm"]
+        )
+        probe = trio.Datum(
+            model_input=trio.ModelInput.from_ints(tokens[:-1]),
+            loss_fn_inputs={"target_tokens": tokens[1:]},
+        )
+        after = run.forward([probe], "cross_entropy").result().loss_fn_outputs[0]["logprobs"]
+        logprobs = [output["logprobs"].tolist() for output in result.loss_fn_outputs]
+        return logprobs, result.metrics["loss_sum"], grad_norm, after.tolist()
+
+    shared = step()
+    monkeypatch.setattr(trainer, "active_positions", lambda valid, gate: valid)
+    each = step()
+    for got, want in zip(shared[0], each[0], strict=True):
+        assert got == pytest.approx(want, abs=1e-5)
+    assert shared[1] == pytest.approx(each[1], rel=1e-5)
+    assert shared[2] == pytest.approx(each[2], rel=1e-4) and shared[2] > 0
+    # after one Adam step from gradients equal to float rounding
+    assert shared[3] == pytest.approx(each[3], rel=1e-5)

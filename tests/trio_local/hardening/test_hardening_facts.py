@@ -36,7 +36,7 @@ def test_the_loss_registry_is_the_sdk_loss_names() -> None:
 
 @pytest.mark.parametrize("fact", LOSSES, ids=lambda fact: fact.name)
 def test_each_loss_takes_exactly_its_facts_config_keys(fact) -> None:
-    loss = REGISTRY[fact.name]
+    loss = REGISTRY[fact.name].fn
     defaults = getattr(importlib.import_module(loss.__module__), "DEFAULTS", {})
     assert sorted(defaults) == sorted(getattr(fact, "config_keys", ()))
     # the documented keys, given together at their defaults, are accepted

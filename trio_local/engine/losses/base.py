@@ -43,6 +43,13 @@ class LossTerms:
 LossFn = Callable[[LossInputs], LossTerms]
 
 
+def active_positions(valid: Any, gate: Any) -> Any:
+    """The positions a loss counts: a target that is not -100 and a non-zero gate value (the
+    `weights` of cross_entropy, the `advantages` of the policy losses). Every other position's
+    term is zero whatever the model's log-probability, so its gradient is exactly zero."""
+    return valid & (gate != 0)
+
+
 def read_config(inputs: LossInputs, defaults: dict[str, float]) -> dict[str, float]:
     """`loss_fn_config` merged over `defaults`; unknown keys and non-numbers are errors."""
     values = dict(defaults)
@@ -84,7 +91,7 @@ def policy_tokens(inputs: LossInputs) -> PolicyTokens:
             f"loss '{inputs.loss_name}' needs loss_fn_inputs 'logprobs' (the sampler's) and "
             "'advantages' for every datum",
         )
-    mask = inputs.valid & (inputs.advantages != 0)
+    mask = active_positions(inputs.valid, inputs.advantages)
     zero = torch.zeros_like(inputs.target_logprobs)
     target = torch.where(mask, inputs.target_logprobs, zero)
     sampler = torch.where(mask, inputs.sampler_logprobs, zero)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from trio_local.engine.losses.base import LossInputs, LossTerms, read_config
+from trio_local.engine.losses.base import LossInputs, LossTerms, active_positions, read_config
 
 
 def cross_entropy(inputs: LossInputs) -> LossTerms:
@@ -15,7 +15,7 @@ def cross_entropy(inputs: LossInputs) -> LossTerms:
     `weights = -dL/dlogprob`, so this linear loss reproduces it up to that denominator.
     """
     read_config(inputs, {})  # it takes no settings: a key given here is a mistake, not ignored
-    mask = inputs.valid & (inputs.weights != 0)
+    mask = active_positions(inputs.valid, inputs.weights)
     elementwise = -(inputs.target_logprobs * inputs.weights) * mask
     denominator = max(inputs.total_active_tokens, 1)
     return LossTerms(
