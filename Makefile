@@ -25,8 +25,9 @@ install: $(STAMP)
 # start once) unless tests/conftest.py lists the file as one whose tests may spread. Many tests
 # wait on the processes they start, so with one worker per core the cores sat idle about 14% of
 # the run; on the 2-core machine 3 workers took 8:57 where 2 took 10:12 (the same commit, a quiet
-# machine, CPU idle 2.5%). The 30 slowest tests are printed and every run leaves a JUnit report
-# in .test-reports/.
+# machine, CPU idle 2.5%). Files go out in the order tests/conftest.py sorts them (slow files
+# first), not most-tests-first. The 30 slowest tests are printed and every run leaves a JUnit
+# report in .test-reports/.
 #
 # The suite starts many Python processes (trio-local, trio-mcp, trio-lint, SDK clients) that
 # import this repository's own modules, which an editable install leaves uncompiled. Where
@@ -36,7 +37,7 @@ install: $(STAMP)
 # __pycache__ is git-ignored and left out of the sdist.
 test: lint
 	$(BIN)/python -m compileall -q -j 0 trio_lint trio_local mcp_server pytrio_facts localfs docgen hooks
-	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n $$(( $$(nproc) + 1 )) --dist loadfile --durations=30 --junitxml=.test-reports/junit.xml
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n $$(( $$(nproc) + 1 )) --dist loadfile --no-loadscope-reorder --durations=30 --junitxml=.test-reports/junit.xml
 
 # The demo grows with the products: lint a buggy script, train offline, drive the MCP server.
 demo: $(STAMP)
