@@ -249,5 +249,6 @@ def test_positions_out_of_the_loss_and_shared_prompts_train_as_if_each_were_scor
         assert got == pytest.approx(want, abs=1e-5)
     assert shared[1] == pytest.approx(each[1], rel=1e-5)
     assert shared[2] == pytest.approx(each[2], rel=1e-4) and shared[2] > 0
-    # after one Adam step from gradients equal to float rounding
-    assert shared[3] == pytest.approx(each[3], rel=1e-5)
+    # After one Adam step from gradients equal up to float rounding (seen: 4e-6 relative; a
+    # missing share of the gradient moves these log-probs by far more).
+    assert shared[3] == pytest.approx(each[3], rel=1e-4)
